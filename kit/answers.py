@@ -1,0 +1,66 @@
+"""Read answer cells out of notebooks: what the graders grade."""
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import nbformat
+
+from kit import ROOT, ASSIGNMENT
+from kit.cells import TEST_PREFIX
+
+SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)
+_SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", re.M)
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def answer_cells(nb) -> dict[str, object]:
+    """grade_id -> the first answer (solution) cell with that id."""
+    found = {}
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("solution") and cell.cell_type == "code" and meta.get("grade_id"):
+            found.setdefault(meta["grade_id"], cell)
+    return found
+
+
+def test_cells(nb) -> dict[str, object]:
+    """answer grade_id -> its locked test cell (``test_<grade_id>``)."""
+    found = {}
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        gid = meta.get("grade_id", "")
+        if meta.get("grade") and cell.cell_type == "code" and gid.startswith(TEST_PREFIX):
+            found.setdefault(gid[len(TEST_PREFIX):], cell)
+    return found
+
+
+def strip_solution_markers(source: str) -> str:
+    """The reference solution of a source answer cell, markers removed."""
+    return _SOLUTION_MARKERS.sub("", source)
+
+
+def source_notebooks() -> list[str]:
+    return sorted(glob.glob(os.path.join(SOURCE_DIR, "*.ipynb")))
+
+
+def reference_solutions() -> dict[str, str]:
+    """grade_id -> reference solution source, from the instructor notebooks."""
+    refs = {}
+    for path in source_notebooks():
+        nb = nbformat.read(path, as_version=4)
+        for gid, cell in answer_cells(nb).items():
+            refs[gid] = strip_solution_markers(cell.source)
+    return refs
+
+
+def notebook_of(grade_id: str) -> str:
+    """The source notebook holding the answer cell ``grade_id``."""
+    for path in source_notebooks():
+        if grade_id in answer_cells(nbformat.read(path, as_version=4)):
+            return path
+    raise KeyError(grade_id)
