@@ -5,9 +5,19 @@ runs), then one result per test as soon as it is known, so a hang or a crash par
 leaves the verdicts reached so far. ``--plan`` writes the plan alone.
 """
 import argparse
+import hashlib
+import hmac
 import json
 import os
 import sys
+
+
+def _emitter(key: bytes, results):
+    def emit(item: dict) -> None:
+        line = json.dumps(item, sort_keys=True)
+        mac = hmac.new(key, line.encode(), hashlib.sha256).hexdigest()
+        results.write(json.dumps({"line": line, "mac": mac}) + "\n")
+    return emit
 
 
 def main(argv=None) -> int:
@@ -33,27 +43,34 @@ def main(argv=None) -> int:
         return 0
     with open(args.answer_file, encoding="utf-8") as f:
         source = f.read()
+    # The key arrives on stdin before any student code runs: a line the student's code writes
+    # into the results file cannot carry a valid MAC without it (kit/grading.py checks).
+    key = sys.stdin.buffer.readline().strip()
+    sys.stdin.close()
     # Opened before the student's code runs; line-buffered so each verdict lands at once.
-    out = open(args.results_file, "w", buffering=1, encoding="utf-8")
-    out.write(json.dumps({"plan": grader.plan()}) + "\n")
+    results = open(args.results_file, "w", buffering=1, encoding="utf-8")
+
+    emit = _emitter(key, results)
+    del key     # only the emitter's closure keeps it
+    emit({"plan": grader.plan()})
 
     flagged = screen(source)
     if flagged:
         why = ("not graded: this cell reaches into the grading process, which no exercise needs. "
                "A TA will review it.\n" + "\n".join(flagged))
         for t in grader.tests:
-            out.write(json.dumps(Result(t.name, 0.0, t.points, False, why).to_json()) + "\n")
+            emit(Result(t.name, 0.0, t.points, False, why).to_json())
         return 0
     try:
         compile(source, f"<answer cell {args.grade_id}>", "exec")
     except SyntaxError as e:
         why = f"the cell does not compile: line {e.lineno}: {e.msg}"
         for t in grader.tests:
-            out.write(json.dumps(Result(t.name, 0.0, t.points, False, why).to_json()) + "\n")
+            emit(Result(t.name, 0.0, t.points, False, why).to_json())
         return 0
     for result in grader.run(source):
-        out.write(json.dumps(result.to_json()) + "\n")
-    out.close()
+        emit(result.to_json())
+    results.close()
     return 0
 
 

@@ -18,7 +18,7 @@ FORBIDDEN_ATTRIBUTES = {
     "tb_frame": "frame access", "gi_frame": "frame access", "__subclasses__": "type introspection",
     "__builtins__": "the builtins", "__globals__": "function globals", "stdout": "sys.stdout",
     "stderr": "sys.stderr", "__code__": "code objects", "addaudithook": "audit hooks",
-    "kill": "killing processes", "killpg": "killing processes", "fork": "os.fork", "forkpty": "os.forkpty",
+    "__closure__": "closures", "cell_contents": "closures", "kill": "killing processes", "killpg": "killing processes", "fork": "os.fork", "forkpty": "os.forkpty",
 }
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"}
 

@@ -1,0 +1,86 @@
+"""Hidden grader of `amdahl` (06_quiz): amdahl_speedup(p, n) checked for its properties."""
+import math
+
+from hypothesis import given, strategies as st
+
+from graders.api import Answer, Fail, Grader, check_property
+
+grader = Grader("amdahl", timeout_s=60)
+EXAMPLES = 300
+fractions = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+cores = st.integers(min_value=1, max_value=10**6)
+
+
+def spec(p: float, n: int) -> float:
+    return 1.0 / ((1.0 - p) + p / n)
+
+
+def _fn(answer: Answer):
+    fn = getattr(answer.module, "amdahl_speedup", None)
+    if not callable(fn):
+        raise Fail("`amdahl_speedup(p, n)` is not defined in the cell")
+    return fn
+
+
+def _speedup(fn, p, n) -> float:
+    s = fn(p, n)
+    if isinstance(s, bool) or not isinstance(s, (int, float)):
+        raise Fail(f"amdahl_speedup({p!r}, {n!r}) returned {type(s).__name__}, not a float")
+    return float(s)
+
+
+@grader.test(points=2)
+def matches_the_formula(answer: Answer) -> None:
+    """S(n) = 1 / ((1 - p) + p / n) for every p in [0, 1] and n >= 1."""
+    fn = _fn(answer)
+
+    @given(fractions, cores)
+    def prop(p, n):
+        got, want = _speedup(fn, p, n), spec(p, n)
+        if not math.isclose(got, want, rel_tol=1e-9):
+            raise Fail(f"amdahl_speedup({p!r}, {n!r}) = {got!r}, but Amdahl's law gives {want!r}")
+    check_property(prop)
+
+
+@grader.test(points=1)
+def bounded_and_monotone(answer: Answer) -> None:
+    """1 <= S <= min(n, 1/(1-p)), and more cores never slow the program down."""
+    fn = _fn(answer)
+
+    @given(fractions, cores)
+    def prop(p, n):
+        s, s_more = _speedup(fn, p, n), _speedup(fn, p, n + 1)
+        cap = math.inf if p == 1 else 1 / (1 - p)
+        if not (1 - 1e-12 <= s <= min(n, cap) * (1 + 1e-12)):
+            raise Fail(f"amdahl_speedup({p!r}, {n!r}) = {s!r} is outside [1, min(n, 1/(1-p))]")
+        if s_more < s * (1 - 1e-12):
+            raise Fail(f"more cores made it slower: S({p!r}, {n}) = {s!r} > S({p!r}, {n + 1}) = {s_more!r}")
+    check_property(prop)
+
+
+@grader.test(points=1)
+def edge_cases(answer: Answer) -> None:
+    """p = 0 gives 1 whatever n; p = 1 gives n; n = 1 gives 1."""
+    fn = _fn(answer)
+    for p, n, want in [(0.0, 64, 1.0), (1.0, 64, 64.0), (0.9, 1, 1.0), (1.0, 1, 1.0), (0.0, 1, 1.0)]:
+        got = _speedup(fn, p, n)
+        if not math.isclose(got, want, rel_tol=1e-12):
+            raise Fail(f"amdahl_speedup({p}, {n}) = {got!r}, expected {want}", f"p={p}, n={n}")
+
+
+@grader.test(points=1)
+def rejects_impossible_inputs(answer: Answer) -> None:
+    """p outside [0, 1] or n < 1 raises ValueError."""
+    fn = _fn(answer)
+    for p, n in [(-0.1, 4), (1.5, 4), (0.5, 0), (0.5, -3)]:
+        try:
+            fn(p, n)
+        except ValueError:
+            continue
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            raise Fail(f"amdahl_speedup({p}, {n}) raised {type(e).__name__}; it should raise ValueError",
+                       f"p={p}, n={n}") from None
+        raise Fail(f"amdahl_speedup({p}, {n}) returned a value; p must be in [0, 1] and n >= 1 (ValueError)",
+                   f"p={p}, n={n}")

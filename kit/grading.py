@@ -1,0 +1,170 @@
+"""Grade one answer cell in a separate, sandboxed process and read back its verdicts.
+
+This is the only path from a submission to a score: nbgrader's autograde (kit/external_grade.py),
+the class runner, the kit's tests and the benchmarks all call :func:`grade_cell`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from kit import ROOT
+from kit.jobs import kill_job, new_token
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@dataclasses.dataclass
+class Verdict:
+    grade_id: str
+    results: list[dict]           # graders.api.Result.to_json() of every test, in plan order
+    problem: str = ""             # why some tests have no verdict of their own (hang, crash, missing cell)
+
+    @property
+    def score(self) -> float:
+        return round(sum(r["points"] for r in self.results), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(r["max_points"] for r in self.results), 6)
+
+    def report(self) -> str:
+        """What the student and the TA read in the test cell's output."""
+        lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} points"]
+        if self.problem:
+            lines.append(f"!! {self.problem}")
+        for r in self.results:
+            mark = "PASS" if r["passed"] else "FAIL"
+            lines.append(f"[{mark}] {r['test']} ({r['points']:g}/{r['max_points']:g})")
+            if not r["passed"]:
+                for line in (r.get("message") or "").splitlines():
+                    lines.append(f"       {line}")
+                if r.get("example"):
+                    lines.append("       smallest failing input:")
+                    lines.extend(f"         {line}" for line in r["example"].splitlines())
+        return "\n".join(lines)
+
+
+_reachable = False
+
+
+def _python() -> str:
+    global _reachable
+    if not _reachable:
+        import sysconfig
+        from kit.sandbox import make_reachable
+        make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
+        _reachable = True
+    return sys.executable
+
+
+def plan(grade_id: str) -> dict:
+    """The grader's tests and points, without grading anything (trusted code only)."""
+    out = subprocess.run([_python(), "-m", "graders", grade_id, "--plan"], cwd=ROOT,
+                         capture_output=True, text=True, check=True, env=_env(new_token()))
+    return json.loads(out.stdout)
+
+
+def _env(token: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER_", "JPY_", "JUPYTER"))}
+    env.update(PYTHONPATH=ROOT, PYTHONHASHSEED="0", HYPOTHESIS_PROFILE="grading",
+               PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", CH13_JOB=token,
+               RAY_AUTH_MODE="disabled", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+               RAY_USAGE_STATS_ENABLED="0", OMP_NUM_THREADS="1")
+    return env
+
+
+def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = None,
+               gpu: bool = False, sandbox: bool = True) -> Verdict:
+    """Run the grader for ``grade_id`` on ``source`` (None: the answer cell is missing)."""
+    info = plan(grade_id)
+    planned = info["tests"]
+    if source is None:
+        return Verdict(grade_id, [_missing(t, "the answer cell is missing from the notebook") for t in planned],
+                       problem=f"no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)")
+    timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
+    work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
+    token = new_token()
+    key = new_token().encode()
+    try:
+        os.chmod(work, 0o755)
+        answer = os.path.join(work, "answer.py")
+        results_file = os.path.join(work, "results.jsonl")
+        with open(answer, "w", encoding="utf-8") as f:
+            f.write(source)
+        open(results_file, "w").close()
+        cmd = [_python(), "-m", "graders", grade_id, answer, results_file] + (["--gpu"] if gpu else [])
+        if sandbox:
+            os.chmod(results_file, 0o666)
+            cmd = [_python(), "-m", "kit.sandbox", "--no-network", "--workdir", work, "--"] + cmd
+        proc = subprocess.Popen(cmd, cwd=work if not sandbox else ROOT, env=_env(token),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            output, _ = proc.communicate(key + b"\n", timeout=timeout_s)
+            problem = "" if proc.returncode == 0 else _death(proc.returncode, output)
+        except subprocess.TimeoutExpired:
+            kill_job(token)
+            output, _ = proc.communicate()
+            problem = (f"grading stopped after {timeout_s:g} s: your code never finished "
+                       "(an infinite loop, a deadlock, or a wait that nothing ends)")
+        return _read(grade_id, planned, results_file, problem, key)
+    finally:
+        kill_job(token)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _death(returncode: int, output: bytes) -> str:
+    if returncode < 0:
+        return f"the grading process was killed by signal {-returncode} (a crash in native code, or a resource limit)"
+    tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
+    return f"the grading process exited with status {returncode}" + (": " + " | ".join(tail) if tail else "")
+
+
+def _missing(test: dict, why: str) -> dict:
+    return {"test": test["test"], "points": 0.0, "max_points": test["max_points"], "passed": False,
+            "message": why, "example": ""}
+
+
+def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, key: bytes) -> Verdict:
+    got: dict[str, dict] = {}
+    try:
+        with open(results_file, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        lines = []
+    names = {t["test"]: t for t in planned}
+    forged = 0
+    for raw in lines:
+        try:
+            wrapped = json.loads(raw)
+            line, mac = wrapped["line"], wrapped["mac"]
+            if not hmac.compare_digest(mac, hmac.new(key, line.encode(), hashlib.sha256).hexdigest()):
+                raise ValueError
+            item = json.loads(line)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            forged += 1
+            continue
+        # Only well-formed results for planned tests count, each once, never above its points.
+        if not isinstance(item, dict) or item.get("test") not in names or item["test"] in got:
+            continue
+        t = names[item["test"]]
+        passed = item.get("passed") is True
+        got[t["test"]] = {"test": t["test"], "max_points": t["max_points"], "passed": passed,
+                          "points": t["max_points"] if passed else 0.0,
+                          "message": str(item.get("message", ""))[:4000],
+                          "example": str(item.get("example", ""))[:2000]}
+    if forged:
+        problem = (problem + "; " if problem else "") + (
+            f"{forged} result line(s) not written by the grader were found and ignored (flagged for the TA)")
+    if not problem and len(got) < len(planned):
+        problem = "the grading process ended before every test had run"
+    results = [got.get(t["test"]) or _missing(t, "no verdict: " + (problem or "not run")) for t in planned]
+    return Verdict(grade_id, results, problem)

@@ -1,0 +1,46 @@
+"""nbgrader configuration of the Ch13 §04 kit: the plain `nbgrader autograde ch13_04` grades
+tamper-proof with the kit's graders (docs/design.md). The course root is the folder nbgrader runs in."""
+import os
+import sys
+
+KIT = os.path.dirname(os.path.realpath(__file__))
+if KIT not in sys.path:
+    sys.path.insert(0, KIT)
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,  # noqa: E402
+                                    LimitOutput, SaveAutoGrades)
+
+from kit.execute import SafeExecute  # noqa: E402
+from kit.external_grade import ExternalGrade  # noqa: E402
+
+c = get_config()  # noqa: F821
+
+c.CourseDirectory.course_id = "ch13_04_course"
+c.CourseDirectory.solution_directory = "solutions"
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis",
+                            "*.pt", "ray_*"]
+
+# Each answer region becomes this stub in the release (indented like the region it replaces).
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE / 在此作答\nraise NotImplementedError()"}
+c.ClearSolutions.enforce_metadata = True
+
+# A deleted or stripped locked cell is put back from the gradebook instead of vanishing.
+c.OverwriteCells.add_missing_cells = True
+
+# NB: order matters. SafeExecute runs the (sandboxed) kernel; ExternalGrade then overwrites every
+# test cell's outputs with the graders' verdicts, before anything reads or limits those outputs.
+c.Autograde.autograde_preprocessors = [
+    SafeExecute,
+    ExternalGrade,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+c.Execute.timeout = 120            # per cell; self-checks stand aside during autograde
+c.Execute.interrupt_on_timeout = True
+c.Execute.raise_on_iopub_timeout = True
+c.ExternalGrade.timeout = 0.0      # 0: each grader's own hang guard (graders/<id>.py)
