@@ -8,8 +8,9 @@ if KIT not in sys.path:
     sys.path.insert(0, KIT)
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,  # noqa: E402
-                                    LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearMarkScheme,  # noqa: E402
+                                    ClearOutput, IgnorePattern, IncludeHeaderFooter, LimitOutput,
+                                    LockCells, SaveAutoGrades)
 
 from kit.execute import SafeExecute  # noqa: E402
 from kit.external_grade import ExternalGrade  # noqa: E402
@@ -24,6 +25,9 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # Each answer region becomes this stub in the release (indented like the region it replaces).
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE / 在此作答\nraise NotImplementedError()"}
 c.ClearSolutions.enforce_metadata = True
+
+# Solutions are committed: without execution they are deterministic (and quick to regenerate).
+c.GenerateSolution.preprocessors = [IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme]
 
 # A deleted or stripped locked cell is put back from the gradebook instead of vanishing.
 c.OverwriteCells.add_missing_cells = True

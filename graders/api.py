@@ -132,6 +132,17 @@ def run_test(t: Test, answer: Answer) -> Result:
     return Result(t.name, t.points, t.points, True)
 
 
+def _falsifying(e: BaseException) -> str:
+    """The shrunk example hypothesis attached to ``e``, as ``name=value`` lines."""
+    for note in getattr(e, "__notes__", []):
+        for prefix in ("Falsifying example: ", "Failing test case: "):
+            if note.startswith(prefix):
+                call = note[len(prefix):]
+                inner = call[call.find("(") + 1: call.rfind(")")]
+                return "\n".join(line.strip().rstrip(",") for line in inner.splitlines() if line.strip())
+    return ""
+
+
 def check_property(given_test: Callable[[], None]) -> None:
     """Run a ``@hypothesis.given`` test; on failure raise Fail with the shrunk example.
 
@@ -143,12 +154,9 @@ def check_property(given_test: Callable[[], None]) -> None:
     except NotImplementedError:
         raise
     except Fail as f:
-        notes = [n for n in getattr(f, "__notes__", []) if n.startswith("Falsifying")]
-        example = "\n".join(notes).replace("Falsifying example: ", "") or f.example
-        raise Fail(f.message, example) from None
+        raise Fail(f.message, _falsifying(f) or f.example) from None
     except Exception as e:      # an AssertionError, or the student's code crashed on an example
-        notes = [n for n in getattr(e, "__notes__", []) if n.startswith("Falsifying")]
-        example = "\n".join(notes).replace("Falsifying example: ", "")
+        example = _falsifying(e)
         if isinstance(e, AssertionError):
             raise Fail(str(e) or "a property failed", example) from None
         frames = traceback.extract_tb(e.__traceback__)

@@ -16,8 +16,8 @@ FORBIDDEN_ATTRIBUTES = {
     "setprofile": "sys.setprofile", "monitoring": "sys.monitoring", "_current_frames": "sys._current_frames",
     "_exit": "os._exit", "f_back": "frame access", "f_globals": "frame access", "f_locals": "frame access",
     "tb_frame": "frame access", "gi_frame": "frame access", "__subclasses__": "type introspection",
-    "__builtins__": "the builtins", "__globals__": "function globals", "stdout": "sys.stdout",
-    "stderr": "sys.stderr", "__code__": "code objects", "addaudithook": "audit hooks",
+    "__builtins__": "the builtins", "__globals__": "function globals",
+    "__code__": "code objects", "addaudithook": "audit hooks",
     "__closure__": "closures", "cell_contents": "closures", "kill": "killing processes", "killpg": "killing processes", "fork": "os.fork", "forkpty": "os.forkpty",
 }
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"}

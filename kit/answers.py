@@ -28,7 +28,7 @@ def answer_cells(nb) -> dict[str, object]:
     return found
 
 
-def test_cells(nb) -> dict[str, object]:
+def hidden_test_cells(nb) -> dict[str, object]:
     """answer grade_id -> its locked test cell (``test_<grade_id>``)."""
     found = {}
     for cell in nb.cells:

@@ -14,7 +14,7 @@ import sys
 import nbformat
 
 from kit import ASSIGNMENT, ROOT
-from kit.answers import answer_cells, test_cells
+from kit.answers import answer_cells, hidden_test_cells
 from kit.cells import TEST_PREFIX
 
 
@@ -104,7 +104,7 @@ class Course:
             for name in os.listdir(folder):
                 if name.endswith(".ipynb"):
                     nb = nbformat.read(os.path.join(folder, name), as_version=4)
-                    for gid, cell in test_cells(nb).items():
+                    for gid, cell in hidden_test_cells(nb).items():
                         reports[gid] = "".join(o.get("text", "") for o in cell.get("outputs", [])
                                                if o.get("output_type") == "stream")
         out = {}

@@ -13,7 +13,7 @@ from traitlets import Bool, Float
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from kit.answers import answer_cells, test_cells
+from kit.answers import answer_cells, hidden_test_cells
 from kit.grading import grade_cell
 
 
@@ -25,7 +25,7 @@ class ExternalGrade(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         answers = answer_cells(nb)
-        for grade_id, cell in test_cells(nb).items():
+        for grade_id, cell in hidden_test_cells(nb).items():
             answer = answers.get(grade_id)
             verdict = grade_cell(grade_id, answer.source if answer is not None else None,
                                  timeout_s=self.timeout or None, sandbox=self.sandbox)

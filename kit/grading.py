@@ -40,10 +40,15 @@ class Verdict:
         lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} points"]
         if self.problem:
             lines.append(f"!! {self.problem}")
+        previous = None
         for r in self.results:
             mark = "PASS" if r["passed"] else "FAIL"
             lines.append(f"[{mark}] {r['test']} ({r['points']:g}/{r['max_points']:g})")
             if not r["passed"]:
+                if r.get("message") == previous:
+                    lines.append("       (same reason as above)")
+                    continue
+                previous = r.get("message")
                 for line in (r.get("message") or "").splitlines():
                     lines.append(f"       {line}")
                 if r.get("example"):

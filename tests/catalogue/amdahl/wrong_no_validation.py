@@ -1,0 +1,5 @@
+# verdict: fail
+# message: should raise ValueError
+# why: the formula is right but impossible inputs are accepted
+def amdahl_speedup(p, n):
+    return 1 / ((1 - p) + p / n)

@@ -1,0 +1,14 @@
+# verdict: fail
+# message: q2 does not have the form
+# why: answers are objects whose __eq__ is always True (passes naive == asserts)
+class Yes(dict):
+    def __eq__(self, other):
+        return True
+class YesFloat(float):
+    def __eq__(self, other):
+        return True
+q1 = YesFloat(0)
+q2 = Yes()
+q3 = Yes()
+q4 = Yes()
+q5 = YesFloat(0)

@@ -1,0 +1,21 @@
+"""Shared fixtures: one real nbgrader course per test session, generated from source/ once."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("HYPOTHESIS_PROFILE", "grading")
+
+from kit.course import Course  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory) -> Course:
+    """A course folder (config and source linked from the kit) with the release generated."""
+    c = Course.create(str(tmp_path_factory.mktemp("course")))
+    c.generate()
+    return c

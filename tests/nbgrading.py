@@ -1,0 +1,22 @@
+"""Grade many answer-cell sources through the real path: submitted notebooks -> nbgrader autograde."""
+from __future__ import annotations
+
+import re
+
+from kit.course import CellScore, Course
+
+
+def student_id(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def grade_answers(course: Course, submissions: dict[str, dict[str, str]]) -> dict[str, dict[str, CellScore]]:
+    """submissions: student -> {grade_id: answer source}. One `nbgrader autograde` for them all."""
+    for student, answers in submissions.items():
+        course.submit(student, course.submission_from_answers(answers))
+    proc = course.autograde()
+    scores = {s: course.scores(s) for s in submissions}
+    for s, got in scores.items():
+        missing = [gid for gid in submissions[s] if gid not in got]
+        assert not missing, f"{s}: no score for {missing}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return scores
