@@ -1,0 +1,23 @@
+# verdict: fail
+# message: is an input of the kernel
+# why: accumulates into a (a[i] += b[i]) and copies it to c: the caller's input changes
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def vec_add(a, b, c, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < n:
+        a[i] += b[i]
+        c[i] = a[i]
+
+
+def launch_vec_add(a, b, threads_per_block=256):
+    n = a.shape[0]
+    c = np.empty_like(a)
+    if n == 0:
+        return c
+    blocks = (n + threads_per_block - 1) // threads_per_block
+    vec_add[blocks, threads_per_block](a, b, c, n)
+    return c

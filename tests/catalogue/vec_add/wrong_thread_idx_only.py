@@ -1,0 +1,22 @@
+# verdict: fail
+# message: also wrote in this launch
+# why: i = threadIdx.x alone: every block computes the same first threads_per_block elements
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def vec_add(a, b, c, n):
+    i = cuda.threadIdx.x
+    if i < n:
+        c[i] = a[i] + b[i]
+
+
+def launch_vec_add(a, b, threads_per_block=256):
+    n = a.shape[0]
+    c = np.empty_like(a)
+    if n == 0:
+        return c
+    blocks = (n + threads_per_block - 1) // threads_per_block
+    vec_add[blocks, threads_per_block](a, b, c, n)
+    return c
