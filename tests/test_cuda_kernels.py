@@ -1,0 +1,351 @@
+"""Notebook 02 (CUDA kernels): the graders on their catalogues, the checking simulator, the helpers.
+
+Graders run in a child process (``NUMBA_ENABLE_CUDASIM=1`` must be set before numba's first
+import, which this pytest process cannot promise), one process per grade_id for its whole
+catalogue. GPU tests are marked ``gpu`` and skip with a reason on machines without one.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRADE_IDS = ["vec_add", "vec_add_grid_stride", "tiled_matmul"]
+CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
+PY = sys.executable
+
+RUNNER = textwrap.dedent(r"""
+    import json, os, sys
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    os.environ.setdefault("CH13_DEVICE", "cpu")
+    sys.path.insert(0, sys.argv[1])
+    from graders import load_grader
+    gid, out_path, paths = sys.argv[2], sys.argv[3], sys.argv[4:]
+    grader = load_grader(gid)
+    out = {}
+    for p in paths:
+        with open(p, encoding="utf-8") as f:
+            out[p] = [r.to_json() for r in grader.run(f.read())]
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+""")
+
+
+def run_graders(grade_id: str, paths: list[str], tmp_path, env=None) -> dict:
+    """{path: [result dicts]} from grading each file with graders.<grade_id> in a fresh process."""
+    out = tmp_path / f"{grade_id}.json"
+    proc = subprocess.run([PY, "-c", RUNNER, ROOT, grade_id, str(out), *paths], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with open(out, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def entries(grade_id: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
+
+
+def header(path: str) -> tuple[str, list[str]]:
+    with open(path, encoding="utf-8") as f:
+        lines = [line[1:].strip() for line in f.read().splitlines() if line.startswith("#")]
+    verdict = [h.split(":", 1)[1].strip() for h in lines if h.startswith("verdict:")][0]
+    messages = [h.split(":", 1)[1].strip() for h in lines if h.startswith("message:")]
+    return verdict, messages
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict:
+    tmp = tmp_path_factory.mktemp("cuda_grades")
+    results = {}
+    for gid in GRADE_IDS:
+        results.update(run_graders(gid, entries(gid), tmp))
+    return results
+
+
+ALL = [(gid, p) for gid in GRADE_IDS for p in entries(gid)]
+
+
+def test_catalogues_are_big_enough():
+    for gid in GRADE_IDS:
+        names = [os.path.basename(p) for p in entries(gid)]
+        assert sum(n.startswith("wrong_") for n in names) >= 8, gid
+        assert sum(n.startswith("right_") for n in names) >= 4, gid
+
+
+@pytest.mark.parametrize("grade_id,path", ALL, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in ALL])
+def test_catalogue_entry_direct(graded, grade_id, path):
+    verdict, messages = header(path)
+    results = graded[path]
+    report = "\n".join(f"{r['test']}: {r['message']}" for r in results if not r["passed"])
+    if verdict == "pass":
+        assert all(r["passed"] for r in results), f"a right answer lost points:\n{report}"
+    else:
+        assert not all(r["passed"] for r in results), "a wrong answer got full marks"
+        for m in messages:
+            assert m.lower() in report.lower(), f"expected {m!r} in the feedback:\n{report}"
+        for r in results:
+            assert r["passed"] or r["message"].strip(), f"{r['test']} failed without a message"
+
+
+def test_same_verdicts_on_a_second_run(graded, tmp_path):
+    """Determinism: a fresh process gives the same results, messages and examples, for a sample."""
+    for gid in GRADE_IDS:
+        sample = [p for p in entries(gid) if "wrong_" in p][:4] + [p for p in entries(gid) if "right_" in p][:1]
+        again = run_graders(gid, sample, tmp_path)
+        for p in sample:
+            assert again[p] == graded[p], p
+
+
+def _reference_and_stub(grade_id):
+    sys.path.insert(0, ROOT)
+    from kit.answers import answer_cells, notebook_of
+    import nbformat
+    nb = nbformat.read(notebook_of(grade_id), as_version=4)
+    source = answer_cells(nb)[grade_id].source
+    ref = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", source, flags=re.M)
+    stub = re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
+                  lambda m: f"{m.group(1)}raise NotImplementedError()\n", source + "\n", flags=re.M | re.S)
+    return ref, stub
+
+
+def test_notebook_reference_passes_and_stub_says_not_implemented(tmp_path):
+    for gid in GRADE_IDS:
+        ref, stub = _reference_and_stub(gid)
+        assert "NotImplementedError" in stub and "NotImplementedError" not in ref
+        (tmp_path / f"{gid}_ref.py").write_text(ref)
+        (tmp_path / f"{gid}_stub.py").write_text(stub)
+        res = run_graders(gid, [str(tmp_path / f"{gid}_ref.py"), str(tmp_path / f"{gid}_stub.py")], tmp_path)
+        assert all(r["passed"] for r in res[str(tmp_path / f"{gid}_ref.py")]), res
+        for r in res[str(tmp_path / f"{gid}_stub.py")]:
+            assert not r["passed"] and "not implemented" in r["message"], r
+
+
+# ---------------------------------------------------------------------------------------------
+# the checking simulator itself, in a child process (it must own numba's first import)
+
+SIM_CASES = textwrap.dedent(r"""
+    import os, sys, json
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    sys.path.insert(0, os.path.join(sys.argv[1], "source", "ch13_04"))
+    import numpy as np
+    from numba import cuda
+    from ch13lib.cuda_sim import launch, KernelFault
+
+    out = {}
+    def kind(kernel, grid, block, args, **kw):
+        try:
+            rec = launch(kernel, grid, block, args, **kw)
+            return "ok", rec
+        except KernelFault as e:
+            return e.kind, e.message
+
+    @cuda.jit
+    def neg(a, c, n):
+        i = cuda.grid(1) - 1
+        if i < n:
+            c[i] = a[i]
+    a = np.arange(8.0); c = np.zeros(8)
+    out["negative"] = kind(neg, 1, 8, (a, c, 8))[0]
+
+    @cuda.jit
+    def writes_input(a, c, n):
+        i = cuda.grid(1)
+        if i < n:
+            a[i] = 0
+    out["input"] = kind(writes_input, 1, 8, (a, c, 8), readonly=(0,))[0]
+
+    @cuda.jit
+    def past_n(a, c, n):
+        i = cuda.grid(1)
+        if i < a.size:
+            c[i] = a[i]
+    out["limit"] = kind(past_n, 1, 8, (a, c, 5), limits={0: 5, 1: 5})[0]
+
+    @cuda.jit
+    def dup(a, c, n):
+        c[cuda.threadIdx.x] = a[cuda.threadIdx.x]
+    out["duplicate"] = kind(dup, 2, 4, (a, c, 8))[0]
+
+    @cuda.jit
+    def swallow(a, c, n):
+        try:
+            c[100] = 1.0
+        except Exception:
+            pass
+    out["swallowed"] = kind(swallow, 1, 2, (a, c, 8))[0]
+
+    def shift_kernel(sync):
+        @cuda.jit
+        def k(a, c, n):
+            s = cuda.shared.array(8, dtype=np.float64)
+            t = cuda.threadIdx.x
+            s[t] = a[t]
+            if sync:
+                cuda.syncthreads()
+            c[t] = s[(t + 1) % 8]
+        return k
+    out["no_barrier"] = kind(shift_kernel(False), 1, 8, (a, c, 8))[0]
+    r = kind(shift_kernel(True), 1, 8, (a, c, 8))
+    out["barrier"] = r[0]
+    out["shifted"] = c.tolist()
+
+    @cuda.jit
+    def divergent(a, c, n):
+        s = cuda.shared.array(8, dtype=np.float64)
+        t = cuda.threadIdx.x
+        if t >= 4:
+            return
+        s[t] = a[t]
+        cuda.syncthreads()
+        c[t] = s[t]
+    out["divergence"] = kind(divergent, 1, 8, (a, c, 8))[0]
+
+    @cuda.jit
+    def uninit(a, c, n):
+        s = cuda.shared.array(8, dtype=np.float64)
+        t = cuda.threadIdx.x
+        if t < 4:
+            s[t] = a[t]
+        cuda.syncthreads()
+        c[t] = s[t]
+    out["uninit"] = kind(uninit, 1, 8, (a, c, 8))[0]
+
+    sync_name = "sync" + "threads"
+    @cuda.jit
+    def hidden_sync(a, c, n):     # calls syncthreads without the name in co_names: inline -> threaded rerun
+        s = cuda.shared.array(8, dtype=np.float64)
+        t = cuda.threadIdx.x
+        s[t] = a[t]
+        getattr(cuda, sync_name)()
+        c[t] = s[7 - t]
+    c[:] = 0
+    out["hidden_sync"] = kind(hidden_sync, 1, 8, (a, c, 8))[0]
+    out["hidden_sync_result"] = c.tolist()
+
+    @cuda.jit
+    def traffic(a, c, n):
+        i = cuda.grid(1)
+        if i < n:
+            c[i] = a[i] + a[i]
+    st, rec = kind(traffic, 2, 4, (a, c, 8))
+    out["traffic"] = [rec.total("global_reads"), rec.total("global_writes"), rec.n_threads]
+    out["zero_blocks"] = kind(traffic, 0, 4, (a, c, 8))[0]
+    out["float_blocks"] = kind(traffic, 2.0, 4, (a, c, 8))[0]
+    out["too_big_block"] = kind(traffic, 1, 2048, (a, c, 8))[0]
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def sim_cases():
+    proc = subprocess.run([PY, "-c", SIM_CASES, ROOT], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("case,expected", [
+    ("negative", "negative"), ("input", "input"), ("limit", "bounds"), ("duplicate", "duplicate"),
+    ("swallowed", "bounds"), ("no_barrier", "race"), ("barrier", "ok"), ("divergence", "divergence"),
+    ("uninit", "uninit"), ("hidden_sync", "ok"), ("zero_blocks", "config"), ("float_blocks", "config"),
+    ("too_big_block", "config"),
+])
+def test_checking_simulator_finds(sim_cases, case, expected):
+    assert sim_cases[case] == expected
+
+
+def test_checking_simulator_results_and_traffic(sim_cases):
+    assert sim_cases["shifted"] == [float((t + 1) % 8) for t in range(8)]
+    assert sim_cases["hidden_sync_result"] == [float(7 - t) for t in range(8)]
+    assert sim_cases["traffic"] == [16, 8, 8]       # 2 reads and 1 write per active thread, 8 threads
+
+
+def test_backend_selection_never_imports_numba():
+    code = ("import os, sys; sys.path.insert(0, 'source/ch13_04'); os.environ.pop('NUMBA_ENABLE_CUDASIM', None);"
+            "from ch13lib.cuda_env import select_cuda_backend, gpu_present;"
+            "b = select_cuda_backend(verbose=False);"
+            "assert 'numba' not in sys.modules;"
+            "assert (b == 'gpu') == gpu_present();"
+            "assert os.environ['NUMBA_ENABLE_CUDASIM'] == ('0' if b == 'gpu' else '1');"
+            "import numba; print(select_cuda_backend(verbose=False))")
+    proc = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() in ("gpu", "simulator")
+
+
+SELF_CHECK = textwrap.dedent(r"""
+    import os, sys
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    sys.path.insert(0, os.path.join(sys.argv[1], "source", "ch13_04"))
+    src = open(sys.argv[2]).read()
+    g = {"__name__": "__main__"}
+    exec(compile(src, "<cell>", "exec"), g)
+    from ch13lib import cuda_check as cc
+    gid = sys.argv[3]
+    fn = getattr(cc, "self_check_" + gid)
+    kernel, launcher = {"vec_add": ("vec_add", "launch_vec_add"),
+                        "vec_add_grid_stride": ("vec_add_grid_stride", "launch_vec_add_grid_stride"),
+                        "tiled_matmul": ("tiled_matmul", "launch_tiled_matmul")}[gid]
+    fn(g[kernel], g[launcher])
+""")
+
+
+@pytest.mark.parametrize("grade_id", GRADE_IDS)
+def test_self_checks(grade_id, tmp_path):
+    ref, stub = _reference_and_stub(grade_id)
+    wrong = sorted(p for p in entries(grade_id) if "wrong_" in p)[0]
+    outputs = {}
+    for name, src in [("ref", ref), ("stub", stub), ("wrong", open(wrong).read())]:
+        path = tmp_path / f"{name}.py"
+        path.write_text(src)
+        for grading in (False, True):
+            env = {**os.environ, "NBGRADER_EXECUTION": "autograde" if grading else ""}
+            proc = subprocess.run([PY, "-c", SELF_CHECK, ROOT, str(path), grade_id], capture_output=True,
+                                  text=True, timeout=300, env=env)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            assert proc.stderr == "", proc.stderr
+            outputs[name, grading] = proc.stdout
+    assert "All self-checks passed" in outputs["ref", False] and "✘" not in outputs["ref", False]
+    assert "not implemented yet" in outputs["stub", False]
+    assert "✘" in outputs["wrong", False] and "Replay it" in outputs["wrong", False]
+    for name in ("ref", "stub", "wrong"):
+        assert outputs[name, True].count("\n") == 1 and "skipped while grading" in outputs[name, True]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU
+
+
+def _gpu_available() -> bool:
+    sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+    from ch13lib.cuda_env import gpu_present
+    if not gpu_present():
+        return False
+    proc = subprocess.run([PY, "-c", "import cupy; print(cupy.cuda.runtime.getDeviceCount())"],
+                          capture_output=True, text=True, timeout=120)
+    return proc.returncode == 0 and proc.stdout.strip() not in ("", "0")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("grade_id", GRADE_IDS)
+def test_gpu_grading(grade_id, tmp_path):
+    if not _gpu_available():
+        pytest.skip("no CUDA GPU on this machine: the GPU path of the CUDA graders is not exercised")
+    right = [p for p in entries(grade_id) if "right_reference" in p]
+    wrong = sorted(p for p in entries(grade_id) if "wrong_" in p)[:3]
+    env = {"CH13_DEVICE": "gpu", "NUMBA_ENABLE_CUDASIM": "0"}
+    code = RUNNER.replace('os.environ["NUMBA_ENABLE_CUDASIM"] = "1"', 'pass')
+    out = tmp_path / "gpu.json"
+    proc = subprocess.run([PY, "-c", code, ROOT, grade_id, str(out), *right, *wrong], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900, env={**os.environ, **env})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert all(r["passed"] for r in res[right[0]]), res[right[0]]
+    for p in wrong:
+        assert not all(r["passed"] for r in res[p]), p
