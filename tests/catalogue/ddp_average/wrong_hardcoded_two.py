@@ -1,0 +1,12 @@
+# verdict: fail
+# message: 1.5× the full-batch gradient
+# why: divides by a hard-coded 2 (the world size the student tested with), not dist.get_world_size()
+import torch
+import torch.distributed as dist
+
+
+def average_gradients(model: torch.nn.Module) -> None:
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad /= 2

@@ -1,0 +1,11 @@
+# verdict: fail
+# message: 3× the full-batch gradient
+# why: all_reduce sums; forgets to divide by the world size
+import torch
+import torch.distributed as dist
+
+
+def average_gradients(model: torch.nn.Module) -> None:
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
