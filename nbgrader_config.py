@@ -9,11 +9,12 @@ if KIT not in sys.path:
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearMarkScheme,  # noqa: E402
-                                    ClearOutput, IgnorePattern, IncludeHeaderFooter, LimitOutput,
-                                    LockCells, SaveAutoGrades)
+                                    ClearOutput, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
+                                    LimitOutput, LockCells, OverwriteKernelspec, SaveAutoGrades)
 
 from kit.execute import SafeExecute  # noqa: E402
 from kit.external_grade import ExternalGrade  # noqa: E402
+from kit.overwrite import RobustOverwriteCells  # noqa: E402
 
 c = get_config()  # noqa: F821
 
@@ -29,8 +30,11 @@ c.ClearSolutions.enforce_metadata = True
 # Solutions are committed: without execution they are deterministic (and quick to regenerate).
 c.GenerateSolution.preprocessors = [IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme]
 
-# A deleted or stripped locked cell is put back from the gradebook instead of vanishing.
-c.OverwriteCells.add_missing_cells = True
+# A deleted or stripped locked cell is put back from the gradebook instead of vanishing
+# (RobustOverwriteCells: nbgrader's own version raises KeyError after a locked markdown cell).
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec,
+                                      RobustOverwriteCells, CheckCellMetadata]
+c.RobustOverwriteCells.add_missing_cells = True
 
 # NB: order matters. SafeExecute runs the (sandboxed) kernel; ExternalGrade then overwrites every
 # test cell's outputs with the graders' verdicts, before anything reads or limits those outputs.
@@ -44,7 +48,7 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-c.Execute.timeout = 120            # per cell; self-checks stand aside during autograde
+c.Execute.timeout = 30             # per cell: answer cells only define things, self-checks stand aside
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = True
 c.ExternalGrade.timeout = 0.0      # 0: each grader's own hang guard (graders/<id>.py)

@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 from graders.api import Answer, Fail, Grader, check_property
 
-grader = Grader("amdahl", timeout_s=60)
+grader = Grader("amdahl", timeout_s=20)
 EXAMPLES = 300
 fractions = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 cores = st.integers(min_value=1, max_value=10**6)

@@ -104,7 +104,7 @@ def _saved_ok(answer: Answer, name: str) -> tuple[ck.SaveRun, str]:
 
 def _file(answer: Answer, name: str):
     run, d = _saved_ok(answer, name)
-    obj, why = ck.load_file(run.path)
+    obj, why = ck.load_file(run.path, run.note)
     if why:
         raise Fail(why, _replay(run))
     return run, obj

@@ -602,11 +602,13 @@ def runs_in_ray_in_parallel(answer: Answer):
     ray = _ray()
     n_map, n_reduce = 4, 2
     barrier = _barrier_class().remote(2, GUARD_S)
-    with Run(module, PARALLEL_CORPUS, n_map, n_reduce, barrier=barrier) as run:
-        got = run.call()
-        replay = run.replay()
-        calls = run.calls()
-        report = ray.get(barrier.report.remote())
+    try:
+        with Run(module, PARALLEL_CORPUS, n_map, n_reduce, barrier=barrier) as run:
+            got = run.call()
+            replay = run.replay()
+            calls = run.calls()
+            report = ray.get(barrier.report.remote())
+    finally:
         ray.kill(barrier)
     in_driver = [c for c in calls if c["task"] is None or c["pid"] == os.getpid()]
     if in_driver:

@@ -11,7 +11,7 @@ from kit import ROOT, ASSIGNMENT
 from kit.cells import TEST_PREFIX
 
 SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)
-_SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", re.M)
+_SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 
 
 def nbgrader_meta(cell) -> dict:

@@ -11,11 +11,12 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("HYPOTHESIS_PROFILE", "grading")
 
 from kit.course import Course  # noqa: E402
+from kit.release import generate  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def course(tmp_path_factory) -> Course:
-    """A course folder (config and source linked from the kit) with the release generated."""
+    """A course folder (config and source linked from the kit) with release and solutions generated."""
     c = Course.create(str(tmp_path_factory.mktemp("course")))
-    c.generate()
+    generate(c)
     return c

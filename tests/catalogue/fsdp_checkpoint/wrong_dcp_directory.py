@@ -1,5 +1,5 @@
 # verdict: fail
-# message: directory
+# message: is a directory
 # why: uses torch.distributed.checkpoint.save: a directory of per-rank shards, not one file torch.load can read.
 import torch
 import torch.distributed as dist

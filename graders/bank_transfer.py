@@ -1,0 +1,105 @@
+"""Hidden grader of `bank_transfer` (notebook 01, extra exercise): deadlock-free transfers.
+
+Transfers in opposite and in the same directions run under ch13lib.sched, the deterministic
+scheduler (every schedule with at most 2 preemptions, fewest first, then seeded random ones).
+It catches the lock-order deadlock (reported as the wait-for cycle with the student's lines), lost
+updates, check-then-act overdrafts, a transfer to the same account that locks one lock twice, and
+retry loops that never make progress (a step budget).
+"""
+from graders.api import Fail, Grader
+from ch13lib import sync_checks as sc
+from ch13lib.sync_checks import BANK_SCENARIOS, Scenario
+
+grader = Grader("bank_transfer", timeout_s=120)
+
+BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=30, seed=23)
+
+
+def explore(answer, scenarios, **budget) -> None:
+    for s in scenarios:
+        rep = sc.run(None, s, load=answer.load, filename=answer.filename, **(budget or BUDGET))
+        if not rep.ok:
+            raise Fail(*sc.feedback(s, rep.failure, "transfer"))
+
+
+SEQUENTIAL = [Scenario("one thread: enough money, not enough, same account", '''
+a, b = m.Account(1, 50), m.Account(2, 0)
+assert (a.id, a.balance) == (1, 50), "Account(1, 50) must have .id == 1 and .balance == 50"
+ok = m.transfer(a, b, 30)
+assert ok is True and (a.balance, b.balance) == (20, 30), (f"transfer(a, b, 30) from 50 returned {ok!r} "
+    f"and left balances {a.balance}, {b.balance}; expected True and 20, 30")
+ok = m.transfer(a, b, 21)
+assert ok is False and (a.balance, b.balance) == (20, 30), (f"transfer(a, b, 21) with only 20 returned "
+    f"{ok!r} and left balances {a.balance}, {b.balance}; expected False and no change")
+ok = m.transfer(a, b, 20)
+assert ok is True and (a.balance, b.balance) == (0, 50), "moving the whole balance must work"
+ok = m.transfer(b, b, 10)
+assert ok is True and b.balance == 50, (f"transfer(b, b, 10) (to the same account) returned {ok!r} with "
+    f"balance {b.balance}; expected True and no change")
+ok = m.transfer(a, a, 10)
+assert ok is False and a.balance == 0, "transfer(a, a, 10) without the money must return False"
+''', hints=(("deadlock", "transfer(x, x, ...) locks the same account twice: a Lock is not re-entrant. "
+                         "Treat src is dst specially (or use an RLock)."),))]
+
+HINT_ORDER = BANK_SCENARIOS[0].hints[0]
+HINT_LOST = ("check", "Every read-modify-write of a balance, and the check `src.balance >= amount` "
+                      "with the debit that relies on it, must happen while holding the locks of "
+                      "BOTH accounts.")
+
+RACES = [
+    Scenario("two transfers into the same account", '''
+a, b, c = m.Account(1, 10), m.Account(2, 10), m.Account(3, 0)
+threads = [threading.Thread(target=m.transfer, args=(a, c, 5)),
+           threading.Thread(target=m.transfer, args=(b, c, 7))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert (a.balance, b.balance, c.balance) == (5, 3, 12), (f"after a->c 5 and b->c 7 the balances are "
+    f"{a.balance}, {b.balance}, {c.balance}; expected 5, 3, 12 (money was lost or created)")
+''', hints=(HINT_LOST,)),
+    Scenario("two transfers that cannot both be paid", '''
+a, b = m.Account(1, 10), m.Account(2, 0)
+results = []
+def pay():
+    results.append(m.transfer(a, b, 7))
+threads = [threading.Thread(target=pay), threading.Thread(target=pay)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert a.balance >= 0, f"account a went negative ({a.balance}): two transfers of 7 from 10 both paid"
+assert sorted(results) == [False, True], f"two transfers of 7 from 10 returned {results}; expected one True, one False"
+assert (a.balance, b.balance) == (3, 7), f"balances {a.balance}, {b.balance}; expected 3, 7"
+''', hints=(HINT_LOST,)),
+    Scenario("a cycle of three transfers", '''
+a, b, c = m.Account(1, 10), m.Account(2, 10), m.Account(3, 10)
+threads = [threading.Thread(target=m.transfer, args=(a, b, 1)),
+           threading.Thread(target=m.transfer, args=(b, c, 2)),
+           threading.Thread(target=m.transfer, args=(c, a, 3))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert (a.balance, b.balance, c.balance) == (12, 9, 9), (f"balances {a.balance}, {b.balance}, {c.balance}; "
+    f"expected 12, 9, 9")
+''', hints=(HINT_ORDER, HINT_LOST)),
+]
+
+
+@grader.test(1)
+def sequential(answer):
+    """Successful and refused transfers, and transfers to the same account, in one thread."""
+    explore(answer, SEQUENTIAL)
+
+
+@grader.test(2)
+def no_deadlock(answer):
+    """Transfers in opposite directions (and around a cycle) never deadlock."""
+    explore(answer, BANK_SCENARIOS + RACES[2:])
+
+
+@grader.test(2)
+def no_lost_money(answer):
+    """Concurrent transfers neither lose nor create money, nor overdraw an account."""
+    explore(answer, RACES[:2])

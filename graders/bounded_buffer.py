@@ -1,0 +1,103 @@
+"""Hidden grader of `bounded_buffer` (notebook 01, extra exercise): BoundedBuffer with a condition variable.
+
+Producers and consumers run under ch13lib.sched, the deterministic scheduler, on every schedule
+with at most 2 preemptions (fewest first) plus seeded random ones. It catches a buffer that
+overflows, an item lost or delivered twice, FIFO order broken, `if` instead of `while` around
+wait() (a woken thread finds the condition false again), notify() where notify_all() is needed
+(the wrong kind of thread is woken and everyone waits for ever), and lost wakeups.
+"""
+from graders.api import Fail, Grader
+from ch13lib import sync_checks as sc
+from ch13lib.sync_checks import BUFFER_SCENARIOS, Scenario
+
+grader = Grader("bounded_buffer", timeout_s=120)
+
+BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=30, seed=19)
+
+
+def explore(answer, scenarios, **budget) -> None:
+    for s in scenarios:
+        rep = sc.run(None, s, load=answer.load, filename=answer.filename, **(budget or BUDGET))
+        if not rep.ok:
+            raise Fail(*sc.feedback(s, rep.failure, "BoundedBuffer"))
+
+
+SEQUENTIAL = [Scenario("one thread: capacity, FIFO order, len", '''
+for bad in (0, -3):
+    try:
+        m.BoundedBuffer(bad)
+    except ValueError:
+        continue
+    raise AssertionError(f"BoundedBuffer({bad}) must raise ValueError")
+buf = m.BoundedBuffer(3)
+assert len(buf) == 0, f"a new buffer has len {len(buf)}, expected 0"
+for x in ("a", "b", "c"):
+    buf.put(x)
+assert len(buf) == 3, f"after 3 puts, len is {len(buf)}, expected 3"
+got = [buf.get(), buf.get()]
+assert got == ["a", "b"], f"put a, b, c then get twice gave {got}, expected ['a', 'b'] (first in, first out)"
+buf.put(None)
+assert [buf.get(), buf.get()] == ["c", None], "items must come out in the order they went in (None too)"
+assert len(buf) == 0, f"after taking everything out, len is {len(buf)}, expected 0"
+''')]
+
+HINT_WAKE = ("blocked_at_exit", "Threads wait for ever although the buffer changed: with ONE condition "
+                                "shared by producers and consumers, notify() may wake a thread of the "
+                                "wrong kind, which goes back to sleep; use notify_all(), or two "
+                                "conditions (not_full, not_empty). Every put/get must notify.")
+HINT_WHILE = ("exception", "A thread woke up and went on although the buffer was empty (or full) again: "
+                           "another thread got there first. Re-check in a `while` loop around wait().")
+
+MANY = [
+    Scenario("capacity 1, two consumers then two producers", '''
+buf = m.BoundedBuffer(1)
+got = []
+def producer(x):
+    buf.put(x)
+    assert len(buf) <= 1, f"the buffer holds {len(buf)} items but its capacity is 1"
+def consumer():
+    got.append(buf.get())
+threads = [threading.Thread(target=consumer), threading.Thread(target=consumer),
+           threading.Thread(target=producer, args=("x",)), threading.Thread(target=producer, args=("y",))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
+''', hints=(HINT_WAKE, HINT_WHILE)),
+    Scenario("capacity 1, two producers then two consumers", '''
+buf = m.BoundedBuffer(1)
+got = []
+def producer(x):
+    buf.put(x)
+    assert len(buf) <= 1, f"the buffer holds {len(buf)} items but its capacity is 1"
+def consumer():
+    got.append(buf.get())
+threads = [threading.Thread(target=producer, args=("x",)), threading.Thread(target=producer, args=("y",)),
+           threading.Thread(target=consumer), threading.Thread(target=consumer)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
+''', hints=(HINT_WAKE, HINT_WHILE)),
+]
+
+
+
+@grader.test(1)
+def sequential(answer):
+    """Capacity checks, FIFO order and len in one thread."""
+    explore(answer, SEQUENTIAL)
+
+
+@grader.test(2)
+def producer_consumer(answer):
+    """One producer and one consumer through a buffer of capacity 1: every item, in order."""
+    explore(answer, BUFFER_SCENARIOS)
+
+
+@grader.test(2)
+def many_waiters(answer):
+    """Two producers and two consumers: no lost wakeup, no overflow, no item twice."""
+    explore(answer, MANY)

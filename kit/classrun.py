@@ -1,0 +1,156 @@
+"""Autograde a whole class: students in parallel, each through the plain `nbgrader autograde`.
+
+    python -m kit.classrun [--jobs N] [--force] [--student ID ...] [--timeout S]
+
+Each student is one `nbgrader autograde ch13_04 --student ID` process (the same path and the same
+scores as a serial run; sqlite serialises the gradebook writes). A student whose notebook is not
+readable is graded notebook by notebook, so the rest of their work still counts. A rerun skips
+students already graded after their last submission unless --force. One student's crash or hang
+is killed with its whole process tree and never stalls the run.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import os
+import subprocess
+import sys
+import time
+
+from kit import ASSIGNMENT
+from kit.course import Course, nbgrader_env
+from kit.jobs import kill_job, new_token
+from kit.preflight import check_submission, release_folder
+
+STUDENT_TIMEOUT_S = 1800.0   # last guard for one student's whole run; graders have their own
+
+
+@dataclasses.dataclass
+class StudentRun:
+    student: str
+    seconds: float = 0.0
+    skipped: bool = False
+    ok: bool = True
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+
+def students(course: Course) -> list[str]:
+    folder = course.path("submitted")
+    return sorted(s for s in os.listdir(folder) if os.path.isdir(os.path.join(folder, s, ASSIGNMENT))) \
+        if os.path.isdir(folder) else []
+
+
+def up_to_date(course: Course, student: str) -> bool:
+    done = course.path("autograded", student, ASSIGNMENT)
+    sub = course.path("submitted", student, ASSIGNMENT)
+    if not os.path.isdir(done):
+        return False
+    newest = max((os.path.getmtime(os.path.join(d, f)) for d, _, fs in os.walk(sub) for f in fs), default=0)
+    return os.path.getmtime(done) >= newest
+
+
+def _autograde(course: Course, student: str, notebook: str | None, timeout: float) -> tuple[bool, str]:
+    token = new_token()
+    args = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, f"--student={student}", "--force"]
+    if notebook:
+        args.append(f"--notebook={notebook}")
+    env = nbgrader_env()
+    env["CH13_JOB_STUDENT"] = token
+    try:
+        proc = subprocess.run(args, cwd=course.root, env=env, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
+        ok = proc.returncode == 0
+        err = "" if ok else _first_error(proc.stderr)
+    except subprocess.TimeoutExpired:
+        ok, err = False, f"autograde stopped after {timeout:g} s"
+    finally:
+        kill_job(token)
+    return ok, err
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if "ERROR]" in line and "Traceback" not in line and "see the the above" not in line:
+            return line.split("ERROR]", 1)[1].strip()[:160]
+    return "autograde failed (see the nbgrader log)"
+
+
+def _record_empty_submission(course: Course, student: str) -> None:
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course.path('gradebook.db')}") as gb:
+        gb.update_or_create_student(student)
+        gb.update_or_create_submission(ASSIGNMENT, student)
+
+
+def grade_student(course: Course, student: str, *, force: bool = False,
+                  timeout: float = STUDENT_TIMEOUT_S) -> StudentRun:
+    run = StudentRun(student)
+    if not force and up_to_date(course, student):
+        run.skipped = True
+        return run
+    start = time.perf_counter()
+    problems, readable = check_submission(course.path("submitted", student, ASSIGNMENT),
+                                          release_folder(course.root))
+    run.problems = [p for ps in problems.values() for p in ps]
+    unreadable = [n for n in problems if n not in readable and "not submitted" not in problems[n][0]]
+    if not unreadable:
+        ok, err = _autograde(course, student, None, timeout)
+        if not ok:
+            run.ok = False
+            run.problems.append(err)
+    elif not readable:                # nothing nbgrader can read: still a row (of zeros) in the export
+        _record_empty_submission(course, student)
+    else:
+        for notebook in readable:     # nbgrader would drop the whole submission: go one by one
+            ok, err = _autograde(course, student, notebook, timeout)
+            if not ok:
+                run.ok = False
+                run.problems.append(f"{notebook}: {err}")
+    run.seconds = time.perf_counter() - start
+    return run
+
+
+def grade_class(course: Course, only: list[str] | None = None, *, jobs: int | None = None,
+                force: bool = False, timeout: float = STUDENT_TIMEOUT_S, progress=print) -> list[StudentRun]:
+    todo = only or students(course)
+    jobs = jobs or os.cpu_count() or 1
+    runs: list[StudentRun] = []
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(grade_student, course, s, force=force, timeout=timeout): s for s in todo}
+        for future in concurrent.futures.as_completed(futures):
+            run = future.result()
+            runs.append(run)
+            if progress:
+                progress(_progress_line(run, len(runs), len(todo), time.perf_counter() - start))
+    return sorted(runs, key=lambda r: r.student)
+
+
+def _progress_line(run: StudentRun, done: int, total: int, elapsed: float) -> str:
+    eta = elapsed / done * (total - done)
+    bar = "#" * int(20 * done / total) + "." * (20 - int(20 * done / total))
+    status = "skipped (already graded)" if run.skipped else f"{run.seconds:5.1f} s" + ("" if run.ok else "  FAILED")
+    line = f"[{bar}] {done}/{total}  ETA {eta:4.0f} s  {run.student}: {status}"
+    for p in run.problems:
+        line += f"\n      ! {p}"
+    return line
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m kit.classrun", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--jobs", type=int, default=None, help="parallel students (default: CPU count)")
+    ap.add_argument("--force", action="store_true", help="regrade students already graded")
+    ap.add_argument("--student", action="append", help="grade only these students")
+    ap.add_argument("--timeout", type=float, default=STUDENT_TIMEOUT_S, help="last guard per student, s")
+    ap.add_argument("--course", default=".", help="course root (default: here)")
+    args = ap.parse_args(argv)
+    course = Course(args.course)
+    runs = grade_class(course, args.student, jobs=args.jobs, force=args.force, timeout=args.timeout)
+    from kit.report import score_table
+    print(score_table(course, runs))
+    return 0 if all(r.ok for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+# verdict: pass
+# why: the reference solution (one Lock around the read-modify-write)
+import threading
+
+
+class SafeCounter:
+    """A counter that many threads may increment at once without losing an update."""
+
+    def __init__(self) -> None:
+        self._value = 0
+        self._lock = threading.Lock()
+
+    def increment(self) -> None:
+        with self._lock:            # the read AND the write of `+= 1` in one critical section
+            self._value += 1
+
+    @property
+    def value(self) -> int:
+        with self._lock:
+            return self._value
+
+
+def count_with_threads(n_threads: int, n_increments: int) -> int:
+    """Start n_threads threads on ONE SafeCounter, each incrementing n_increments times; join; return the count."""
+    counter = SafeCounter()
+
+    def work() -> None:
+        for _ in range(n_increments):
+            counter.increment()
+
+    threads = [threading.Thread(target=work) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()                    # every worker has finished before we read the count
+    return counter.value

@@ -1,0 +1,33 @@
+# verdict: fail
+# message: an update was lost
+# why: a new Lock is created on every call, so no two threads ever share it
+import threading
+
+
+class SafeCounter:
+    def __init__(self) -> None:
+        self._value = 0
+
+    def increment(self) -> None:
+        with threading.Lock():
+            self._value += 1
+
+    @property
+    def value(self) -> int:
+        return self._value
+
+
+def count_with_threads(n_threads: int, n_increments: int) -> int:
+    counter = SafeCounter()
+
+    def work() -> None:
+        for _ in range(n_increments):
+            counter.increment()
+
+    threads = [threading.Thread(target=work) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return counter.value
+

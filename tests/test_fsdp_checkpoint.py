@@ -1,0 +1,190 @@
+"""Direct tests of the `fsdp_checkpoint` grader (notebook 05) and its public helpers.
+
+Every catalogue file is graded in-process with ``graders.load_grader(...).run``: a ``pass`` file
+must get full marks, a ``fail`` file must lose points and show every ``# message:``. Each world
+is a few rank threads in this process, so the whole module takes seconds.
+"""
+from __future__ import annotations
+
+import contextlib
+import glob
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import types
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import graders                                   # noqa: E402  (puts source/ch13_04 on sys.path)
+from graders.screen import screen                # noqa: E402
+
+GID = "fsdp_checkpoint"
+CATALOGUE = sorted(glob.glob(os.path.join(ROOT, "tests", "catalogue", GID, "*.py")))
+
+
+def header(path: str) -> tuple[str, list[str]]:
+    verdict, messages = None, []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"#\s*(verdict|message):\s*(.*\S)", line)
+            if m and m.group(1) == "verdict":
+                verdict = m.group(2)
+            elif m:
+                messages.append(m.group(2))
+            elif not line.startswith("#"):
+                break
+    return verdict, messages
+
+
+def grade(source: str):
+    return list(graders.load_grader(GID).run(source))
+
+
+def test_catalogue_size():
+    verdicts = [header(p)[0] for p in CATALOGUE]
+    assert verdicts.count("pass") >= 4 and verdicts.count("fail") >= 8, verdicts
+
+
+@pytest.mark.parametrize("path", CATALOGUE, ids=os.path.basename)
+def test_catalogue(path):
+    verdict, messages = header(path)
+    source = open(path, encoding="utf-8").read()
+    assert screen(source) == [], "a catalogue answer trips the static screen"
+    results = grade(source)
+    total = sum(r.points for r in results)
+    full = sum(r.max_points for r in results)
+    feedback = "\n".join(r.message for r in results).lower()
+    if verdict == "pass":
+        assert total == full, feedback
+    else:
+        assert verdict == "fail"
+        assert total < full, "a wrong answer got full marks"
+        for m in messages:
+            assert m.lower() in feedback, f"{m!r} not in feedback:\n{feedback}"
+
+
+@pytest.mark.parametrize("name", ["right_reference.py", "wrong_no_barrier.py",
+                                  "wrong_state_dict_rank0_only.py", "wrong_load_rank0_only.py",
+                                  "wrong_every_rank_writes.py"])
+def test_same_verdict_and_message_every_run(name):
+    source = open(os.path.join(ROOT, "tests", "catalogue", GID, name), encoding="utf-8").read()
+    first, second = grade(source), grade(source)
+    assert [r.to_json() for r in first] == [r.to_json() for r in second]
+
+
+def test_points_total_20():
+    assert graders.load_grader(GID).max_points == 20
+
+
+def test_reference_in_notebook_passes_and_stub_says_not_implemented():
+    from kit.answers import reference_solutions, notebook_of
+    import nbformat
+    ref = reference_solutions()[GID]
+    assert all(r.passed for r in grade(ref))
+    nb = nbformat.read(notebook_of(GID), as_version=4)
+    cell = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == GID)
+    stub = re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION\n",
+                  lambda m: m.group(1) + "raise NotImplementedError()\n", cell.source + "\n",
+                  flags=re.S)
+    assert "NotImplementedError" in stub and "dist.barrier" not in stub
+    for r in grade(stub):
+        assert not r.passed and "not implemented yet" in r.message, r
+
+
+def test_hang_is_reported_by_cause_not_by_timeout():
+    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "wrong_state_dict_rank0_only.py")).read()
+    results = grade(source)
+    for r in results:
+        assert r.message.startswith("hang:"), r.message
+        assert "model_state = model.state_dict()" in r.message   # the student's own line
+        assert "no progress for" not in r.message                 # not the last-resort guard
+
+
+def test_offload_to_cpu_on_cpu_gets_a_hint():
+    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read()
+    source = source.replace("FullStateDictConfig(offload_to_cpu=False, rank0_only=True)",
+                            "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)")
+    results = grade(source)
+    assert any("offload_to_cpu=False" in r.message for r in results if not r.passed)
+
+
+def test_held_write_makes_the_missing_barrier_fail_at_every_world_size():
+    """The race is made deterministic: every save scenario reports the early return."""
+    from ch13lib import fsdp_ckpt
+    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "wrong_no_barrier.py")).read()
+    mod = types.ModuleType("nb_answer")
+    exec(compile(source, "<answer cell fsdp_checkpoint>", "exec"), mod.__dict__)
+    for world in (2, 3, 4):
+        with tempfile.TemporaryDirectory() as d:
+            run = fsdp_ckpt.run_save(mod.save_checkpoint, d, world=world)
+            assert run.error is None
+            assert all(run.incomplete[r] for r in range(1, world)), run.incomplete
+            assert run.incomplete[0] is None
+
+
+def test_world_catches_a_collective_only_rank0_calls():
+    import torch
+    import torch.distributed as dist
+    from ch13lib.fsdp_world import WorldError, run_world
+
+    def fn(w):
+        w.sync()
+        with w.phase("demo"):
+            if dist.get_rank() == 0:
+                dist.all_reduce(torch.ones(2))
+    with pytest.raises(WorldError) as e:
+        run_world(3, fn)
+    assert e.value.kind == "hang"
+    assert "rank 0 called all_reduce" in e.value.message
+    assert "rank 1 returned from demo after only 0 collective(s)" in e.value.message
+
+
+def test_self_check_prints_and_stands_aside_while_grading(monkeypatch):
+    from ch13lib import fsdp_ckpt
+    mod = types.ModuleType("nb_answer")
+    exec(open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read(), mod.__dict__)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert fsdp_ckpt.self_check(mod.save_checkpoint, mod.load_checkpoint, load_world=3)
+    assert "✘" not in out.getvalue() and out.getvalue().count("✔") >= 6
+
+    def stub(*a, **k):
+        raise NotImplementedError()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert not fsdp_ckpt.self_check(stub, stub)
+    assert "not implemented yet" in out.getvalue()
+
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fsdp_ckpt.self_check(stub, stub)
+    assert len(out.getvalue().strip().splitlines()) == 1
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+        return torch.cuda.is_available() and torch.distributed.is_nccl_available()
+    except Exception:       # noqa: BLE001
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU and NCCL")
+def test_gpu_reference_passes_and_no_barrier_fails_on_nccl():
+    for name, want_full in (("right_reference.py", True), ("wrong_raw_sharded_optim.py", False)):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "results.jsonl")
+            subprocess.run([sys.executable, "-m", "graders", GID,
+                            os.path.join(ROOT, "tests", "catalogue", GID, name), out, "--gpu"],
+                           cwd=ROOT, check=True, timeout=300)
+            rows = [json.loads(line) for line in open(out)][1:]
+            assert (sum(r["points"] for r in rows) == 20) == want_full, rows

@@ -1,0 +1,185 @@
+"""Direct tests of the word_count grader (Ray MapReduce): every catalogue file gets its declared
+verdict and messages, verdicts are reproducible, the notebook's reference passes, the stub is
+reported as not implemented, and the public self-check tells right from wrong.
+
+One Ray cluster serves the whole module (the grader's ``keep_cluster``), as one grading process
+does. Files whose wrong solution makes a barrier wait out its hang guard are marked slow.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CATALOGUE = os.path.join(ROOT, "tests", "catalogue", "word_count")
+FILES = sorted(glob.glob(os.path.join(CATALOGUE, "*.py")))
+# Wrong solutions that never get two tasks in flight: the barrier's hang guard (20 s) runs out.
+SLOW = {"wrong_sequential_maps.py", "wrong_single_map_task.py", "wrong_partition_constant.py",
+        "wrong_streaming_double_count.py"}
+
+
+def header(path: str) -> tuple[str, list[str]]:
+    verdict, messages = "", []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            m = re.match(r"#\s*(verdict|message):\s*(.*\S)", line)
+            if m and m.group(1) == "verdict":
+                verdict = m.group(2)
+            elif m:
+                messages.append(m.group(2))
+    return verdict, messages
+
+
+@pytest.fixture(scope="module")
+def grader():
+    sys.path.insert(0, ROOT)
+    from graders import load_grader
+    g = load_grader("word_count")
+    g.keep_cluster = True
+    yield g
+    g.keep_cluster = False
+    from ch13lib.mapreduce import stop_local_ray
+    stop_local_ray()
+
+
+def grade(grader, source: str):
+    return list(grader.run(source))
+
+
+def reference_source() -> str:
+    from kit.answers import reference_solutions
+    return reference_solutions()["word_count"]
+
+
+def stub_source() -> str:
+    """The release's version of the answer cell: each solution region becomes a stub."""
+    from kit.answers import answer_cells
+    import nbformat
+    nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "04_mapreduce.ipynb"), as_version=4)
+    source = answer_cells(nb)["word_count"].source
+    return re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n",
+                  lambda m: m.group(1) + "raise NotImplementedError()\n", source + "\n", flags=re.M | re.S)
+
+
+def test_catalogue_size():
+    names = [os.path.basename(f) for f in FILES]
+    assert sum(n.startswith("right_") for n in names) >= 4
+    assert sum(n.startswith("wrong_") for n in names) >= 8
+    for f in FILES:
+        verdict, messages = header(f)
+        assert verdict in ("pass", "fail"), f
+        assert (verdict == "fail") == bool(messages), f
+        assert (verdict == "pass") == os.path.basename(f).startswith("right_"), f
+
+
+@pytest.mark.parametrize("path", [pytest.param(f, id=os.path.basename(f), marks=[pytest.mark.slow]
+                                               if os.path.basename(f) in SLOW else [])
+                                  for f in FILES])
+def test_catalogue_file(grader, path):
+    verdict, messages = header(path)
+    with open(path, encoding="utf-8") as f:
+        results = grade(grader, f.read())
+    failed = [r for r in results if not r.passed]
+    feedback = "\n".join(r.message for r in failed).lower()
+    if verdict == "pass":
+        assert not failed, [(r.test, r.message) for r in failed]
+    else:
+        assert failed, "a wrong solution got full marks"
+        for message in messages:
+            assert message.lower() in feedback, (message, [(r.test, r.message) for r in failed])
+
+
+def test_reference_from_notebook_passes_and_points_match(grader):
+    import nbformat
+    from kit.answers import hidden_test_cells
+    results = grade(grader, reference_source())
+    assert all(r.passed for r in results), [(r.test, r.message) for r in results if not r.passed]
+    nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "04_mapreduce.ipynb"), as_version=4)
+    assert hidden_test_cells(nb)["word_count"].metadata["nbgrader"]["points"] == grader.max_points == 20
+
+
+def test_stub_is_not_implemented(grader):
+    results = grade(grader, stub_source())
+    assert results and all(not r.passed for r in results)
+    assert all("not implemented yet" in r.message for r in results), [r.message for r in results]
+
+
+@pytest.mark.parametrize("name", ["wrong_no_retries.py", "wrong_round_robin_overwrite.py", "wrong_builtin_hash.py"])
+def test_same_verdict_twice(grader, name):
+    with open(os.path.join(CATALOGUE, name), encoding="utf-8") as f:
+        source = f.read()
+    first = [r.to_json() for r in grade(grader, source)]
+    second = [r.to_json() for r in grade(grader, source)]
+    assert first == second
+
+
+@pytest.mark.slow
+def test_reference_same_verdict_twice(grader):
+    source = reference_source()
+    assert [r.to_json() for r in grade(grader, source)] == [r.to_json() for r in grade(grader, source)]
+
+
+def test_crash_schedule_is_fixed_and_kills_after_output():
+    sys.path.insert(0, ROOT)
+    from graders import word_count as wc
+    first, second = wc._schedule(), wc._schedule()
+    assert first == second
+    deaths = [(m, r) for _, _, _, m, r in first for f in (m, r) for t, (a, _) in f.items() if a == "exit"]
+    raises = [1 for _, _, _, m, r in first for f in (m, r) for t, (a, _) in f.items() if a == "raise"]
+    assert len(deaths) >= 4 and raises
+    for _, _, _, map_faults, _ in first:
+        for record, (_, after) in map_faults.items():
+            assert 0 < after < len(record.split()), "a map death must come after some output"
+
+
+def run_self_check(source: str, capsys) -> tuple[bool, str]:
+    from ch13lib.mapreduce import self_check
+    namespace = {"__name__": "notebook_namespace"}
+    exec(compile(source, "<notebook cell>", "exec"), namespace)
+    ok = self_check(namespace)
+    return ok, capsys.readouterr().out
+
+
+def test_self_check_passes_reference(grader, capsys):
+    ok, out = run_self_check(reference_source(), capsys)
+    assert ok, out
+    assert "✘" not in out and out.count("✔") >= 8
+
+
+def test_self_check_reports_stub_and_wrong(grader, capsys):
+    ok, out = run_self_check(stub_source(), capsys)
+    assert not ok and "not implemented yet" in out
+    with open(os.path.join(CATALOGUE, "wrong_builtin_hash.py"), encoding="utf-8") as f:
+        ok, out = run_self_check(f.read(), capsys)
+    assert not ok and "✘ partition gives the same answer" in out and "stable hash" in out
+    with open(os.path.join(CATALOGUE, "wrong_no_retries.py"), encoding="utf-8") as f:
+        ok, out = run_self_check(f.read(), capsys)
+    assert not ok and "WorkerCrashedError" in out
+
+
+def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
+    from ch13lib.mapreduce import self_check
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert self_check({}) is True
+    assert len(capsys.readouterr().out.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_sandboxed_runner_grades_reference():
+    """As autograde does: `python -m graders` under kit.sandbox (user nobody when root, private
+    HOME and TMPDIR, no network), Ray included; no Ray process is left behind."""
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from kit.grading import grade_cell\n"
+            "from kit.answers import reference_solutions\n"
+            "v = grade_cell('word_count', reference_solutions()['word_count'])\n"
+            "print(sum(r['points'] for r in v.results), v.problem)\n") % ROOT
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "20.0", out.stdout + out.stderr[-2000:]
