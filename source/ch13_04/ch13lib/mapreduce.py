@@ -48,9 +48,10 @@ def start_local_ray(num_cpus: int = 2, object_store_mb: int = 80):
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     if ray.is_initialized():
         return ray
-    # Short, fresh, private: Unix socket paths must stay under ~100 characters, and HOME may be
-    # a read-only or temporary directory.
-    _temp_dir = tempfile.mkdtemp(prefix="ch13ray-", dir="/tmp")
+    # Short, fresh, private: Ray's Unix socket paths must stay under ~100 characters, and HOME may
+    # be read-only or temporary. A sandbox's own short TMPDIR is used (and cleaned) where it has one.
+    base = tempfile.gettempdir()
+    _temp_dir = tempfile.mkdtemp(prefix="ch13ray-", dir=base if len(base) <= 40 else "/tmp")
     ray.init(
         num_cpus=num_cpus,
         include_dashboard=False,
@@ -212,7 +213,7 @@ def self_check(namespace: dict) -> bool:
 
     folder = tempfile.mkdtemp(prefix="ch13wc-")
     probe = DieOnce(corpus[3], 2, folder, os.getpid())
-    done, got = attempt("run_mapreduce with a worker that dies",
+    done, got = attempt("run_mapreduce with a worker that dies (retry the task: @ray.remote(max_retries=3))",
                         lambda: run_mapreduce(corpus, probe, reference_reduce_fn, 2, 2))
     if done:
         died = os.path.exists(os.path.join(folder, "died"))
