@@ -9,6 +9,9 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("HYPOTHESIS_PROFILE", "grading")
+# Tests import graders in this process: numba must pick its CUDA simulator before its first import.
+if os.environ.get("CH13_DEVICE") != "gpu":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 from kit.course import Course  # noqa: E402
 from kit.release import generate  # noqa: E402

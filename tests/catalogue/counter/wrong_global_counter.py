@@ -1,6 +1,6 @@
 # verdict: fail
-# message: an update was lost
-# why: the chapter's module-level counter, but the lock only guards the loop setup, not the +=
+# message: two counters share their count
+# why: the chapter's module-level counter kept as SafeCounter's state, with an unlocked +=
 import threading
 
 lock = threading.Lock()

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: torch.nn.functional.pad for the padding, an explicit 2-D (W, c) view of the gathered result
+# why: torch.nn.functional.pad for the padding, gathers into 1-D and reads it back through a (W, c) view
 import torch
 import torch.nn.functional as F
 
@@ -11,6 +11,7 @@ def rs_ag_all_reduce(tensor: torch.Tensor, comm) -> None:
     x = F.pad(tensor.reshape(-1), (0, W * c - n))
     piece = torch.zeros(c, dtype=x.dtype, device=x.device)
     comm.reduce_scatter_tensor(piece, x.contiguous())
-    gathered = torch.zeros(W, c, dtype=x.dtype, device=x.device)
+    gathered = torch.zeros(W * c, dtype=x.dtype, device=x.device)
     comm.all_gather_into_tensor(gathered, piece)
-    tensor.view(-1).copy_(gathered.reshape(-1)[:n])
+    rows = gathered.view(W, c)
+    tensor.view(-1).copy_(rows.reshape(-1)[:n])
