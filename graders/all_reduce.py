@@ -31,6 +31,19 @@ def cases(draw, *, max_world: int = 8) -> Case:
                 draw(st.integers(0, 2 ** 16)))
 
 
+def grid() -> list[Case]:
+    """A fixed grid before hypothesis: every world size 1-8 with n = 1, W-1, W, W+1, 2W+3, 37 elements
+    (even and uneven splits, fewer elements than ranks), dtypes and policies taken in turn."""
+    out, k = [], 0
+    shapes = lambda w: [(1,), (max(w - 1, 1),), (w,), (w + 1,), (2 * w + 3,), (37,)]
+    for w in range(1, 9):
+        for shape in dict.fromkeys(shapes(w)):
+            out.append(Case(w, shape, ["float32", "float64", "int64"][k % 3], 100 + k,
+                            ["stay", "round_robin", "random"][k % 3], k))
+            k += 1
+    return out
+
+
 def _function(answer: Answer):
     module = answer.module
     fn = getattr(module, FN, None)
@@ -64,6 +77,8 @@ def sums_on_simulator(answer: Answer) -> None:
     """Every rank holds the elementwise sum: hypothesis over world sizes 1-8, shapes, dtypes, schedules."""
     fn = _function(answer)
     smoke(fn)
+    for case in grid():
+        sim_check(fn, case)
 
     @settings(max_examples=EXAMPLES)
     @given(case=cases())

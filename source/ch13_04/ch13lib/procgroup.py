@@ -410,6 +410,12 @@ class SimWorld:
                             f"{output.numel()} elements: the {'input' if big is input else 'output'} must hold "
                             f"exactly world_size × {small.numel()} = {w * small.numel()} elements "
                             f"(pad the tensor to a multiple of world_size first)")
+        if small.dim() == 0 or tuple(big.shape) != (w * small.shape[0], *small.shape[1:]):
+            want = (w * small.shape[0], *small.shape[1:]) if small.dim() else "(a 0-d tensor cannot be split)"
+            self._error(me, f"rank {me} called {name} with input of shape {tuple(input.shape)} and output of "
+                            f"shape {tuple(output.shape)}: the {'input' if big is input else 'output'} must be "
+                            f"the world_size pieces concatenated along dim 0, shape {want} (gloo accepts only "
+                            f"that form; flatten to 1-D tensors to be safe)")
         if input.dtype != output.dtype:
             self._error(me, f"rank {me} called {name} with input {input.dtype} and output {output.dtype}: use one dtype")
         with self._cv:
