@@ -147,8 +147,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     course = Course(args.course)
     runs = grade_class(course, args.student, jobs=args.jobs, force=args.force, timeout=args.timeout)
-    from kit.report import score_table
+    from kit.report import score_table, write_html
     print(score_table(course, runs))
+    print("report:", write_html(course, runs, course.path("report.html")))
     return 0 if all(r.ok for r in runs) else 1
 
 

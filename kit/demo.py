@@ -28,7 +28,7 @@ from kit import ASSIGNMENT, ROOT
 from kit.answers import answer_cells, hidden_test_cells, reference_solutions
 from kit.classrun import grade_class
 from kit.course import Course
-from kit.report import score_table
+from kit.report import score_table, write_html
 
 CATALOGUE = os.path.join(ROOT, "tests", "catalogue")
 
@@ -121,7 +121,8 @@ def main(argv=None) -> int:
     course.nbgrader("export", "--to", course.path("grades.csv"), check=False)
     print(f"5/5 scores ({time.perf_counter() - t0:.0f} s in all)\n")
     print(score_table(course, runs))
-    print(f"\nfeedback: {course.path('feedback')}\nLMS export: {course.path('grades.csv')}")
+    report = write_html(course, runs, course.path("report.html"))
+    print(f"\nreport: {report}\nfeedback: {course.path('feedback')}\nLMS export: {course.path('grades.csv')}")
     return 0
 
 

@@ -1,25 +1,73 @@
-"""Find and kill every process of one grading job, daemons included (Ray's raylet, gloo ranks...).
+"""Find, measure and kill every process of one grading job, daemons included (Ray's raylet, gloo ranks...).
 
-Each job's processes carry ``CH13_JOB=<token>`` in their environment (inherited by every child,
-even one that starts its own session), so one scan of /proc finds them all. A student's whole
-autograde run carries ``CH13_JOB_STUDENT=<token>`` as well, which its graders and kernel inherit.
+Two ways to know a job's processes, used together:
+
+- As root (CI, a grading container) each job runs under its OWN unprivileged uid (:func:`job_uid`,
+  no passwd entry needed). Every process with that real uid belongs to the job, whatever it did to
+  its environment, session or process group, and one ``kill(-1, SIGKILL)`` made AS that uid kills
+  them all at once (the kernel walks the task list under a lock: a fork bomb cannot outrun it).
+  Per-job uids also mean one job's RLIMIT_NPROC is not shared with the others, and a job cannot
+  signal, trace or read the files of another.
+- Everywhere, each job's processes carry ``CH13_JOB=<token>`` in their environment (inherited by
+  every child, even one that starts its own session), so one scan of /proc finds them. This is the
+  only way without root; a process that re-execs itself with a cleared environment escapes it
+  (docs/sandbox.md, "Fallback"). A student's whole autograde run carries ``CH13_JOB_STUDENT=<token>``
+  as well, which its graders and kernel inherit.
+
+:class:`Watchdog` polls a running job's memory (the sum of its processes' resident sets) and kills
+the job when it passes a limit: the per-process limits of kit/sandbox.py cannot bound a job of many
+processes, and RLIMIT_AS would break Ray, torch and numba (they reserve far more address space than
+they use).
 """
 from __future__ import annotations
 
 import os
 import signal
+import threading
 import uuid
+
+UID_BASE = 200_000          # per-job uids: UID_BASE .. UID_BASE + UID_SPAN - 1 (no passwd entry)
+UID_SPAN = 1_000_000
+DEFAULT_JOB_MEMORY_MB = int(os.environ.get("CH13_JOB_MEMORY_MB", "6144"))
 
 
 def new_token() -> str:
     return uuid.uuid4().hex
 
 
-def job_pids(token: str) -> list[int]:
+def job_uid(token: str) -> int:
+    """The unprivileged uid a job runs as when the kit runs as root (derived from its token)."""
+    return UID_BASE + int(token[:12], 16) % UID_SPAN
+
+
+def sandbox_uid(token: str) -> int | None:
+    """The uid kit.sandbox gives the job: its own when we are root, else None (our own uid)."""
+    return job_uid(token) if os.geteuid() == 0 else None
+
+
+def _proc_uid(pid: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])       # the real uid
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def job_pids(token: str, uid: int | None = None) -> list[int]:
+    """Every process of the job: tagged with its token, or (when given) running as its uid."""
+    if not token:
+        return []
     needles = {f"CH13_JOB={token}".encode(), f"CH13_JOB_STUDENT={token}".encode()}
+    me = os.getpid()
     pids = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        if uid is not None and _proc_uid(entry) == uid:
+            pids.append(int(entry))
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
@@ -30,19 +78,86 @@ def job_pids(token: str) -> list[int]:
     return pids
 
 
-def kill_job(token: str) -> int:
-    """SIGKILL every process of the job; returns how many were still there."""
+def _kill_as(uid: int) -> None:
+    """kill(-1, SIGKILL) as ``uid``: every process of that uid dies in one sweep of the kernel."""
+    pid = os.fork()
+    if pid == 0:     # the child: become the job's uid (it can then signal only the job) and sweep
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            for _ in range(5):
+                try:
+                    os.kill(-1, signal.SIGKILL)     # never kills the caller itself
+                except ProcessLookupError:
+                    break
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def kill_job(token: str, uid: int | None = None) -> int:
+    """SIGKILL every process of the job; returns how many were found still running."""
     if not token:
         return 0
-    killed = 0
+    if uid is None:
+        uid = sandbox_uid(token)
+    found = 0
     for _ in range(5):      # a dying parent may have forked once more: sweep until none is left
-        pids = job_pids(token)
+        pids = job_pids(token, uid)
         if not pids:
             break
+        found += len(pids)
+        if uid is not None and os.geteuid() == 0:
+            _kill_as(uid)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
             except OSError:
                 pass
-    return killed
+    return found
+
+
+def job_rss(token: str, uid: int | None = None) -> int:
+    """Bytes resident in the job's processes (shared pages counted in each: an upper bound)."""
+    total = 0
+    for pid in job_pids(token, uid):
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+class Watchdog(threading.Thread):
+    """Kills a job whose processes together hold more than ``limit_mb`` MiB resident.
+
+    ``problem`` says why once it has fired (else ""); ``peak_mb`` is the largest total seen.
+    """
+
+    def __init__(self, token: str, uid: int | None = None, limit_mb: int | None = None,
+                 interval_s: float = 0.2) -> None:
+        super().__init__(daemon=True, name=f"ch13-watchdog-{token[:8]}")
+        self.token, self.uid = token, uid if uid is not None else sandbox_uid(token)
+        self.limit = (limit_mb or DEFAULT_JOB_MEMORY_MB) * 2**20
+        self.interval_s = interval_s
+        self.problem = ""
+        self.peak_mb = 0.0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval_s):
+            rss = job_rss(self.token, self.uid)
+            self.peak_mb = max(self.peak_mb, rss / 2**20)
+            if rss > self.limit:
+                self.problem = (f"your code used more than {self.limit // 2**20} MiB of memory "
+                                f"(all its processes together) and was stopped")
+                kill_job(self.token, self.uid)
+                return
+
+    def stop(self) -> str:
+        self._stop_event.set()
+        if self.is_alive() and self is not threading.current_thread():
+            self.join()
+        return self.problem
