@@ -79,6 +79,7 @@ def test_catalogues_are_big_enough():
         assert sum(n.startswith("right_") for n in names) >= 4, gid
 
 
+@pytest.mark.slow      # the module fixture grades all ~45 catalogue files: 30-60 s on a loaded 2-core machine
 @pytest.mark.parametrize("grade_id,path", ALL, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in ALL])
 def test_catalogue_entry_direct(graded, grade_id, path):
     verdict, messages = header(path)
@@ -94,6 +95,7 @@ def test_catalogue_entry_direct(graded, grade_id, path):
             assert r["passed"] or r["message"].strip(), f"{r['test']} failed without a message"
 
 
+@pytest.mark.slow
 def test_same_verdicts_on_a_second_run(graded, tmp_path):
     """Determinism: a fresh process gives the same results, messages and examples, for a sample."""
     for gid in GRADE_IDS:
@@ -280,19 +282,26 @@ def test_backend_selection_never_imports_numba():
 
 
 SELF_CHECK = textwrap.dedent(r"""
-    import os, sys
+    import contextlib, io, json, os, sys
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     sys.path.insert(0, os.path.join(sys.argv[1], "source", "ch13_04"))
-    src = open(sys.argv[2]).read()
-    g = {"__name__": "__main__"}
-    exec(compile(src, "<cell>", "exec"), g)
     from ch13lib import cuda_check as cc
-    gid = sys.argv[3]
-    fn = getattr(cc, "self_check_" + gid)
+    gid, out_path, paths = sys.argv[2], sys.argv[3], sys.argv[4:]
     kernel, launcher = {"vec_add": ("vec_add", "launch_vec_add"),
                         "vec_add_grid_stride": ("vec_add_grid_stride", "launch_vec_add_grid_stride"),
                         "tiled_matmul": ("tiled_matmul", "launch_tiled_matmul")}[gid]
-    fn(g[kernel], g[launcher])
+    results = {}
+    for path in paths:
+        g = {"__name__": "__main__"}
+        exec(compile(open(path).read(), "<cell>", "exec"), g)
+        for grading in (False, True):
+            os.environ["NBGRADER_EXECUTION"] = "autograde" if grading else ""
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                getattr(cc, "self_check_" + gid)(g[kernel], g[launcher])
+            results[f"{path}|{grading}"] = [out.getvalue(), err.getvalue()]
+    with open(out_path, "w") as f:
+        json.dump(results, f)
 """)
 
 
@@ -300,17 +309,21 @@ SELF_CHECK = textwrap.dedent(r"""
 def test_self_checks(grade_id, tmp_path):
     ref, stub = _reference_and_stub(grade_id)
     wrong = sorted(p for p in entries(grade_id) if "wrong_" in p)[0]
-    outputs = {}
+    paths = {}
     for name, src in [("ref", ref), ("stub", stub), ("wrong", open(wrong).read())]:
-        path = tmp_path / f"{name}.py"
-        path.write_text(src)
+        paths[name] = tmp_path / f"{name}.py"
+        paths[name].write_text(src)
+    out_path = tmp_path / "out.json"
+    proc = subprocess.run([PY, "-c", SELF_CHECK, ROOT, grade_id, str(out_path), *map(str, paths.values())],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out_path.read_text())
+    outputs = {}
+    for name, path in paths.items():
         for grading in (False, True):
-            env = {**os.environ, "NBGRADER_EXECUTION": "autograde" if grading else ""}
-            proc = subprocess.run([PY, "-c", SELF_CHECK, ROOT, str(path), grade_id], capture_output=True,
-                                  text=True, timeout=300, env=env)
-            assert proc.returncode == 0, proc.stderr[-2000:]
-            assert proc.stderr == "", proc.stderr
-            outputs[name, grading] = proc.stdout
+            stdout, stderr = res[f"{path}|{grading}"]
+            assert stderr == "", stderr
+            outputs[name, grading] = stdout
     assert "All self-checks passed" in outputs["ref", False] and "✘" not in outputs["ref", False]
     assert "not implemented yet" in outputs["stub", False]
     assert "✘" in outputs["wrong", False] and "Replay it" in outputs["wrong", False]

@@ -1,0 +1,187 @@
+"""GPU check of notebook 02: vec_add, vec_add_grid_stride and tiled_matmul on real CUDA.
+
+On a machine with a CUDA GPU:
+1. grades, for each of the three grade_ids, the notebook's reference solution and two wrong
+   answers from the catalogue with the GPU path of the graders (`python -m graders --gpu`, as
+   autograde --gpu runs it): the reference must get full marks, the wrong ones must not;
+2. runs the reference kernels directly on cupy device arrays and prints figures: vecAdd and the
+   grid-stride vecAdd on a large array, as effective bandwidth (3 arrays moved) against a
+   device-to-device copy (2 arrays moved) measured in the same run; the tiled matmul against
+   cupy's cuBLAS matmul, results checked exactly.
+Without a GPU it prints "no GPU: skipped" and returns 0.
+
+    .venv/bin/python gpu/check_vec_add.py [--no-sandbox] [--n 67108864]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import sys
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+
+GRADE_IDS = ["vec_add", "vec_add_grid_stride", "tiled_matmul"]
+WRONG = {   # two realistic wrong answers per exercise, graded on the GPU
+    "vec_add": ["wrong_blocks_floor", "wrong_thread_idx_only"],
+    "vec_add_grid_stride": ["wrong_no_loop", "wrong_stride_block_width"],
+    "tiled_matmul": ["wrong_tile_loaded_once", "wrong_swapped_tile_index"],
+}
+
+
+def gpu_ready() -> str:
+    """'' when a CUDA GPU is usable from cupy and numba, else the reason it is not."""
+    from ch13lib.cuda_env import gpu_present
+    if not gpu_present():
+        return "no nvidia-smi or libcuda on this machine"
+    try:
+        import cupy as cp
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            return "cupy sees no CUDA device"
+    except Exception as e:      # noqa: BLE001
+        return f"cupy cannot reach a GPU ({type(e).__name__}: {e})"
+    return ""
+
+
+def reference(grade_id: str) -> str:
+    import nbformat
+    from kit.answers import answer_cells, notebook_of
+    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
+    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
+
+
+def load(source: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def grade_on_gpu(sandbox: bool) -> bool:
+    from kit.grading import grade_cell
+    ok = True
+    print("1. grading on the GPU (python -m graders --gpu)")
+    for gid in GRADE_IDS:
+        cases = [("reference", reference(gid), True)]
+        for name in WRONG[gid]:
+            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
+                cases.append((name, f.read(), False))
+        for name, src, should_pass in cases:
+            v = grade_cell(gid, src, gpu=True, sandbox=sandbox)
+            got = sum(r["points"] for r in v.results)
+            total = sum(r["max_points"] for r in v.results)
+            right = (got == total) if should_pass else (got < total)
+            ok &= right
+            print(f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g}"
+                  + (f"  [{v.problem}]" if getattr(v, "problem", "") else ""))
+            for r in v.results:
+                if not r["passed"]:
+                    print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
+    return ok
+
+
+def _time(fn, reps: int = 10) -> float:
+    """Median seconds of fn() over reps runs, timed with CUDA events after a warm-up."""
+    import cupy as cp
+    fn()
+    cp.cuda.runtime.deviceSynchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return statistics.median(times)
+
+
+def figures(n: int) -> bool:
+    import cupy as cp
+    from numba import cuda
+    ok = True
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    sms = props["multiProcessorCount"]
+    print(f"2. figures on {props['name'].decode() if isinstance(props['name'], bytes) else props['name']} "
+          f"({sms} SMs), n = {n:,} float32")
+    va = load(reference("vec_add"), "ref_vec_add")
+    gs = load(reference("vec_add_grid_stride"), "ref_vec_add_grid_stride")
+    mm = load(reference("tiled_matmul"), "ref_tiled_matmul")
+
+    a = cp.arange(n, dtype=cp.float32) % 251
+    b = cp.arange(n, dtype=cp.float32) % 13
+    c = cp.empty_like(a)
+    dst = cp.empty_like(a)
+    nbytes = a.nbytes
+    t_copy = _time(lambda: dst.__setitem__(Ellipsis, a))
+    copy_bw = 2 * nbytes / t_copy / 1e9
+    print(f"   device-to-device copy      : {t_copy * 1e3:8.3f} ms  {copy_bw:8.1f} GB/s (2 arrays moved)")
+
+    tpb = 256
+    blocks = (n + tpb - 1) // tpb
+    t_va = _time(lambda: va.vec_add[blocks, tpb](a, b, c, n))
+    good = bool(cp.array_equal(c, a + b))
+    ok &= good
+    bw = 3 * nbytes / t_va / 1e9
+    print(f"   vec_add[{blocks}, {tpb}]    : {t_va * 1e3:8.3f} ms  {bw:8.1f} GB/s (3 arrays) "
+          f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}")
+
+    c.fill(0)
+    g_blocks = 4 * sms
+    t_gs = _time(lambda: gs.vec_add_grid_stride[g_blocks, tpb](a, b, c, n))
+    good = bool(cp.array_equal(c, a + b))
+    ok &= good
+    bw = 3 * nbytes / t_gs / 1e9
+    print(f"   vec_add_grid_stride[{g_blocks}, {tpb}]: {t_gs * 1e3:8.3f} ms  {bw:8.1f} GB/s "
+          f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}")
+
+    for m, k, nn in [(1024, 1024, 1024), (1000, 333, 777)]:
+        A = ((cp.arange(m * k, dtype=cp.float32).reshape(m, k) * 5 + 3) % 7 - 3).astype(cp.float32)
+        B = ((cp.arange(k * nn, dtype=cp.float32).reshape(k, nn) * 3 + 1) % 5 - 2).astype(cp.float32)
+        C = cp.empty((m, nn), dtype=cp.float32)
+        T = mm.TILE
+        grid = ((nn + T - 1) // T, (m + T - 1) // T)
+        t_mm = _time(lambda: mm.tiled_matmul[grid, (T, T)](A, B, C), reps=5)
+        want = A @ B
+        t_blas = _time(lambda: A @ B, reps=5)
+        good = bool(cp.array_equal(C, want))
+        ok &= good
+        flops = 2 * m * k * nn
+        print(f"   tiled_matmul {m}x{k} @ {k}x{nn}: {t_mm * 1e3:8.3f} ms  {flops / t_mm / 1e9:8.1f} GFLOP/s; "
+              f"cuBLAS {flops / t_blas / 1e9:8.1f} GFLOP/s; result {'exact' if good else 'WRONG'}")
+    # the launcher contract on the GPU: numpy in, numpy out
+    import numpy as np
+    x = np.arange(1_000_003, dtype=np.float32)
+    good = bool(np.array_equal(va.launch_vec_add(x, x, 256), x + x))
+    ok &= good
+    print(f"   launch_vec_add on numpy arrays (n=1,000,003): {'exact' if good else 'WRONG'}")
+    cuda.synchronize()
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--no-sandbox", action="store_true")
+    ap.add_argument("--n", type=int, default=1 << 26)
+    ap.add_argument("--skip-grading", action="store_true")
+    args = ap.parse_args(argv)
+    why = gpu_ready()
+    if why:
+        print(f"no GPU: skipped ({why})")
+        return 0
+    os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    ok = True
+    if not args.skip_grading:
+        ok &= grade_on_gpu(sandbox=not args.no_sandbox)
+    ok &= figures(args.n)
+    print("GPU check " + ("passed" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
