@@ -17,6 +17,7 @@ import datetime
 import json
 import linecache
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,9 @@ def own_traceback(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     own = [f for f in frames if f.filename.startswith("<answer cell")] or frames[-1:]
     lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own]
-    return "\n".join(lines + [f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"])
+    text = "\n".join(lines + [f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"])
+    # Addresses and ports change from run to run; the feedback must not.
+    return re.sub(r"\[?\d+\.\d+\.\d+\.\d+\]?:\d+", "<address>", text)
 
 
 class DistComm:
