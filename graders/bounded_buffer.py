@@ -41,10 +41,12 @@ assert [buf.get(), buf.get()] == ["c", None], "items must come out in the order 
 assert len(buf) == 0, f"after taking everything out, len is {len(buf)}, expected 0"
 ''')]
 
-HINT_WAKE = ("blocked_at_exit", "Threads wait for ever although the buffer changed: with ONE condition "
+WAKE = ("Threads wait for ever although the buffer changed: with ONE condition "
                                 "shared by producers and consumers, notify() may wake a thread of the "
                                 "wrong kind, which goes back to sleep; use notify_all(), or two "
                                 "conditions (not_full, not_empty). Every put/get must notify.")
+HINT_WAKE = ("blocked_at_exit", WAKE)
+HINT_WAKE_MAIN = ("deadlock", WAKE)
 HINT_WHILE = ("exception", "A thread woke up and went on although the buffer was empty (or full) again: "
                            "another thread got there first. Re-check in a `while` loop around wait().")
 
@@ -64,7 +66,7 @@ for t in threads:
 for t in threads:
     t.join()
 assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
-''', hints=(HINT_WAKE, HINT_WHILE)),
+''', hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE)),
     Scenario("capacity 1, two producers then two consumers", '''
 buf = m.BoundedBuffer(1)
 got = []
@@ -80,7 +82,7 @@ for t in threads:
 for t in threads:
     t.join()
 assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
-''', hints=(HINT_WAKE, HINT_WHILE)),
+''', hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE)),
 ]
 
 

@@ -66,7 +66,7 @@ assert threads_started() >= 1, "no thread was started: the work must run in work
 assert len(counters) == 1, (f"the increments went to {{len(counters)}} different SafeCounter objects: "
                             f"all workers must share ONE counter")
 ''', hints=(("check", "Tip: make one SafeCounter, start all the threads, then join all of them, "
-                      "then read counter.value."),))
+                      "then read counter.value."),), early_timeouts=True)
 
 
 FIRST_SCHEDULE = Scenario("count_with_threads(3, 1) starts 3 threads", '''

@@ -49,6 +49,42 @@ for _ in range(5):
     pool.release(r)
 assert make.made <= 2, (f"the factory was called {make.made} times for a pool of size 2: make at "
                         f"most `size` resources and reuse released ones")
+''', hints=(("deadlock", "Too serial: one thread could not take the second resource of a pool of size 2. "
+                         "The pool must let `size` resources out at once (a lock held from acquire() "
+                         "to release() lets only one out)."),)),
+    Scenario("acquire(timeout) raises TimeoutError when all are out", '''
+pool = m.ConnectionPool(1, factory=new_factory())
+r = pool.acquire()
+try:
+    got = pool.acquire(timeout=0.25)
+except TimeoutError:
+    pass
+else:
+    raise AssertionError(f"acquire(timeout=0.25) with every resource out returned {got!r}: "
+                         f"it must raise TimeoutError")
+assert pool.available == 0, f"after a timed-out acquire, available={pool.available}, expected 0"
+pool.release(r)
+r = pool.acquire(timeout=0.25)
+pool.release(r)
+''', hints=(("deadlock", "acquire(timeout=...) never gave up: pass the timeout on to the blocking "
+                         "call (Semaphore.acquire(timeout=...) returns False when it expires) and "
+                         "raise TimeoutError then."),)),
+
+    Scenario("connection() releases after the body, also when it raises", '''
+pool = m.ConnectionPool(2, factory=new_factory())
+with pool.connection() as conn:
+    assert conn is not None, "`with pool.connection() as conn` gave conn=None: yield the resource"
+    assert pool.available == 1, f"inside `with pool.connection()`, available={pool.available}, expected 1"
+assert pool.available == 2, f"after the with block, available={pool.available}, expected 2"
+for _ in range(3):
+    try:
+        with pool.connection(timeout=1.0):
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    assert pool.available == 2, (f"after a with block whose body raised, available={pool.available}, not 2: "
+                                 f"the permit leaked. Release in a `finally` (the chapter's "
+                                 f"`sem.acquire() ... sem.release()` leaks a permit whenever the body raises)")
 '''),
     Scenario("a refused release changes nothing", '''
 pool = m.ConnectionPool(1, factory=new_factory())
@@ -74,43 +110,11 @@ try:
 except TimeoutError:
     pass
 else:
-    raise AssertionError(f"a refused release let a second resource out of a pool of size 1 ({a!r}, {b!r})")
+    raise AssertionError(f"a pool of size 1 let a second resource out ({a!r}, {b!r}): some release "
+                         f"(or a refused one) gave back a permit it never took")
 pool.release(a)
 ''', hints=(("check", "release() must check that the resource is checked out right now (not just "
-                      "that it came from this pool) before giving a permit back."),)),
-    Scenario("connection() releases after the body, also when it raises", '''
-pool = m.ConnectionPool(2, factory=new_factory())
-with pool.connection() as conn:
-    assert conn is not None, "`with pool.connection() as conn` gave conn=None: yield the resource"
-    assert pool.available == 1, f"inside `with pool.connection()`, available={pool.available}, expected 1"
-assert pool.available == 2, f"after the with block, available={pool.available}, expected 2"
-for _ in range(3):
-    try:
-        with pool.connection():
-            raise KeyError("boom")
-    except KeyError:
-        pass
-assert pool.available == 2, (f"after 3 with blocks whose body raised, available={pool.available}, not 2: "
-                             f"release in a `finally` (the chapter's `sem.acquire() ... sem.release()` "
-                             f"leaks a permit whenever the body raises)")
-'''),
-    Scenario("acquire(timeout) raises TimeoutError when all are out", '''
-pool = m.ConnectionPool(1, factory=new_factory())
-r = pool.acquire()
-try:
-    got = pool.acquire(timeout=0.25)
-except TimeoutError:
-    pass
-else:
-    raise AssertionError(f"acquire(timeout=0.25) with every resource out returned {got!r}: "
-                         f"it must raise TimeoutError")
-assert pool.available == 0, f"after a timed-out acquire, available={pool.available}, expected 0"
-pool.release(r)
-r = pool.acquire(timeout=0.25)
-pool.release(r)
-''', hints=(("deadlock", "acquire(timeout=...) never gave up: pass the timeout on to the blocking "
-                         "call (Semaphore.acquire(timeout=...) returns False when it expires) and "
-                         "raise TimeoutError then."),)),
+                      "that it came from this pool), and give back exactly one permit, only then."),)),
 ]
 
 RACES = [

@@ -1,0 +1,52 @@
+# verdict: fail
+# message: must raise ValueError
+# why: release() never checks the resource: any object adds a permit
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable
+
+
+class ConnectionPool:
+    """At most `size` resources, each checked out by one thread at a time."""
+
+    def __init__(self, size: int, factory: Callable[[], Any] = object) -> None:
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self._size = size
+        self._factory = factory
+        self._slots = threading.Semaphore(size)   # one permit per resource that may be out
+        self._lock = threading.Lock()             # guards _free and _out
+        self._free = []                           # made and not checked out
+        self._out = {}                            # id(resource) -> resource, checked out
+
+    def acquire(self, timeout: float | None = None) -> Any:
+        if not self._slots.acquire(timeout=timeout):
+            raise TimeoutError(f"no resource became free within {timeout} s")
+        try:
+            with self._lock:
+                # a permit guarantees a resource: a free one, or room to make one
+                resource = self._free.pop() if self._free else self._factory()
+                self._out[id(resource)] = resource
+        except BaseException:
+            self._slots.release()                 # the factory failed: give the permit back
+            raise
+        return resource
+
+    def release(self, resource: Any) -> None:
+        with self._lock:
+            self._out.pop(id(resource), None)
+            self._free.append(resource)
+        self._slots.release()
+
+    @contextmanager
+    def connection(self, timeout: float | None = None):
+        resource = self.acquire(timeout)
+        try:
+            yield resource
+        finally:                                  # even when the body raises: no leaked permit
+            self.release(resource)
+
+    @property
+    def available(self) -> int:
+        with self._lock:
+            return self._size - len(self._out)

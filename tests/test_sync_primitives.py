@@ -1,0 +1,187 @@
+"""Direct tests of notebook 01's graders (counter, semaphore_pool, bounded_buffer, bank_transfer).
+
+Every catalogue file is graded in-process with ``graders.load_grader(gid).run(source)``: a
+``# verdict: pass`` file must get full marks, a ``# verdict: fail`` file must lose points with
+every ``# message:`` in its feedback. Verdicts must not change between runs. The scheduler itself
+is tested on tiny programs, including that a plain unlocked ``+=`` is caught with the public
+(release) budget and that a failure's schedule replays to the same failure.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import graders  # noqa: E402  (puts source/ch13_04 on sys.path)
+from ch13lib import sched, sync_checks  # noqa: E402
+
+GRADE_IDS = ["counter", "semaphore_pool", "bounded_buffer", "bank_transfer"]
+CATALOGUE = os.path.join(ROOT, "tests", "catalogue")
+
+
+def catalogue_files(gid):
+    return sorted(glob.glob(os.path.join(CATALOGUE, gid, "*.py")))
+
+
+def header(path):
+    text = open(path, encoding="utf-8").read()
+    verdict = re.search(r"^# verdict: (pass|fail)", text, re.M).group(1)
+    messages = re.findall(r"^# message: (.+)$", text, re.M)
+    assert re.search(r"^# why: .+", text, re.M), f"{path} has no '# why:' line"
+    return text, verdict, messages
+
+
+def grade(gid, source):
+    return list(graders.load_grader(gid).run(source))
+
+
+CASES = [(gid, path) for gid in GRADE_IDS for path in catalogue_files(gid)]
+
+
+@pytest.mark.parametrize("gid,path", CASES, ids=[f"{g}/{os.path.basename(p)}" for g, p in CASES])
+def test_catalogue_verdict(gid, path):
+    source, verdict, messages = header(path)
+    results = grade(gid, source)
+    earned = sum(r.points for r in results)
+    total = sum(r.max_points for r in results)
+    feedback = "\n".join(r.message + "\n" + r.example for r in results).lower()
+    if verdict == "pass":
+        assert earned == total, feedback
+    else:
+        assert earned < total, f"{path} should fail but got full marks"
+        for m in messages:
+            assert m.lower() in feedback, f"expected {m!r} in the feedback:\n{feedback}"
+
+
+@pytest.mark.parametrize("gid", GRADE_IDS)
+def test_catalogue_sizes(gid):
+    verdicts = [header(p)[1] for p in catalogue_files(gid)]
+    assert verdicts.count("fail") >= 8 and verdicts.count("pass") >= 4, verdicts
+
+
+@pytest.mark.parametrize("gid", GRADE_IDS)
+def test_points_match_notebook(gid):
+    nbformat = pytest.importorskip("nbformat")
+    from kit.answers import answer_cells, test_cells
+    nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "01_sync_primitives.ipynb"), as_version=4)
+    assert gid in answer_cells(nb)
+    points = test_cells(nb)[gid].metadata["nbgrader"]["points"]
+    assert points == graders.load_grader(gid).max_points
+
+
+@pytest.mark.parametrize("gid", GRADE_IDS)
+def test_reference_solution_passes(gid):
+    from kit.answers import reference_solutions
+    results = grade(gid, reference_solutions()[gid])
+    assert all(r.passed for r in results), [r.message for r in results if not r.passed]
+
+
+@pytest.mark.parametrize("name", ["wrong_unlocked_increment.py", "wrong_missing_join.py"])
+def test_same_verdict_twice(name):
+    source = open(os.path.join(CATALOGUE, "counter", name), encoding="utf-8").read()
+    first, second = grade("counter", source), grade("counter", source)
+    assert [(r.passed, r.message, r.example) for r in first] == \
+           [(r.passed, r.message, r.example) for r in second]
+
+
+def test_stub_says_not_implemented():
+    stub = ("import threading\nclass SafeCounter:\n    def __init__(self):\n        raise NotImplementedError()\n"
+            "    def increment(self):\n        raise NotImplementedError()\n"
+            "def count_with_threads(n_threads, n_increments):\n    raise NotImplementedError()\n")
+    results = grade("counter", stub)
+    assert not any(r.passed for r in results)
+    assert all("not implemented yet" in r.message for r in results), [r.message for r in results]
+
+
+# ---- the scheduler on its own ---------------------------------------------------------------
+
+UNLOCKED = """
+class SafeCounter:
+    def __init__(self):
+        self.value = 0
+    def increment(self):
+        self.value += 1
+"""
+
+
+def test_public_budget_catches_plain_unlocked_increment():
+    rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok and rep.failure.kind == "check"
+    assert rep.schedules <= 10, rep.schedules
+    story = rep.failure.story
+    # the lost update, told in the student's own line
+    assert "T1" in story and "T2" in story and "read self.value = 0" in story
+    assert story.count("wrote self.value = 1") >= 2
+
+
+def test_schedule_replays_to_the_same_failure():
+    rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
+    src = sched.Source(UNLOCKED, "<replayed>")
+    main = sched.scenario_main(src.load, sync_checks.COUNTER_SCENARIOS[0].code, sync_checks.HELPERS)
+    again = sched.replay(main, rep.failure.schedule, traced={src.filename}, quiet=True)
+    assert again is not None and again.message == rep.failure.message
+
+
+def test_deadlock_reports_the_cycle_with_lines():
+    src = """
+import threading
+a, b = threading.Lock(), threading.Lock()
+def one():
+    with a:
+        with b:
+            pass
+def two():
+    with b:
+        with a:
+            pass
+"""
+    code = """
+ts = [threading.Thread(target=m.one), threading.Thread(target=m.two)]
+for t in ts: t.start()
+for t in ts: t.join()
+"""
+    rep = sync_checks.run(src, sync_checks.Scenario("ab-ba", code), max_preemptions=2)
+    assert rep.failure is not None and rep.failure.kind == "deadlock"
+    assert "wait-for cycle" in rep.failure.message and "line 6: with b:" in rep.failure.message
+
+
+def test_busy_wait_is_a_livelock():
+    src = """
+class Flag:
+    def __init__(self):
+        self.up = False
+    def wait_up(self):
+        while not self.up:
+            pass
+"""
+    code = """
+f = m.Flag()
+t = threading.Thread(target=f.wait_up)
+t.start()
+t.join()
+"""
+    rep = sync_checks.run(src, sync_checks.Scenario("spin", code), max_preemptions=1, max_steps=2000)
+    assert rep.failure is not None and rep.failure.kind in ("livelock", "deadlock")
+
+
+def test_virtual_time_timeouts():
+    src = """
+import threading, time
+def slow_wait():
+    e = threading.Event()
+    t0 = time.monotonic()
+    ok = e.wait(timeout=30)
+    return ok, time.monotonic() - t0
+"""
+    holder = {}
+    code = "result = m.slow_wait()"
+    s = sched.Source(src, "<t>")
+    rep = sched.explore(sched.scenario_main(s.load, code), traced={s.filename},
+                        check=lambda r: holder.setdefault("r", r) and None)
+    assert rep.ok and holder["r"] == (False, 30.0)      # 30 virtual seconds, no real waiting
