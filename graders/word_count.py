@@ -635,6 +635,18 @@ def runs_in_ray_in_parallel(answer: Answer):
     if split:
         raise Fail(f"key {split[0]!r} was reduced in {len(by_key[split[0]])} different reduce tasks: a key "
                    "must go to exactly one reducer, partition(key, n_reduce).", replay)
+    by_task = collections.defaultdict(set)
+    for c in reduce_calls:
+        by_task[c["task"]].add(c["target"])
+    for keys in by_task.values():
+        parts = {module.partition(k, n_reduce) for k in keys}
+        if len(parts) > 1:
+            a, b = sorted(keys, key=lambda k: (module.partition(k, n_reduce), k))[0], \
+                sorted(keys, key=lambda k: (-module.partition(k, n_reduce), k))[0]
+            raise Fail(f"one reduce task reduced keys {a!r} and {b!r}, but partition() gives them "
+                       f"{module.partition(a, n_reduce)} and {module.partition(b, n_reduce)} (n_reduce="
+                       f"{n_reduce}): reduce task r must get exactly the pairs whose partition(key, "
+                       "n_reduce) == r.", replay)
     for kind, n in (("map", n_map), ("reduce", n_reduce)):
         proven, seen = report.get(kind, (False, 0))
         if not proven:
