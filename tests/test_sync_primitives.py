@@ -68,10 +68,10 @@ def test_catalogue_sizes(gid):
 @pytest.mark.parametrize("gid", GRADE_IDS)
 def test_points_match_notebook(gid):
     nbformat = pytest.importorskip("nbformat")
-    from kit.answers import answer_cells, test_cells
+    from kit.answers import answer_cells, hidden_test_cells
     nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "01_sync_primitives.ipynb"), as_version=4)
     assert gid in answer_cells(nb)
-    points = test_cells(nb)[gid].metadata["nbgrader"]["points"]
+    points = hidden_test_cells(nb)[gid].metadata["nbgrader"]["points"]
     assert points == graders.load_grader(gid).max_points
 
 

@@ -139,9 +139,11 @@ def _self_check(title: str, obj, scenarios, obj_name: str) -> bool:
     for sc in scenarios:
         rep = run(source, sc, filename="<your cell>", **PUBLIC_BUDGET)
         if rep.ok:
-            print(f"✔ {sc.name}  ({rep.schedules} schedules, every one with ≤{rep.max_preemptions} "
-                  f"preemption{'s' if rep.max_preemptions != 1 else ''}"
-                  f"{'' if rep.exhaustive else ' up to the budget'} + {rep.random_schedules} random)")
+            n = rep.schedules - rep.random_schedules
+            print(f"✔ {sc.name}  ({n} schedule{'s' if n != 1 else ''}: "
+                  f"{'all' if rep.exhaustive else 'the first'} with ≤{rep.max_preemptions} "
+                  f"deviation{'s' if rep.max_preemptions != 1 else ''} from the default order"
+                  f"{f', + {rep.random_schedules} random' if rep.random_schedules else ''})")
             continue
         ok = False
         msg, example = feedback(sc, rep.failure, obj_name)
@@ -268,21 +270,21 @@ assert (a.balance, b.balance) == (110, 90), (f"balances {a.balance}, {b.balance}
 ]
 
 
-def check_counter(SafeCounter, count_with_threads=None) -> bool:
+def check_counter(SafeCounter, count_with_threads=None) -> None:
     """Self-check of the `counter` cell (pass the class; the whole cell is re-run)."""
-    return _self_check("counter", SafeCounter, COUNTER_SCENARIOS, "SafeCounter")
+    _self_check("counter", SafeCounter, COUNTER_SCENARIOS, "SafeCounter")
 
 
-def check_pool(ConnectionPool) -> bool:
+def check_pool(ConnectionPool) -> None:
     """Self-check of the `semaphore_pool` cell."""
-    return _self_check("semaphore_pool", ConnectionPool, POOL_SCENARIOS, "ConnectionPool")
+    _self_check("semaphore_pool", ConnectionPool, POOL_SCENARIOS, "ConnectionPool")
 
 
-def check_buffer(BoundedBuffer) -> bool:
+def check_buffer(BoundedBuffer) -> None:
     """Self-check of the `bounded_buffer` cell."""
-    return _self_check("bounded_buffer", BoundedBuffer, BUFFER_SCENARIOS, "BoundedBuffer")
+    _self_check("bounded_buffer", BoundedBuffer, BUFFER_SCENARIOS, "BoundedBuffer")
 
 
-def check_bank(transfer) -> bool:
+def check_bank(transfer) -> None:
     """Self-check of the `bank_transfer` cell (pass `transfer` or `Account`)."""
-    return _self_check("bank_transfer", transfer, BANK_SCENARIOS, "transfer")
+    _self_check("bank_transfer", transfer, BANK_SCENARIOS, "transfer")
