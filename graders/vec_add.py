@@ -108,6 +108,12 @@ def runs_on_numba(answer: Answer):
         cases += [(1_000_003, 256, "float32"), (5, 1024, "float64")]
     for n, tpb, dtype in cases:
         try:
+            if not GPU:     # the checking simulator first: a kernel that loops forever never reaches numba's
+                try:
+                    cc.check_vec_add_results(launch, n, tpb, dtype, "cpu")
+                except cc.CheckFailed as e:
+                    raise cc.CheckFailed(f"not run on numba's simulator, because the checking simulator "
+                                         f"found a problem first: {e}") from None
             cc.check_launcher_as_is(launch, n, tpb, dtype)
         except cc.CheckFailed as e:
             raise Fail(str(e), f"n={n}, threads_per_block={tpb}, dtype={dtype!r}") from None

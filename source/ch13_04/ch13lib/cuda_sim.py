@@ -38,6 +38,7 @@ import numpy as np
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SIMULATED_THREADS = 200_000     # beyond this a launch is refused: the simulator is for small grids
+MAX_GLOBAL_ACCESSES_PER_THREAD = 200_000    # a thread past this is stuck in an endless loop (a step budget)
 
 
 class KernelFault(Exception):
@@ -278,6 +279,8 @@ class SimArray:
         t = _current
         if self._space == "global":
             t.stats.global_reads += 1
+            if t.stats.global_reads > MAX_GLOBAL_ACCESSES_PER_THREAD:
+                _endless(t)
         else:
             t.stats.shared_reads += 1
             init, w_epoch, writer, r_epoch, reader = self._state
@@ -308,6 +311,8 @@ class SimArray:
                    f"change (write results to the output array only)", "input")
         if self._space == "global":
             t.stats.global_writes += 1
+            if t.stats.global_writes > MAX_GLOBAL_ACCESSES_PER_THREAD:
+                _endless(t)
             w = self._writer
             if w is not None:
                 prev = w[pos]
@@ -335,6 +340,12 @@ class SimArray:
             w_epoch[pos] = e
             writer[pos] = t.tid
         self._arr[idx] = value
+
+
+def _endless(t):
+    _fault(f"made more than {MAX_GLOBAL_ACCESSES_PER_THREAD:,} global memory accesses: an endless loop? "
+           f"(in a grid-stride loop the step must be the whole grid, cuda.gridsize(1), which is never 0)",
+           "budget")
 
 
 def _shared_array(shape, dtype, name):
@@ -444,7 +455,6 @@ class FakeCuda:
     warpsize = WARP_SIZE
 
     def __init__(self, launch) -> None:
-        self._launch = launch
         self.gridDim = Dim3(*launch.griddim)
         self.blockDim = Dim3(*launch.blockdim)
         self.shared = _Shared()
