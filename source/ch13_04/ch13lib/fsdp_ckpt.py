@@ -48,6 +48,7 @@ class SaveRun:
     incomplete: dict = dataclasses.field(default_factory=dict)    # rank -> why, at its return
     saved: dict | None = None      # full parameters right after the save
     final: dict | None = None      # ... and after `more` further steps (the run never stopped)
+    note: str | None = None        # what rank 0's torch.save wrote, when not a full state dict
 
     def describe(self) -> str:
         return (f"save at world size {self.world} after {self.steps} step(s) of "
@@ -107,6 +108,7 @@ def run_save(save_fn, directory: str, *, world: int = 2, steps: int = 3, more: i
         return saved, ft.full_params(model)
 
     wld = World(world, hold_rank0_writes=True)
+    wld.on_save = layout_note
     ctx = _quiet()
     try:
         results = run_world(world, rank_fn, guard_s=guard_s, world=wld, backend=backend)
@@ -118,6 +120,8 @@ def run_save(save_fn, directory: str, *, world: int = 2, steps: int = 3, more: i
     with wld.cond:
         run.writes = [(w.rank, w.path, w.phase) for w in wld.writes if w.phase == "save_checkpoint"]
         run.incomplete = dict(wld.at_return.get("save_checkpoint", {}))
+        notes = [w.note for w in wld.writes if w.rank == 0 and w.note]
+        run.note = notes[-1] if notes else None
     return run
 
 
@@ -159,14 +163,15 @@ def _shape(t) -> str:
     return str(list(t.shape)) if hasattr(t, "shape") else type(t).__name__
 
 
-def load_file(path: str):
-    """``torch.load(path)`` as the contract says, or a sentence saying why it is not possible."""
+def load_file(path: str, note: str | None = None):
+    """``torch.load(path)`` as the contract says, or a sentence saying why it is not possible.
+    ``note``: what the check saw being written (see :func:`layout_note`)."""
     if os.path.isdir(path):
-        return None, (f"{path} is a directory, not one file: that is torch.distributed.checkpoint's "
+        return None, (f"the checkpoint path is a directory, not one file: that is torch.distributed.checkpoint's "
                       f"sharded format (one file per rank). The contract asks for ONE file, written "
                       f"by rank 0 with torch.save, that torch.load reads back.")
     if not os.path.exists(path):
-        return None, f"no file was written at path ({path})"
+        return None, "save_checkpoint returned on every rank, but no file was written at path"
     try:
         ctx = _quiet()
         try:
@@ -180,11 +185,28 @@ def load_file(path: str):
                 f"default) refuses" if m else (full.splitlines() or [""])[0])
         hint = ""
         if any(s in full for s in ("ShardedTensor", "DTensor", "sharded_tensor", "_shard")):
-            hint = (" It holds sharded tensors (ShardedTensor/DTensor): a SHARDED_STATE_DICT or "
-                    "LOCAL_STATE_DICT, which only makes sense together with the other ranks' shards. "
-                    "Gather a FULL_STATE_DICT (every rank calls it) and let rank 0 save that.")
+            hint = (" It holds sharded tensors (ShardedTensor/DTensor): " +
+                    (note or "a SHARDED_STATE_DICT or LOCAL_STATE_DICT") +
+                    ", which only make sense together with the other ranks' shards. Gather a "
+                    "FULL_STATE_DICT (every rank calls it) and let rank 0 save that.")
         return None, f"torch.load(path) failed: {type(e).__name__}: {text}.{hint}"
     return obj, None
+
+
+def layout_note(obj) -> str | None:
+    """What kind of state dict a saved object's "model" holds when it is not a full one."""
+    sd = obj.get("model") if isinstance(obj, Mapping) else None
+    if not isinstance(sd, Mapping):
+        return None
+    flat = [k for k in sd if "flat_param" in str(k)]
+    if flat:
+        return (f"'model' holds FSDP's flattened parameter {flat[0]!r}, a LOCAL_STATE_DICT (this "
+                f"rank's shard of all parameters, concatenated)")
+    for k, v in sd.items():
+        if isinstance(v, torch.Tensor) and type(v) is not torch.Tensor:
+            return (f"'model'[{k!r}] is a {type(v).__name__}, a SHARDED_STATE_DICT (each rank's "
+                    f"piece of every parameter)")
+    return None
 
 
 def file_problems(obj, run: SaveRun) -> list[str]:
@@ -411,7 +433,7 @@ def self_check(save_checkpoint, load_checkpoint, *, save_world: int = 2, load_wo
         report(not p, "only rank 0 wrote, one file", p)
         p = complete_problems(run)
         report(not p, "the file was complete when save_checkpoint returned on every rank", p)
-        obj, why = load_file(run.path)
+        obj, why = load_file(run.path, run.note)
         if why:
             report(False, "torch.load(path) reads the checkpoint", [why])
             return False

@@ -138,6 +138,11 @@ def _wrap_save(save):
             return save(obj, f, *args, **kwargs)
         rank = _local.rank
         record = world._write_begin(rank, _target_name(f))
+        if world.on_save is not None:       # look at what is written, in the writer's thread
+            try:
+                record.note = world.on_save(obj)
+            except Exception:               # noqa: BLE001
+                record.note = None
         try:
             return save(obj, f, *args, **kwargs)
         finally:
@@ -198,6 +203,7 @@ class _Write:
     def __init__(self, rank: int, path: str, phase: str) -> None:
         self.rank, self.path, self.phase = rank, path, phase
         self.done = False
+        self.note = None            # what World.on_save said about the object written
 
 
 class World:
@@ -212,6 +218,7 @@ class World:
         self.hold_rank0_writes = hold_rank0_writes
         self.writes: list[_Write] = []
         self.at_return: dict[str, dict[int, object]] = {}
+        self.on_save = None         # optional fn(obj) -> note, called on each file torch.save
         self._sync_gen = 0
         self._sync_waiting = 0
 
@@ -276,6 +283,14 @@ class World:
                 me.blocked = (me.count, name, _caller())
             self.cond.notify_all()
             self._check()
+            # Never hand gloo a collective that differs from the one another rank already waits
+            # in at this point of the sequence (gloo might pair them up and corrupt data): this
+            # rank waits here instead, as stuck as it would be in gloo, until the world gives up.
+            while blocking and self._mismatch(me) is not None:
+                if self.aborted:
+                    raise _Aborted()
+                self._check()
+                self.cond.wait(0.5)
             if self.aborted:
                 raise _Aborted()
 
@@ -315,9 +330,25 @@ class World:
                     f"and calls no more")
         return f"rank {r.rank} is running {r.phase} ({r.count} collective(s) so far)"
 
+    def _mismatch(self, me: _Rank) -> _Rank | None:
+        """Another rank waiting in a different collective at the same point as ``me``."""
+        if me.blocked is None or me.blocked[1] in _P2P:
+            return None
+        for o in self.ranks:
+            if (o is not me and o.blocked and o.blocked[0] == me.blocked[0]
+                    and o.blocked[1] not in _P2P and o.blocked[1] != me.blocked[1]):
+                return o
+        return None
+
     def _check(self) -> None:
-        """Under self.cond: fail the world if some rank waits for a collective nobody will join."""
+        """Under self.cond: fail the world if some rank waits for a collective nobody will join.
+
+        Decided only once no rank is running any more (each has returned, raised, or waits in a
+        collective), so the picture reported is the same on every run, whatever the scheduling.
+        """
         if self.failure is not None:
+            return
+        if any(r.blocked is None and not r.idle and r.error is None for r in self.ranks):
             return
         idle = [r for r in self.ranks if r.idle or r.error is not None]
         for r in self.ranks:
@@ -397,7 +428,6 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
             with world.cond:
                 me.idle = True
                 me.finished = True
-                me.phase = "done" if me.error is None else me.phase
                 world._check()
                 world.cond.notify_all()
                 # Tear down together: a rank's process group must outlive the others' last use.
@@ -419,7 +449,7 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
         while True:
             if world.failure is not None:
                 break
-            if all(r.phase == "done" for r in world.ranks):
+            if all(r.finished for r in world.ranks):
                 break
             left = deadline - _monotonic()
             if left <= 0:
