@@ -1,12 +1,16 @@
 """Autograde a whole class: students in parallel, each through the plain `nbgrader autograde`.
 
-    python -m kit.classrun [--jobs N] [--force] [--student ID ...] [--timeout S]
+    python -m kit.classrun [--jobs N] [--force] [--student ID ...] [--timeout S] [--ray ADDRESS]
 
 Each student is one `nbgrader autograde ch13_04 --student ID` process (the same path and the same
 scores as a serial run; sqlite serialises the gradebook writes). A student whose notebook is not
 readable is graded notebook by notebook, so the rest of their work still counts. A rerun skips
 students already graded after their last submission unless --force. One student's crash or hang
 is killed with its whole process tree and never stalls the run.
+
+With ``--ray ADDRESS`` the students are spread over an existing Ray cluster instead of local
+threads, one task per student. Every node must see the course folder at the same path (a shared
+filesystem), since nbgrader's gradebook is one sqlite file.
 """
 from __future__ import annotations
 
@@ -16,11 +20,12 @@ import dataclasses
 import os
 import subprocess
 import sys
+import threading
 import time
 
-from kit import ASSIGNMENT
+from kit import ASSIGNMENT, ROOT
 from kit.course import Course, nbgrader_env
-from kit.jobs import kill_job, new_token
+from kit.jobs import job_rss, kill_job, new_token
 from kit.preflight import check_submission, release_folder
 
 STUDENT_TIMEOUT_S = 1800.0   # last guard for one student's whole run; graders have their own
@@ -33,6 +38,8 @@ class StudentRun:
     skipped: bool = False
     ok: bool = True
     problems: list[str] = dataclasses.field(default_factory=list)
+    peak_mb: float = 0.0          # the most memory its processes held at once (sampled)
+    node: str = ""                # where it ran (the Ray node, or "local")
 
 
 def students(course: Course) -> list[str]:
@@ -50,8 +57,24 @@ def up_to_date(course: Course, student: str) -> bool:
     return os.path.getmtime(done) >= newest
 
 
-def _autograde(course: Course, student: str, notebook: str | None, timeout: float) -> tuple[bool, str]:
+class _MemorySampler(threading.Thread):
+    """Samples the summed resident memory of one student's processes (all of its job's tree)."""
+
+    def __init__(self, token: str, interval_s: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.token, self.interval_s, self.peak = token, interval_s, 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.interval_s):
+            self.peak = max(self.peak, job_rss(self.token))
+
+
+def _autograde(course: Course, student: str, notebook: str | None, timeout: float,
+               run: StudentRun) -> tuple[bool, str]:
     token = new_token()
+    sampler = _MemorySampler(token)
+    sampler.start()
     args = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, f"--student={student}", "--force"]
     if notebook:
         args.append(f"--notebook={notebook}")
@@ -65,6 +88,9 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
     except subprocess.TimeoutExpired:
         ok, err = False, f"autograde stopped after {timeout:g} s"
     finally:
+        sampler.done.set()
+        sampler.join()
+        run.peak_mb = max(run.peak_mb, sampler.peak / 2**20)
         kill_job(token)
     return ok, err
 
@@ -85,7 +111,7 @@ def _record_empty_submission(course: Course, student: str) -> None:
 
 def grade_student(course: Course, student: str, *, force: bool = False,
                   timeout: float = STUDENT_TIMEOUT_S) -> StudentRun:
-    run = StudentRun(student)
+    run = StudentRun(student, node=os.environ.get("CH13_NODE", "local"))
     if not force and up_to_date(course, student):
         run.skipped = True
         return run
@@ -95,7 +121,7 @@ def grade_student(course: Course, student: str, *, force: bool = False,
     run.problems = [p for ps in problems.values() for p in ps]
     unreadable = [n for n in problems if n not in readable and "not submitted" not in problems[n][0]]
     if not unreadable:
-        ok, err = _autograde(course, student, None, timeout)
+        ok, err = _autograde(course, student, None, timeout, run)
         if not ok:
             run.ok = False
             run.problems.append(err)
@@ -103,7 +129,7 @@ def grade_student(course: Course, student: str, *, force: bool = False,
         _record_empty_submission(course, student)
     else:
         for notebook in readable:     # nbgrader would drop the whole submission: go one by one
-            ok, err = _autograde(course, student, notebook, timeout)
+            ok, err = _autograde(course, student, notebook, timeout, run)
             if not ok:
                 run.ok = False
                 run.problems.append(f"{notebook}: {err}")
@@ -112,25 +138,57 @@ def grade_student(course: Course, student: str, *, force: bool = False,
 
 
 def grade_class(course: Course, only: list[str] | None = None, *, jobs: int | None = None,
-                force: bool = False, timeout: float = STUDENT_TIMEOUT_S, progress=print) -> list[StudentRun]:
+                force: bool = False, timeout: float = STUDENT_TIMEOUT_S, progress=print,
+                ray_address: str | None = None) -> list[StudentRun]:
     todo = only or students(course)
-    jobs = jobs or os.cpu_count() or 1
     runs: list[StudentRun] = []
     start = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(grade_student, course, s, force=force, timeout=timeout): s for s in todo}
-        for future in concurrent.futures.as_completed(futures):
-            run = future.result()
-            runs.append(run)
-            if progress:
-                progress(_progress_line(run, len(runs), len(todo), time.perf_counter() - start))
+    finished = _on_ray(course, todo, ray_address, force, timeout) if ray_address else \
+        _on_threads(course, todo, jobs or os.cpu_count() or 1, force, timeout)
+    for run in finished:
+        runs.append(run)
+        if progress:
+            progress(_progress_line(run, len(runs), len(todo), time.perf_counter() - start))
     return sorted(runs, key=lambda r: r.student)
+
+
+def _on_threads(course, todo, jobs, force, timeout):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(grade_student, course, s, force=force, timeout=timeout) for s in todo]
+        for future in concurrent.futures.as_completed(futures):
+            yield future.result()
+
+
+def _grade_on_node(course_root: str, student: str, force: bool, timeout: float) -> StudentRun:
+    import ray
+    os.environ["CH13_NODE"] = ray.get_runtime_context().get_node_id()[:8]
+    return grade_student(Course(course_root), student, force=force, timeout=timeout)
+
+
+def _on_ray(course, todo, address, force, timeout):
+    import ray
+    for var, value in (("RAY_AUTH_MODE", "disabled"), ("RAY_USAGE_STATS_ENABLED", "0")):
+        os.environ.setdefault(var, value)
+    if not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": ROOT, "PATH": os.environ["PATH"]}})
+    task = ray.remote(num_cpus=1, max_retries=0)(_grade_on_node)
+    pending = {task.remote(course.root, s, force, timeout): s for s in todo}
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        student = pending.pop(done[0])
+        try:
+            yield ray.get(done[0])
+        except Exception as e:     # the node died under it: say so, the rest goes on
+            yield StudentRun(student, ok=False, problems=[f"lost with its Ray node: {type(e).__name__}"])
 
 
 def _progress_line(run: StudentRun, done: int, total: int, elapsed: float) -> str:
     eta = elapsed / done * (total - done)
     bar = "#" * int(20 * done / total) + "." * (20 - int(20 * done / total))
     status = "skipped (already graded)" if run.skipped else f"{run.seconds:5.1f} s" + ("" if run.ok else "  FAILED")
+    if run.node and run.node != "local":
+        status += f"  on {run.node}"
     line = f"[{bar}] {done}/{total}  ETA {eta:4.0f} s  {run.student}: {status}"
     for p in run.problems:
         line += f"\n      ! {p}"
@@ -144,9 +202,11 @@ def main(argv=None) -> int:
     ap.add_argument("--student", action="append", help="grade only these students")
     ap.add_argument("--timeout", type=float, default=STUDENT_TIMEOUT_S, help="last guard per student, s")
     ap.add_argument("--course", default=".", help="course root (default: here)")
+    ap.add_argument("--ray", metavar="ADDRESS", help="spread students over this Ray cluster (shared filesystem)")
     args = ap.parse_args(argv)
     course = Course(args.course)
-    runs = grade_class(course, args.student, jobs=args.jobs, force=args.force, timeout=args.timeout)
+    runs = grade_class(course, args.student, jobs=args.jobs, force=args.force, timeout=args.timeout,
+                       ray_address=args.ray)
     from kit.report import score_table, write_html
     print(score_table(course, runs))
     print("report:", write_html(course, runs, course.path("report.html")))
