@@ -48,6 +48,10 @@ def _required(module, *names):
 def launch_config(answer: Answer):
     """launch_vec_add launches vec_add once, with threads_per_block threads and ceil(n / tpb) blocks."""
     (launch,) = _required(answer.module, "launch_vec_add")
+    try:    # the contract's default: launch_vec_add(a, b) uses 256 threads per block
+        cc.check_vec_add_launch(launch, 1000, 256, default_tpb=True)
+    except cc.CheckFailed as e:
+        raise Fail(str(e), "n=1000, threads_per_block left at its default") from None
 
     @settings(max_examples=40)
     @given(vec_case())

@@ -241,6 +241,20 @@ SIM_CASES = textwrap.dedent(r"""
     out["zero_blocks"] = kind(traffic, 0, 4, (a, c, 8))[0]
     out["float_blocks"] = kind(traffic, 2.0, 4, (a, c, 8))[0]
     out["too_big_block"] = kind(traffic, 1, 2048, (a, c, 8))[0]
+
+    class FakeDeviceArray:      # stands for a numba DeviceNDArray on a GPU machine
+        def __init__(self, host):
+            self._host = host.copy()
+        @property
+        def __cuda_array_interface__(self):
+            return {}
+        def copy_to_host(self):
+            return self._host.copy()
+        def copy_to_device(self, host):
+            self._host[...] = host
+    da, dc = FakeDeviceArray(a), FakeDeviceArray(np.zeros(8))
+    st, rec = kind(traffic, 2, 4, (da, dc, 8))
+    out["device_arrays"] = [st, dc._host.tolist()]
     print(json.dumps(out))
 """)
 
@@ -266,6 +280,8 @@ def test_checking_simulator_results_and_traffic(sim_cases):
     assert sim_cases["shifted"] == [float((t + 1) % 8) for t in range(8)]
     assert sim_cases["hidden_sync_result"] == [float(7 - t) for t in range(8)]
     assert sim_cases["traffic"] == [16, 8, 8]       # 2 reads and 1 write per active thread, 8 threads
+    # GPU device arrays (e.g. from cuda.to_device on a GPU machine) are simulated on a host copy
+    assert sim_cases["device_arrays"] == ["ok", [2.0 * i for i in range(8)]]
 
 
 def test_backend_selection_never_imports_numba():

@@ -88,12 +88,13 @@ def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
 
 
 def check_vec_add_launch(launch_fn, n: int, tpb: int, dtype="float32", *, kernel_name="vec_add",
-                         launcher="launch_vec_add", blocks: int | None = None) -> tuple:
-    """One launch, ``tpb`` threads per block, the fewest blocks that cover n (or exactly ``blocks``)."""
+                         launcher="launch_vec_add", blocks: int | None = None, default_tpb: bool = False) -> tuple:
+    """One launch, ``tpb`` threads per block, the fewest blocks that cover n (or exactly ``blocks``).
+    ``default_tpb``: call the launcher without threads_per_block (its default must be ``tpb``)."""
     a, b = vec_inputs(n, dtype)
     spy = Spy(None, kernel_name, "record")
-    args = (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
-    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}(a, b, {', '.join(map(str, args[2:]))})"
+    args = (a, b) if default_tpb else (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
+    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
     with spying(launch_fn, kernel_name, spy):
         launch_fn(*args)
     want_blocks = blocks if blocks is not None else -(-n // tpb)
@@ -116,8 +117,10 @@ def check_vec_add_launch(launch_fn, n: int, tpb: int, dtype="float32", *, kernel
                           f"configuration (blocks and threads per block must be integers >= 1).{zero}"
                           + _replay(call))
     if bd != (tpb, 1, 1):
+        asked = (f"called without threads_per_block, whose default must be {tpb}" if default_tpb else
+                 f"threads_per_block={tpb} was asked for")
         raise CheckFailed(f"{launcher} launched blocks of {bd[0] * bd[1] * bd[2]} threads (blockdim {raw_b!r}); "
-                          f"threads_per_block={tpb} was asked for" + _replay(call))
+                          f"{asked}" + _replay(call))
     if n == 0 and blocks is None:
         return g[:1]
     if g[1:] != (1, 1) or g[0] != want_blocks:
@@ -138,7 +141,7 @@ def _run_vec_launcher(launch_fn, n, tpb, dtype, device, kernel_name, launcher, b
     a, b = vec_inputs(n, dtype)
     a0, b0 = a.copy(), b.copy()
     args = (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
-    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}(a, b, {', '.join(map(str, args[2:]))})"
+    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
     spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=(0, 1))
     try:
         with spying(launch_fn, kernel_name, spy):
@@ -236,7 +239,7 @@ def check_launcher_as_is(launch_fn, n: int, tpb: int, dtype="float32", *, launch
     a, b = vec_inputs(n, dtype)
     a0, b0 = a.copy(), b.copy()
     args = (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
-    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}(a, b, {', '.join(map(str, args[2:]))})"
+    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
     c = launch_fn(*args)
     if not (np.array_equal(a, a0) and np.array_equal(b, b0)):
         raise CheckFailed(f"{launcher} changed its inputs on numba's backend" + _replay(call))

@@ -739,10 +739,15 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
     global _current
     writers = {}
     wrapped = []
+    copy_back = []          # (device array, host copy): real GPU arrays are simulated on a host copy
     for pos, a in enumerate(args):
         name = params[pos] if pos < len(params) else f"arg{pos}"
         host = getattr(a, "_ary", None) if type(a).__name__ == "FakeCUDAArray" else None
         if host is not None:
+            a = host
+        elif hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+            host = _to_host(a)
+            copy_back.append((a, host))
             a = host
         if isinstance(a, np.ndarray) and a.ndim > 0:
             w = [-1] * a.size
@@ -769,7 +774,24 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
             suspendable = True
         finally:
             _current = None
+    for dev, host in copy_back:
+        _to_device(dev, host)
     return LaunchRecord(g, b, stats, {k: np.array(w, np.int64).reshape(shape) for k, (w, shape) in writers.items()})
+
+
+def _to_host(dev) -> np.ndarray:
+    """A host copy of a GPU array (numba DeviceNDArray or cupy), for simulating a kernel on it."""
+    if hasattr(dev, "copy_to_host"):
+        return dev.copy_to_host()
+    import cupy
+    return cupy.asnumpy(dev)
+
+
+def _to_device(dev, host: np.ndarray) -> None:
+    if hasattr(dev, "copy_to_device"):
+        dev.copy_to_device(host)
+    else:
+        dev.set(host)
 
 
 def _run_grid(launch: _Launch, g, b, stats):

@@ -1,0 +1,22 @@
+# verdict: fail
+# message: whose default must be 256
+# why: a different default block size than the contract's 256 (calls without threads_per_block launch 128-thread blocks)
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def vec_add(a, b, c, n):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < n:
+        c[i] = a[i] + b[i]
+
+
+def launch_vec_add(a, b, threads_per_block=128):
+    n = a.shape[0]
+    c = np.empty_like(a)
+    if n == 0:
+        return c
+    blocks = (n + threads_per_block - 1) // threads_per_block
+    vec_add[blocks, threads_per_block](a, b, c, n)
+    return c
