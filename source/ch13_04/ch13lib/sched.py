@@ -14,14 +14,17 @@ This module runs a piece of threaded code under *our* control instead:
 * Time is virtual: it only moves when every thread is blocked, so ``sleep`` and timeouts are
   deterministic too.
 
-:func:`explore` tries schedules best-first by number of preemptions (a switch away from a thread
-that could have gone on), as CHESS does: every schedule with at most ``max_preemptions``
-preemptions first, then ``random_schedules`` seeded random ones. The first failure found is the
-one with the fewest preemptions. It reports a lost update (the scenario's own check), an exception
-in any thread, a deadlock (with the wait-for cycle and your source lines), threads left blocked
-when the program ends (a lost wakeup), a livelock (a step budget), and tells the failing
-interleaving as a short story in your own lines. The schedule is a string: pass it to
-:func:`replay` to run exactly that interleaving again.
+:func:`explore` tries schedules best-first by the number of deviations from the default schedule
+(go on with the running thread; when it blocks or ends, the next one in turn), i.e. delay
+bounding, close to CHESS's preemption bounding: every schedule with at most ``max_preemptions``
+deviations first, then ``random_schedules`` seeded random ones. Shared-data accesses are only
+scheduling points where Eraser's lockset rule finds them racy (written by several threads without
+one common lock), which keeps the search small. The first failure found is one with the fewest
+deviations. It reports a lost update (the scenario's own check), an exception in any thread, a
+deadlock (with the wait-for cycle and your source lines), threads left blocked when the program
+ends (a lost wakeup), a livelock (a step budget), and tells the failing interleaving as a short
+story in your own lines. The schedule is a string: pass it to :func:`replay` to run exactly that
+interleaving again.
 
 Everything is counted in schedules and steps, never in seconds: the same code gets the same
 verdict on every run, on any machine, under any load.
@@ -347,6 +350,7 @@ class Report:
     max_preemptions: int
     random_schedules: int
     seconds: float = 0.0
+    threads: int = 0          # the most threads (besides main) any schedule started
 
     @property
     def ok(self) -> bool:
@@ -1527,6 +1531,7 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
         exhaustive = True
         found = None
         branching = False
+        most = 0
         while heap:
             if n >= max_schedules:
                 exhaustive = False
@@ -1534,6 +1539,7 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
             cost, _, prefix = heapq.heappop(heap)
             run = _one(main, prefix, traced, check, None, racy=frozenset(racy), **opts)
             n += 1
+            most = max(most, len(run.threads) - 1)
             if run.failure is not None:
                 found = run
                 break
@@ -1568,7 +1574,7 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
         failure = None
         if found is not None:
             failure = _explain(main, found, traced, check, opts, replays)
-    return Report(n, failure, exhaustive and found is None, max_preemptions, r, _REAL_MONOTONIC() - t0)
+    return Report(n, failure, exhaustive and found is None, max_preemptions, r, _REAL_MONOTONIC() - t0, most)
 
 
 def _one(main, prefix, traced, check, rng, record=False, **opts) -> Run:
