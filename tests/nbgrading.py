@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from kit.classrun import grade_class
 from kit.course import CellScore, Course
 
 
@@ -11,12 +12,13 @@ def student_id(name: str) -> str:
 
 
 def grade_answers(course: Course, submissions: dict[str, dict[str, str]]) -> dict[str, dict[str, CellScore]]:
-    """submissions: student -> {grade_id: answer source}. One `nbgrader autograde` for them all."""
+    """submissions: student -> {grade_id: answer source}, graded by the kit's class runner: the plain
+    `nbgrader autograde --student` per student, on every core."""
     for student, answers in submissions.items():
         course.submit(student, course.submission_from_answers(answers))
-    proc = course.autograde()
+    runs = {r.student: r for r in grade_class(course, list(submissions), force=True, progress=None)}
     scores = {s: course.scores(s) for s in submissions}
     for s, got in scores.items():
         missing = [gid for gid in submissions[s] if gid not in got]
-        assert not missing, f"{s}: no score for {missing}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+        assert not missing, f"{s}: no score for {missing}: {runs[s].problems}"
     return scores
