@@ -118,9 +118,11 @@ def figures(n: int) -> bool:
     c = cp.empty_like(a)
     dst = cp.empty_like(a)
     nbytes = a.nbytes
-    t_copy = _time(lambda: dst.__setitem__(Ellipsis, a))
+    d2d = cp.cuda.runtime.memcpyDeviceToDevice
+    t_copy = _time(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, a.data.ptr, nbytes, d2d,
+                                                       cp.cuda.get_current_stream().ptr))
     copy_bw = 2 * nbytes / t_copy / 1e9
-    print(f"   device-to-device copy      : {t_copy * 1e3:8.3f} ms  {copy_bw:8.1f} GB/s (2 arrays moved)")
+    print(f"   cudaMemcpy device-to-device: {t_copy * 1e3:8.3f} ms  {copy_bw:8.1f} GB/s (2 arrays moved)")
 
     tpb = 256
     blocks = (n + tpb - 1) // tpb
