@@ -7,51 +7,107 @@ student (and the TA) read the outputs in the feedback.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
+from traitlets import Integer
 
 from nbgrader.preprocessors import Execute
 
 from kit import ROOT
-from kit.jobs import kill_job, new_token
+from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """Starts the kernel through kit.sandbox, tagged so that its whole process tree can be killed."""
+    """Starts the kernel through kit.sandbox, tagged so that its whole process tree can be killed.
 
-    def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
-        return [sys.executable, "-m", "kit.sandbox", "--workdir", os.getcwd(), "--"] + cmd
+    The kernel talks to nbgrader over unix sockets (ZMQ's ``ipc`` transport) in a folder of its
+    own, so it can live in a network namespace with no way out: the student's code in the
+    notebook has no network either. A Watchdog kills it (and its children) past the job's memory.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ch13_job = new_token()
+        self.ch13_uid = sandbox_uid(self.ch13_job)
+        self.ch13_ipc = tempfile.mkdtemp(prefix="ch13-ipc-")
+        if self.ch13_uid is not None:
+            os.chown(self.ch13_ipc, self.ch13_uid, self.ch13_uid)
+        self.transport = "ipc"
+        self.ip = os.path.join(self.ch13_ipc, "k")
+        self.ch13_watchdog = None
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        self.ch13_job = new_token()
         env = dict(kw.get("env") or os.environ)
         env.update(CH13_JOB=self.ch13_job, PYTHONPATH=ROOT, PYTHONHASHSEED="0",
                    RAY_AUTH_MODE="disabled", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
                    RAY_USAGE_STATS_ENABLED="0")
         kw["env"] = env
+        workdir = kw.get("cwd") or os.getcwd()
+        # <course>/autograded/<student>/<assignment>: that course's gradebook and folders are hidden
+        course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(workdir))))
+        sandbox = [sys.executable, "-m", "kit.sandbox", "--no-network", "--workdir", workdir,
+                   "--keep", self.ch13_ipc, "--course", course]
+        if self.ch13_uid is not None:
+            sandbox += ["--uid", str(self.ch13_uid)]
+        kernel_cmd = sandbox + ["--"] + list(kernel_cmd)
+        self.ch13_watchdog = Watchdog(self.ch13_job, self.ch13_uid)
+        self.ch13_watchdog.start()
         return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     async def _async_shutdown_kernel(self, now=False, restart=False):
         try:
             await super()._async_shutdown_kernel(now=now, restart=restart)
         finally:
-            kill_job(getattr(self, "ch13_job", ""))   # the kernel's children too (Ray, ranks, ...)
+            self.ch13_cleanup()
+
+    def ch13_cleanup(self) -> None:
+        if self.ch13_watchdog is not None:
+            self.ch13_watchdog.stop()
+        kill_job(self.ch13_job, self.ch13_uid)     # the kernel's children too (Ray, ranks, ...)
+        shutil.rmtree(self.ch13_ipc, ignore_errors=True)
+
+    def ch13_problem(self) -> str:
+        return self.ch13_watchdog.problem if self.ch13_watchdog is not None else ""
 
 
 class SafeExecute(Execute):
 
+    max_output_bytes = Integer(1_000_000, help="Per cell: output beyond this is dropped while the "
+                                               "kernel runs (a student printing gigabytes cannot "
+                                               "exhaust nbgrader's memory)").tag(config=True)
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
+        self._ch13_output: dict[int, int] = {}
+
+    def output(self, outs, msg, display_id, cell_index):
+        used = self._ch13_output.get(cell_index, 0)
+        if used > self.max_output_bytes:
+            return None
+        content = msg.get("content", {})
+        size = sum(len(v) if isinstance(v, str) else len(str(v)) for v in
+                   [content.get("text", "")] + list((content.get("data") or {}).values()))
+        self._ch13_output[cell_index] = used + size
+        if used + size > self.max_output_bytes:
+            outs.append(new_output("stream", name="stdout",
+                                   text=f"\n[kit] output of this cell cut at {self.max_output_bytes} bytes\n"))
+            return None
+        return super().output(outs, msg, display_id, cell_index)
 
     def preprocess(self, nb, resources, retry=None):
+        self._ch13_output = {}
         try:
             return super().preprocess(nb, resources)
         except Exception as e:     # dead kernel, IOPub timeout, ...: keep the outputs so far
+            km = getattr(self, "km", None)
+            memory = km.ch13_problem() if isinstance(km, SandboxedKernelManager) else ""
             why = (f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
+                   + (f"({memory})\n" if memory else "") +
                    "The hidden tests still grade your answer cells (outside the notebook).\n")
             self.log.warning("%s", why.strip())
             first = next((c for c in nb.cells if c.cell_type == "code"), None)

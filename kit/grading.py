@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 from kit import ROOT
-from kit.jobs import kill_job, new_token
+from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -70,8 +70,23 @@ def _python() -> str:
     return sys.executable
 
 
+_plans: dict[tuple[str, float], dict] = {}
+
+
 def plan(grade_id: str) -> dict:
-    """The grader's tests and points, without grading anything (trusted code only)."""
+    """The grader's tests and points, without grading anything (trusted code only).
+
+    Cached per grader file version: a class of hundreds pays for it once per grade_id."""
+    try:
+        version = os.path.getmtime(os.path.join(ROOT, "graders", f"{grade_id}.py"))
+    except OSError:
+        version = 0.0
+    if (grade_id, version) not in _plans:
+        _plans[(grade_id, version)] = _plan(grade_id)
+    return _plans[(grade_id, version)]
+
+
+def _plan(grade_id: str) -> dict:
     out = subprocess.run([_python(), "-m", "graders", grade_id, "--plan"], cwd=ROOT,
                          capture_output=True, text=True, check=True, env=_env(new_token()))
     return json.loads(out.stdout)
@@ -97,7 +112,9 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
     timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
     work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
     token = new_token()
+    uid = sandbox_uid(token) if sandbox else None
     key = new_token().encode()
+    watchdog = Watchdog(token, uid)
     try:
         os.chmod(work, 0o755)
         answer = os.path.join(work, "answer.py")
@@ -105,25 +122,49 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
         with open(answer, "w", encoding="utf-8") as f:
             f.write(source)
         open(results_file, "w").close()
-        cmd = [_python(), "-m", "graders", grade_id, answer, results_file] + (["--gpu"] if gpu else [])
+        args = [grade_id, "answer.py", "results.jsonl"] + (["--gpu"] if gpu else [])
         if sandbox:
-            os.chmod(results_file, 0o666)
-            cmd = [_python(), "-m", "kit.sandbox", "--no-network", "--workdir", work, "--"] + cmd
-        proc = subprocess.Popen(cmd, cwd=work if not sandbox else ROOT, env=_env(token),
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+            # Its own uid, its own copy of the work folder (only the results file is the real one),
+            # graders/ hidden once its grader is loaded, no network, the course's files hidden.
+            os.chmod(results_file, 0o600)
+            if uid is not None:
+                os.chown(results_file, uid, uid)
+            cmd = [_python(), "-m", "kit.sandbox", "--no-network", "--workdir", work,
+                   "--writeback", results_file, "--course", os.getcwd(), "--grader", grade_id] + \
+                  (["--uid", str(uid)] if uid is not None else []) + (["--gpu"] if gpu else []) + ["--"] + args
+        else:
+            cmd = [_python(), "-m", "graders"] + args
+        # Output goes to a file, never into this process's memory: a student who prints gigabytes
+        # is stopped by the sandbox's file-size limit, and only the tail is ever read back.
+        log = open(os.path.join(work, "output.log"), "wb")
         try:
-            output, _ = proc.communicate(key + b"\n", timeout=timeout_s)
-            problem = "" if proc.returncode == 0 else _death(proc.returncode, output)
+            proc = subprocess.Popen(cmd, cwd=work if not sandbox else ROOT, env=_env(token),
+                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        finally:
+            log.close()
+        watchdog.start()
+        try:
+            proc.communicate(key + b"\n", timeout=timeout_s)
+            problem = "" if proc.returncode == 0 else _death(proc.returncode, _tail(log.name))
         except subprocess.TimeoutExpired:
-            kill_job(token)
-            output, _ = proc.communicate()
+            kill_job(token, uid)
+            proc.communicate()
             problem = (f"grading stopped after {timeout_s:g} s: your code never finished "
                        "(an infinite loop, a deadlock, or a wait that nothing ends)")
+        if watchdog.stop():
+            problem = watchdog.problem
         return _read(grade_id, planned, results_file, problem, key)
     finally:
-        kill_job(token)
+        watchdog.stop()
+        kill_job(token, uid)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _tail(path: str, size: int = 4096) -> bytes:
+    with open(path, "rb") as f:
+        f.seek(max(0, os.path.getsize(path) - size))
+        return f.read()
 
 
 def _death(returncode: int, output: bytes) -> str:

@@ -1,24 +1,38 @@
-"""Run one untrusted command (a student's kernel, a grader) in a sandbox, then exec it.
+"""Run one untrusted command (a student's kernel, a grader) in a sandbox.
 
-    python -m kit.sandbox [--no-network] [--workdir DIR] -- CMD ...
+    python -m kit.sandbox [options] -- CMD ...
 
-What it does, in order, before exec'ing CMD:
-- resource limits: processes, file size, open files, core dumps, CPU time (see LIMITS);
-- its own private home and temp folder (HOME, TMPDIR, IPYTHONDIR, ...), removed by the caller;
-- with ``--no-network``, a fresh network namespace with only its own loopback up (gloo and Ray
-  still talk to themselves; nothing else is reachable);
-- when started as root, it drops to the unprivileged user ``nobody``: the gradebook, the other
-  students' folders and graders/ are not writable by it (see docs/design.md, "Sandbox").
-A Jupyter connection file named by ``-f`` is copied where ``nobody`` can read it.
+    --uid UID          run as this unprivileged uid (root only; kit.jobs.job_uid gives each job its own)
+    --no-network       a fresh network namespace with only its own loopback up
+    --workdir DIR      start in a PRIVATE COPY of DIR (a size-capped tmpfs at the same path)
+    --writeback FILE   a file of DIR that stays the real one (the grader's results file)
+    --keep PATH        a path that stays visible and writable (the kernel's ipc socket folder)
+    --hide PATH        hide this path too; repeatable
+    --course DIR       hide this course's gradebook, submitted/, autograded/, feedback/ (as the kit's own)
+    --grader GID       load the grader GID as root, then hide graders/ and run it as the job's uid
+    --gpu              with --grader: grade on the GPU
 
-Where a step is not available (not root, no namespaces) it is skipped and a line on stderr says so;
-the wall-clock kill of the whole process tree is the caller's job (kit/grading.py, kit/execute.py),
-which finds every process of the job by the CH13_JOB token in its environment.
+Three tiers, chosen by what the machine allows (docs/sandbox.md):
+
+1. root (CI, a grading container): a new mount namespace and network namespace; /tmp, /var/tmp
+   and /dev/shm are fresh size-capped tmpfs (the host's are invisible; everything written there is
+   freed when the job ends); the hidden paths (graders/, tests/, solutions/, .git, the source
+   notebooks, every course's gradebook, submitted/, autograded/, feedback/) are covered by empty
+   folders; the job runs under its own uid with no_new_privs (setuid binaries do nothing).
+2. not root, but unprivileged user namespaces work (a TA's laptop): the same namespaces inside a
+   user namespace, under the TA's own uid.
+3. neither (or CH13_SANDBOX_NAMESPACES=0): resource limits, private HOME/TMPDIR and the caller's
+   wall-clock and memory watchdogs only; a line on stderr says what is missing.
+
+Every tier sets the resource limits of LIMITS (processes, file size, open files, data segment,
+CPU seconds, no core dumps). The wall-clock kill of the whole process tree and the job-wide memory
+limit are the caller's (kit/grading.py, kit/execute.py with kit.jobs).
 """
 from __future__ import annotations
 
 import ctypes
 import fcntl
+import json
 import os
 import pwd
 import resource
@@ -28,19 +42,30 @@ import struct
 import sys
 import tempfile
 
+from kit import ROOT
+
+MB = 2**20
 LIMITS = {                                   # per process; generous for Ray, torch and numba
-    resource.RLIMIT_NPROC: 4096,             # counts every process of the user: a fork bomb stops here
-    resource.RLIMIT_FSIZE: 512 * 2**20,      # no single file over 512 MiB: filling the disk stops early
+    resource.RLIMIT_NPROC: 1024,             # processes AND threads of the job's uid: a fork bomb stops here
+    resource.RLIMIT_FSIZE: 256 * MB,         # no single file over 256 MiB
     resource.RLIMIT_NOFILE: 4096,
     resource.RLIMIT_CORE: 0,
     resource.RLIMIT_CPU: 900,                # CPU seconds: a last guard; budgets are in steps
-}
+    resource.RLIMIT_DATA: int(os.environ.get("CH13_PROC_DATA_MB", "2048")) * MB,   # heap + private maps (measured peak ~0.8 GiB);
+}                                            # RLIMIT_AS would break Ray/torch/numba (huge reservations)
+TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024}   # a disk bomb fills these, nothing else
+WORKDIR_MB = 512
 SANDBOX_USER = "nobody"
-CLONE_NEWNET = 0x40000000
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def make_reachable(paths: list[str]) -> list[str]:
-    """As root, let ``nobody`` traverse (not list) the folders above the interpreter and the kit.
+    """As root, let the sandboxed uids traverse (not list) the folders above the interpreter and the kit.
 
     pyenv keeps Python under /root (mode 700): without this the sandboxed user cannot even start
     Python. Adds the search bit (o+x) only, and only where it is missing; returns what changed.
@@ -62,8 +87,35 @@ def make_reachable(paths: list[str]) -> list[str]:
     return changed
 
 
-def set_limits() -> None:
+def hidden_paths(course: str | None = None) -> list[str]:
+    """What a sandboxed job must not see: hidden tests, solutions, the gradebook, other students."""
+    roots = [ROOT] + ([os.path.realpath(course)] if course else [])
+    out = [os.path.join(ROOT, p) for p in ("tests", "solutions", ".git", "out")]
+    src = os.path.join(ROOT, "source")
+    for folder, _dirs, files in os.walk(src):
+        out += [os.path.join(folder, f) for f in files if f.endswith(".ipynb")]   # the reference solutions
+    for r in roots:
+        out += [os.path.join(r, p) for p in ("gradebook.db", "submitted", "autograded", "feedback",
+                                              "solutions", "nbgrader_config.py")]
+    return sorted({p for p in out if os.path.lexists(p)})
+
+
+def _threads_of(uid: int) -> int:
+    n = 0
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
+                n += len(os.listdir(f"/proc/{entry}/task"))
+        except OSError:
+            continue
+    return n
+
+
+def set_limits(shared_uid: bool) -> None:
+    """LIMITS; RLIMIT_NPROC counts every thread of the uid: a uid shared with others gets headroom."""
     for which, value in LIMITS.items():
+        if which == resource.RLIMIT_NPROC and shared_uid:
+            value += _threads_of(os.getuid())
         soft, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
@@ -73,17 +125,109 @@ def set_limits() -> None:
             pass
 
 
-def isolate_network() -> bool:
-    """A new network namespace with loopback up. Needs CAP_SYS_ADMIN (root here)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(CLONE_NEWNET) != 0:
-        return False
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+                   ctypes.c_ulong(flags), data.encode() if data else None) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
+
+
+def _tmpfs(target: str, mb: int, mode: str = "1777", uid: int | None = None) -> None:
+    owner = f",uid={uid},gid={uid}" if uid is not None else ""
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={mb}m,mode={mode}{owner}")
+
+
+def loopback_up() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:   # SIOCSIFFLAGS lo: IFF_UP | IFF_LOOPBACK | IFF_RUNNING
         fcntl.ioctl(sock, 0x8914, struct.pack("16sH14s", b"lo", 0x1 | 0x8 | 0x40, b""))
     finally:
         sock.close()
-    return True
+
+
+def enter_namespaces(network: bool) -> str:
+    """New mount (and network) namespaces: 'root', 'userns' or '' when none could be made."""
+    if os.environ.get("CH13_SANDBOX_NAMESPACES", "1") == "0":
+        return ""
+    flags = CLONE_NEWNS | (CLONE_NEWNET if network else 0)
+    if os.geteuid() == 0:
+        if _libc.unshare(flags) != 0:
+            return ""
+        tier = "root"
+    else:
+        uid, gid = os.getuid(), os.getgid()
+        if _libc.unshare(flags | CLONE_NEWUSER) != 0:
+            return ""
+        try:       # keep our own uid inside: no privilege beyond this namespace
+            with open("/proc/self/setgroups", "w") as f:
+                f.write("deny")
+            with open("/proc/self/uid_map", "w") as f:
+                f.write(f"{uid} {uid} 1")
+            with open("/proc/self/gid_map", "w") as f:
+                f.write(f"{gid} {gid} 1")
+        except OSError:
+            return ""
+        tier = "userns"
+    try:
+        _mount("none", "/", None, MS_REC | MS_PRIVATE)      # nothing we mount leaks to the host
+        if network:
+            loopback_up()
+    except OSError:      # a user namespace without mount rights (e.g. AppArmor's userns restriction)
+        return ""
+    return tier
+
+
+def _copy_into(src_fd_path: str, dest: str) -> None:
+    """Copy the workdir's files (read through a descriptor opened before it was covered)."""
+    for name in os.listdir(src_fd_path):
+        s, d = os.path.join(src_fd_path, name), os.path.join(dest, name)
+        try:
+            if os.path.isdir(s) and not os.path.islink(s):
+                shutil.copytree(s, d, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+            elif os.path.isfile(s):
+                shutil.copy2(s, d)
+        except OSError as e:
+            print(f"kit.sandbox: not copied into the workdir: {name}: {e}", file=sys.stderr)
+
+
+def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep: list[str],
+                     hide: list[str], uid: int, gid: int) -> None:
+    """Inside the new mount namespace: fresh /tmp, hidden paths covered, a private workdir copy."""
+    fds = {}
+    for p in [workdir] + writeback + keep:
+        if p:
+            fds[p] = os.open(p, os.O_PATH)
+    for target, mb in TMPFS_MB.items():
+        if os.path.isdir(target):
+            _tmpfs(target, mb)
+    for p in hide:
+        if not os.path.lexists(p):      # (under /tmp: already gone with the host's /tmp)
+            continue
+        try:
+            if os.path.isdir(p) and not os.path.islink(p):
+                _tmpfs(p, 1, mode="0755")
+            elif os.path.isfile(p):
+                _mount("/dev/null", p, None, MS_BIND)
+        except OSError as e:
+            print(f"kit.sandbox: could not hide {p}: {e}", file=sys.stderr)
+    if workdir:
+        os.makedirs(workdir, exist_ok=True)
+        _tmpfs(workdir, WORKDIR_MB, mode="0755", uid=uid if tier == "root" else None)
+        _copy_into(f"/proc/self/fd/{fds[workdir]}", workdir)
+        if tier == "root":
+            for folder, dirs, files in os.walk(workdir):
+                for n in dirs + files:
+                    os.lchown(os.path.join(folder, n), uid, gid)
+        for f in writeback:
+            target = os.path.join(workdir, os.path.basename(f))
+            if not os.path.exists(target):
+                open(target, "w").close()
+            _mount(f"/proc/self/fd/{fds[f]}", target, None, MS_BIND)
+    for p in keep:
+        os.makedirs(p, exist_ok=True)
+        _mount(f"/proc/self/fd/{fds[p]}", p, None, MS_BIND)
+    for fd in fds.values():
+        os.close(fd)
 
 
 def private_dirs(uid: int, gid: int) -> str:
@@ -92,51 +236,133 @@ def private_dirs(uid: int, gid: int) -> str:
     for var in ("HOME", "TMPDIR", "IPYTHONDIR", "MPLCONFIGDIR", "HYPOTHESIS_STORAGE_DIRECTORY",
                 "NUMBA_CACHE_DIR", "JUPYTER_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"):
         os.environ[var] = home
+    os.environ.setdefault("USER", "student")          # getpass.getuser() without a passwd entry
+    os.environ["LOGNAME"] = os.environ["USER"]
     return home
 
 
-def share_connection_file(argv: list[str], home: str, uid: int, gid: int) -> list[str]:
+def read_connection_file(argv: list[str]) -> tuple[int, bytes] | None:
     if "-f" in argv:
         i = argv.index("-f") + 1
-        copy = os.path.join(home, os.path.basename(argv[i]))
-        shutil.copyfile(argv[i], copy)
-        os.chown(copy, uid, gid)
-        argv = argv[:i] + [copy] + argv[i + 1:]
-    return argv
+        with open(argv[i], "rb") as f:
+            return i, f.read()
+    return None
+
+
+def write_connection_file(argv: list[str], conn: tuple[int, bytes] | None, home: str, uid: int, gid: int) -> list[str]:
+    if conn is None:
+        return argv
+    i, data = conn
+    copy = os.path.join(home, os.path.basename(argv[i]))
+    with open(copy, "wb") as f:
+        f.write(data)
+    os.chmod(copy, 0o600)
+    os.chown(copy, uid, gid)
+    return argv[:i] + [copy] + argv[i + 1:]
+
+
+def drop_capabilities() -> None:
+    """capset(all zero): in a user namespace we hold every capability until we drop them."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)         # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def drop_privileges(uid: int, gid: int, tier: str) -> None:
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    elif tier == "userns":
+        drop_capabilities()
+    # Not dumpable: neither this process (its own /proc/self/mem becomes root's) nor another of
+    # the same uid (ptrace, process_vm_readv, /proc/PID/mem) can read its memory, where the
+    # grader's MAC key lives. Reset by execve, so it matters for --grader, which does not exec.
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)      # setuid binaries (su, mount...) gain nothing
+
+
+def preload_grader(grade_id: str, gpu: bool):
+    """Import the grader (trusted code) before graders/ is hidden from the student's code."""
+    if not gpu:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    os.environ["CH13_DEVICE"] = "gpu" if gpu else "cpu"
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    import graders
+    import graders.__main__ as runner
+    import graders.api  # noqa: F401
+    import graders.screen  # noqa: F401
+    graders.load_grader(grade_id)
+    return runner
 
 
 def main(argv: list[str]) -> None:
-    no_network = False
-    workdir = None
+    opts = {"no_network": False, "workdir": None, "uid": None, "grader": None, "gpu": False, "course": None,
+            "writeback": [], "keep": [], "hide": []}
     while argv and argv[0] != "--":
         opt = argv.pop(0)
-        if opt == "--no-network":
-            no_network = True
-        elif opt == "--workdir":
-            workdir = argv.pop(0)
+        if opt in ("--no-network", "--gpu"):
+            opts[opt[2:].replace("-", "_")] = True
+        elif opt in ("--workdir", "--uid", "--grader", "--course"):
+            opts[opt[2:]] = argv.pop(0)
+        elif opt in ("--writeback", "--keep", "--hide"):
+            opts[opt[2:]].append(os.path.abspath(argv.pop(0)))
         else:
             sys.exit(f"kit.sandbox: unknown option {opt}")
     cmd = argv[1:]
-    if not cmd:
+    if not cmd and not opts["grader"]:
         sys.exit("kit.sandbox: no command")
     root = os.geteuid() == 0
-    user = pwd.getpwnam(SANDBOX_USER) if root else pwd.getpwuid(os.geteuid())
-    uid, gid = user.pw_uid, user.pw_gid
+    if root:
+        uid = int(opts["uid"]) if opts["uid"] else pwd.getpwnam(SANDBOX_USER).pw_uid
+        gid = uid if opts["uid"] else pwd.getpwnam(SANDBOX_USER).pw_gid
+    else:
+        uid, gid = os.getuid(), os.getgid()
+    workdir = os.path.abspath(opts["workdir"]) if opts["workdir"] else None
+    conn = read_connection_file(cmd)
+    tier = enter_namespaces(opts["no_network"])
+    missing = []
+    if tier:
+        hide = hidden_paths(opts["course"]) + opts["hide"]
+        if not opts["grader"]:
+            hide.append(os.path.join(ROOT, "graders"))
+        try:
+            build_filesystem(tier, workdir, opts["writeback"], opts["keep"], hide, uid, gid)
+        except OSError as e:      # fail closed: a half-built sandbox must not run student code
+            sys.exit(f"kit.sandbox: could not build the sandbox's file system: {e}")
+    else:
+        missing.append("no mount namespace: /tmp, the gradebook and hidden files stay visible "
+                       "(file permissions and the per-file size limit still apply)")
+        if opts["no_network"]:
+            missing.append("no network namespace: network not isolated")
+    if not root:
+        missing.append("not root: no per-job uid (jobs are found by their CH13_JOB token)")
+    if missing:
+        print("kit.sandbox: " + "; ".join(missing), file=sys.stderr)
     home = private_dirs(uid, gid)
     os.environ["CH13_SANDBOX_HOME"] = home
-    if no_network and not isolate_network():
-        print("kit.sandbox: no network namespace here; network not isolated", file=sys.stderr)
-    cmd = share_connection_file(cmd, home, uid, gid)
+    os.environ["CH13_SANDBOX_TIER"] = tier or "limits-only"
+    cmd = write_connection_file(cmd, conn, home, uid, gid)
     if workdir:
-        if root:
+        if root and not tier:
             os.chown(workdir, uid, gid)
         os.chdir(workdir)
-    set_limits()
-    if root:
-        os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
+    set_limits(shared_uid=not (root and opts["uid"]))
+    runner = None
+    if opts["grader"]:
+        runner = preload_grader(opts["grader"], opts["gpu"])
+        if tier:     # the grader is loaded: its source (and every other grader's) disappears
+            _tmpfs(os.path.join(ROOT, "graders"), 1, mode="0755")
+    drop_privileges(uid, gid, tier)
     os.umask(0o022)
+    if runner is not None:
+        sys.argv = ["python -m graders"] + cmd
+        sys.stdout.flush()
+        code = runner.main(cmd)
+        sys.stdout.flush()
+        os._exit(code)
     os.execvp(cmd[0], cmd)
 
 
