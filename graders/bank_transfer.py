@@ -12,7 +12,7 @@ from ch13lib.sync_checks import BANK_SCENARIOS, Scenario
 
 grader = Grader("bank_transfer", timeout_s=120)
 
-BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=30, seed=23)
+BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=10, seed=23)
 
 
 def explore(answer, scenarios, **budget) -> None:

@@ -12,7 +12,7 @@ from ch13lib.sync_checks import BUFFER_SCENARIOS, Scenario
 
 grader = Grader("bounded_buffer", timeout_s=120)
 
-BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=30, seed=19)
+BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=10, seed=19)
 
 
 def explore(answer, scenarios, **budget) -> None:

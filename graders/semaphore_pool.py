@@ -12,7 +12,7 @@ from ch13lib.sync_checks import POOL_SCENARIOS, Scenario
 
 grader = Grader("semaphore_pool", timeout_s=120)
 
-BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=30, seed=17)
+BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=10, seed=17)
 
 
 def explore(answer, scenarios, **budget) -> None:

@@ -185,3 +185,17 @@ def slow_wait():
     rep = sched.explore(sched.scenario_main(s.load, code), traced={s.filename},
                         check=lambda r: holder.setdefault("r", r) and None)
     assert rep.ok and holder["r"] == (False, 30.0)      # 30 virtual seconds, no real waiting
+
+
+def test_patches_are_undone_exactly():
+    """The sandbox fails a test whose run leaves threading/time/queue attributes replaced."""
+    import concurrent.futures.thread as cf
+    import queue
+    import threading
+    import time
+    mods = [threading, time, queue, cf]
+    before = [dict(vars(m)) for m in mods]
+    rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok
+    for m, b in zip(mods, before):
+        assert [k for k in b if vars(m).get(k) is not b[k]] == [], m.__name__

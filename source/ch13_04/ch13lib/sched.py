@@ -1403,7 +1403,7 @@ _REAL = {
     "threading.Condition": threading.Condition, "threading.Semaphore": threading.Semaphore,
     "threading.BoundedSemaphore": threading.BoundedSemaphore, "threading.Event": threading.Event,
     "threading.Thread": threading.Thread, "threading.current_thread": threading.current_thread,
-    "threading.currentThread": threading.current_thread, "threading.main_thread": threading.main_thread,
+    "threading.currentThread": threading.currentThread, "threading.main_thread": threading.main_thread,
     "threading.enumerate": threading.enumerate, "threading.active_count": threading.active_count,
     "threading._time": threading._time, "time.sleep": time.sleep, "time.monotonic": time.monotonic,
     "time.time": time.time, "time.perf_counter": time.perf_counter,
