@@ -1440,6 +1440,9 @@ class _Patched:
             mod, attr = key.split(".", 1)
             setattr(_MODULES[mod], attr, value)
         _cf_thread._global_shutdown_lock = Lock()
+        # simulated threads get 1 MiB stacks, not the default 8: threads of failed runs stay
+        # parked, and the sandbox counts their stacks against its memory limit
+        self._stack = _thread.stack_size(1 << 20)
         return self
 
     def __exit__(self, *exc):
@@ -1448,6 +1451,7 @@ class _Patched:
             mod, attr = key.split(".", 1)
             setattr(_MODULES[mod], attr, value)
         sys.stdout, sys.stderr = self._stdout, self._stderr
+        _thread.stack_size(self._stack)
         random.setstate(self._random)
         if self._gc:
             gc.enable()
