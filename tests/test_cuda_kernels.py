@@ -136,9 +136,13 @@ SIM_CASES = textwrap.dedent(r"""
     import os, sys, json
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     sys.path.insert(0, os.path.join(sys.argv[1], "source", "ch13_04"))
+    if sys.argv[2] == "threads":
+        sys.modules["greenlet"] = None      # the fallback: OS threads handing control over with locks
     import numpy as np
     from numba import cuda
+    from ch13lib import cuda_sim
     from ch13lib.cuda_sim import launch, KernelFault
+    assert (cuda_sim._greenlet is None) == (sys.argv[2] == "threads")
 
     out = {}
     def kind(kernel, grid, block, args, **kw):
@@ -259,9 +263,9 @@ SIM_CASES = textwrap.dedent(r"""
 """)
 
 
-@pytest.fixture(scope="module")
-def sim_cases():
-    proc = subprocess.run([PY, "-c", SIM_CASES, ROOT], capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module", params=["greenlets", "threads"])
+def sim_cases(request):
+    proc = subprocess.run([PY, "-c", SIM_CASES, ROOT, request.param], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -35,6 +35,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+try:        # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
+    import greenlet as _greenlet
+except ImportError:     # pragma: no cover - then OS threads, handing control over with locks
+    _greenlet = None
+
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SIMULATED_THREADS = 200_000     # beyond this a launch is refused: the simulator is for small grids
@@ -684,8 +689,11 @@ class _Launch:
         if not self.suspendable:
             raise _NeedThreads()
         st.state = "barrier"
-        _pool.back.release()
-        st.worker.wake.acquire()
+        if _greenlet is not None:
+            st.worker.parent.switch()
+        else:
+            _pool.back.release()
+            st.worker.wake.acquire()
         _current = st
         if st.abort:
             raise _Abort()
@@ -695,6 +703,13 @@ class _Launch:
 def _resume(st: _SimThread):
     """Give control to st until it reaches a barrier, returns or raises."""
     global _current
+    if _greenlet is not None:
+        if st.worker is None:
+            st.worker = _greenlet.greenlet(_greenlet_body)
+        st.state = "running"
+        _current = st
+        st.worker.switch(st)
+        return
     if st.worker is None:
         st.worker = _pool.worker()
         st.worker.job = st
@@ -702,6 +717,16 @@ def _resume(st: _SimThread):
     _current = st
     st.worker.wake.release()
     _pool.back.acquire()
+
+
+def _greenlet_body(st: _SimThread):
+    try:
+        st.launch.run_body(st)
+        st.state = "done"
+    except _Abort:
+        st.state = "done"
+    except BaseException as e:     # noqa: BLE001 - reported by the launch
+        st.state, st.exc = "error", e
 
 
 def _kernel_params(fn) -> list[str]:
