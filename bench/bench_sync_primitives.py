@@ -27,19 +27,24 @@ GRADE_IDS = ["counter", "semaphore_pool", "bounded_buffer", "bank_transfer"]
 STUB = "def nothing():\n    raise NotImplementedError()\n"
 
 
-def grade_seconds(gid: str, source: str, runs: int) -> float:
+def grade_seconds(gid: str, source: str, runs: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + sys of the grading process)."""
+    import resource
     pin = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-    times = []
+    times, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
         ans, res = os.path.join(tmp, "answer.py"), os.path.join(tmp, "results.jsonl")
         with open(ans, "w", encoding="utf-8") as f:
             f.write(source)
         for _ in range(runs):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             subprocess.run(pin + [sys.executable, "-m", "graders", gid, ans, res], cwd=ROOT, check=True,
                            stdout=subprocess.DEVNULL)
             times.append(time.perf_counter() - t)
-    return statistics.median(times)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(times), statistics.median(cpus)
 
 
 def main(runs: int = 3) -> int:
@@ -49,13 +54,16 @@ def main(runs: int = 3) -> int:
 
     refs = reference_solutions()
     print(f"grading the reference solution with `python -m graders` (median of {runs}, one core if pinned)")
-    total = 0.0
+    print(f"  load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall times grow with it)")
+    total = total_cpu = 0.0
     for gid in GRADE_IDS:
-        ref = grade_seconds(gid, refs[gid], runs)
-        base = grade_seconds(gid, STUB, runs)
+        ref, ref_cpu = grade_seconds(gid, refs[gid], runs)
+        base, base_cpu = grade_seconds(gid, STUB, runs)
         total += ref
-        print(f"  {gid:15} reference {ref:6.2f} s   failing stub {base:5.2f} s   ratio {ref / base:5.1f}x")
-    print(f"  {'notebook 01':15} reference {total:6.2f} s in all")
+        total_cpu += ref_cpu
+        print(f"  {gid:15} reference {ref:6.2f} s (cpu {ref_cpu:5.2f} s)   failing stub {base:5.2f} s "
+              f"(cpu {base_cpu:4.2f} s)   ratio {ref / base:5.1f}x")
+    print(f"  {'notebook 01':15} reference {total:6.2f} s in all (cpu {total_cpu:.2f} s)")
 
     print("\nthe search, per scenario (in-process, reference solution)")
     print(f"  {'grader':15} {'scenario':55} {'threads':>7} {'scheds':>6} {'exhaustive':>10} {'sched/s':>8}")
@@ -77,8 +85,9 @@ def main(runs: int = 3) -> int:
             print(f"  {gid:15} {s.name[:55]:55} {rep.threads:>7} {rep.schedules:>6} "
                   f"{str(rep.exhaustive):>10} {rep.schedules / dt:>8.0f}   {'ok' if rep.ok else 'FAILED'}")
     print(f"\n  {all_n} schedules in {all_t:.1f} s: {all_n / all_t:.0f} schedules/s overall")
-    print("  budget per scenario: every schedule with at most 2 deviations from the default schedule "
-          "(capped at 3000), then 30 seeded random schedules")
+    b = importlib.import_module("graders.counter").BUDGET
+    print(f"  budget per scenario: every schedule with at most {b['max_preemptions']} deviations from the "
+          f"default schedule (capped at {b['max_schedules']}), then {b['random_schedules']} seeded random ones")
     return 0
 
 

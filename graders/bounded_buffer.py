@@ -51,40 +51,43 @@ HINT_WHILE = ("exception", "A thread woke up and went on although the buffer was
                            "another thread got there first. Re-check in a `while` loop around wait().")
 
 MANY = [
-    Scenario("capacity 1, two consumers then two producers", '''
+    Scenario("capacity 1, two consumers, then a producer of two items", '''
 buf = m.BoundedBuffer(1)
 got = []
-def producer(x):
-    buf.put(x)
-    assert len(buf) <= 1, f"the buffer holds {len(buf)} items but its capacity is 1"
+def producer():
+    for x in ("x", "y"):
+        buf.put(x)
+        assert len(buf) <= 1, f"the buffer holds {len(buf)} items but its capacity is 1"
 def consumer():
     got.append(buf.get())
 threads = [threading.Thread(target=consumer), threading.Thread(target=consumer),
-           threading.Thread(target=producer, args=("x",)), threading.Thread(target=producer, args=("y",))]
+           threading.Thread(target=producer)]
 for t in threads:
     t.start()
 for t in threads:
     t.join()
 assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
 ''', hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE)),
-    Scenario("capacity 1, two producers then two consumers", '''
+    Scenario("capacity 1, two producers (two items and one), then a consumer of three", '''
 buf = m.BoundedBuffer(1)
 got = []
-def producer(x):
-    buf.put(x)
-    assert len(buf) <= 1, f"the buffer holds {len(buf)} items but its capacity is 1"
+def producer(items):
+    for x in items:
+        buf.put(x)
+        assert len(buf) <= 1, f"the buffer holds {len(buf)} items but its capacity is 1"
 def consumer():
-    got.append(buf.get())
-threads = [threading.Thread(target=producer, args=("x",)), threading.Thread(target=producer, args=("y",)),
-           threading.Thread(target=consumer), threading.Thread(target=consumer)]
+    for _ in range(3):
+        got.append(buf.get())
+threads = [threading.Thread(target=producer, args=(("a", "b"),)), threading.Thread(target=producer, args=(("c",),)),
+           threading.Thread(target=consumer)]
 for t in threads:
     t.start()
 for t in threads:
     t.join()
-assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
+assert sorted(got) == ["a", "b", "c"], f"the consumer got {got}, expected a, b and c, once each"
+assert got.index("a") < got.index("b"), f"the consumer got {got}: a was put before b, so it must come out first"
 ''', hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE)),
 ]
-
 
 
 @grader.test(1)
@@ -101,5 +104,6 @@ def producer_consumer(answer):
 
 @grader.test(2)
 def many_waiters(answer):
-    """Two producers and two consumers: no lost wakeup, no overflow, no item twice."""
+    """Two consumers with one producer, two producers with one consumer: no lost wakeup, no overflow,
+    no item twice, FIFO per producer."""
     explore(answer, MANY)
