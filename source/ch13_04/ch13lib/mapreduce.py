@@ -11,8 +11,10 @@ parallelism checks.
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +54,9 @@ def start_local_ray(num_cpus: int = 2, object_store_mb: int = 80):
     # be read-only or temporary. A sandbox's own short TMPDIR is used (and cleaned) where it has one.
     base = tempfile.gettempdir()
     _temp_dir = tempfile.mkdtemp(prefix="ch13ray-", dir=base if len(base) <= 40 else "/tmp")
+    # Registered before ray.init, so it runs after Ray's own exit handler (atexit is LIFO): a
+    # kernel that ends normally leaves no session folder behind.
+    atexit.register(shutil.rmtree, _temp_dir, True)
     ray.init(
         num_cpus=num_cpus,
         include_dashboard=False,
@@ -68,8 +73,6 @@ def stop_local_ray() -> None:
     """Shut Ray down and remove its temporary folder (Ray's helper processes do not exit by
     themselves when the driver process ends abruptly)."""
     global _temp_dir
-    import shutil
-
     import ray
     if ray.is_initialized():
         ray.shutdown()
