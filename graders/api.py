@@ -135,7 +135,7 @@ def run_test(t: Test, answer: Answer) -> Result:
 def _falsifying(e: BaseException) -> str:
     """The shrunk example hypothesis attached to ``e``, as ``name=value`` lines."""
     for note in getattr(e, "__notes__", []):
-        for prefix in ("Falsifying example: ", "Failing test case: "):
+        for prefix in ("Falsifying example: ", "Falsifying explicit example: ", "Failing test case: "):
             if note.startswith(prefix):
                 call = note[len(prefix):]
                 inner = call[call.find("(") + 1: call.rfind(")")]
