@@ -1510,7 +1510,8 @@ def run_schedule(main, prefix=(), *, traced=(), rng=None, record=False, max_step
 
 
 def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, random_schedules=0,
-            seed=0, max_steps=20000, max_opcodes=500_000, replays=2, early_timeouts=False) -> Report:
+            seed=0, max_steps=20000, max_opcodes=500_000, replays=2, early_timeouts=False,
+            bound: str = "delay") -> Report:
     """Search schedules of ``main`` for a failure, fewest preemptions first.
 
     ``main(run)`` runs as the main thread of every schedule: it should load the code under test
@@ -1524,6 +1525,11 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
     shared location that the lockset rule (Eraser) finds written by several threads without one
     common lock. When a run discovers such a location, the search starts again with it as a
     point, so the search is complete for the final set of points.
+
+    ``bound="delay"`` (the default) counts every deviation from the default schedule;
+    ``bound="preemption"`` counts only switches away from a thread that could have gone on (CHESS's
+    preemption bounding: free choices at blocking points are all explored, which grows fast with
+    the number of threads; the bench uses it to measure coverage).
     """
     opts = dict(max_steps=max_steps, max_opcodes=max_opcodes, early_timeouts=early_timeouts)
     t0 = _REAL_MONOTONIC()
@@ -1555,13 +1561,15 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
             branching = branching or bool(run.decisions)
             # delay bounding: every choice other than the default (go on with the running
             # thread; after a block or an end, the next thread in turn) costs one
-            if cost + 1 <= max_preemptions:
-                base = tuple(d[2] for d in run.decisions)
-                for i in range(len(prefix), len(run.decisions)):
-                    enabled, cur, chosen, default = run.decisions[i]
-                    for alt in enabled:
-                        if alt != chosen:
-                            heapq.heappush(heap, (cost + 1, next(seq), base[:i] + (alt,)))
+            base = tuple(d[2] for d in run.decisions)
+            for i in range(len(prefix), len(run.decisions)):
+                enabled, cur, chosen, default = run.decisions[i]
+                step = 1 if bound == "delay" or cur is not None else 0
+                if cost + step > max_preemptions:
+                    continue
+                for alt in enabled:
+                    if alt != chosen:
+                        heapq.heappush(heap, (cost + step, next(seq), base[:i] + (alt,)))
         r = 0
         if found is None and not branching:
             random_schedules = 0            # a single possible interleaving: nothing random to try
