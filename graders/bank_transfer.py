@@ -1,7 +1,8 @@
 """Hidden grader of `bank_transfer` (notebook 01, extra exercise): deadlock-free transfers.
 
 Transfers in opposite and in the same directions run under ch13lib.sched, the deterministic
-scheduler (every schedule with at most 2 preemptions, fewest first, then seeded random ones).
+scheduler (every schedule with at most 2 deviations from the default one, fewest first, then
+seeded random ones).
 It catches the lock-order deadlock (reported as the wait-for cycle with the student's lines), lost
 updates, check-then-act overdrafts, a transfer to the same account that locks one lock twice, and
 retry loops that never make progress (a step budget).

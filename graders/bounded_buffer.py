@@ -1,7 +1,7 @@
 """Hidden grader of `bounded_buffer` (notebook 01, extra exercise): BoundedBuffer with a condition variable.
 
 Producers and consumers run under ch13lib.sched, the deterministic scheduler, on every schedule
-with at most 2 preemptions (fewest first) plus seeded random ones. It catches a buffer that
+with at most 2 deviations from the default schedule (fewest first) plus seeded random ones. It catches a buffer that
 overflows, an item lost or delivered twice, FIFO order broken, `if` instead of `while` around
 wait() (a woken thread finds the condition false again), notify() where notify_all() is needed
 (the wrong kind of thread is woken and everyone waits for ever), and lost wakeups.

@@ -1,7 +1,8 @@
 """Hidden grader of `counter` (notebook 01): SafeCounter and count_with_threads.
 
 Every test runs the student's cell under ch13lib.sched, the deterministic scheduler: the cell is
-loaded afresh for every schedule, and every interleaving with at most 2 preemptions is tried
+loaded afresh for every schedule, and every interleaving with at most 2 deviations from the
+default schedule (delay bounding, close to CHESS's preemption bounding) is tried
 (fewest first), then seeded random ones. Budgets are counted in schedules, never in seconds.
 """
 from graders.api import Fail, Grader
@@ -92,5 +93,5 @@ def no_lost_update(answer):
 def count_with_threads(answer):
     """count_with_threads starts the workers on one counter, joins them all, returns n*k."""
     explore(answer, [spy_scenario(2, 2), spy_scenario(3, 1), spy_scenario(1, 3)], "count_with_threads")
-    # in the schedule without preemptions, every requested worker is started
+    # in the default schedule (no deviation), every requested worker is started
     explore(answer, [FIRST_SCHEDULE], "count_with_threads", max_preemptions=0, max_schedules=1)

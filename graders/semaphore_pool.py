@@ -3,7 +3,7 @@
 The contract's sequential behaviour is checked in one thread; mutual exclusion, the bound, liveness
 (no thread blocked while a resource is free), admitting `size` holders at once, timeouts and
 concurrent releases are checked under ch13lib.sched, the deterministic scheduler, on every schedule
-with at most 2 preemptions (fewest first) plus seeded random ones. Time is virtual: a timeout fires
+with at most 2 deviations from the default schedule (fewest first) plus seeded random ones. Time is virtual: a timeout fires
 when every thread is waiting, so the verdicts never depend on the machine's speed.
 """
 from graders.api import Fail, Grader

@@ -2,7 +2,7 @@
 
 Each check runs small *scenarios* (a few threads using your class) under ``ch13lib.sched``: your
 cell is loaded afresh for every schedule, and the scheduler tries the interleavings with the fewest
-preemptions first. A failure is told as a story in your own lines, with a schedule string you can
+deviations from the default schedule first. A failure is told as a story in your own lines, with a schedule string you can
 replay::
 
     from ch13lib import sync_checks
@@ -18,7 +18,7 @@ import textwrap
 
 from ch13lib import grading, sched
 
-# What the self-checks in the notebook may spend: every schedule with at most one preemption
+# What the self-checks in the notebook may spend: every schedule with at most one deviation from the default order
 # (capped), then a few seeded random ones. Counted in schedules, never in seconds.
 PUBLIC_BUDGET = dict(max_preemptions=1, max_schedules=400, random_schedules=20)
 
