@@ -82,10 +82,14 @@ def test_reference_solution_passes(gid):
     assert all(r.passed for r in results), [r.message for r in results if not r.passed]
 
 
-@pytest.mark.parametrize("name", ["wrong_unlocked_increment.py", "wrong_missing_join.py"])
-def test_same_verdict_twice(name):
-    source = open(os.path.join(CATALOGUE, "counter", name), encoding="utf-8").read()
-    first, second = grade("counter", source), grade("counter", source)
+@pytest.mark.parametrize("gid,name", [("counter", "wrong_unlocked_increment.py"),
+                                      ("counter", "wrong_missing_join.py"),
+                                      ("semaphore_pool", "wrong_if_wait.py"),
+                                      ("bounded_buffer", "wrong_notify_one_shared_condition.py"),
+                                      ("bank_transfer", "wrong_argument_order.py")])
+def test_same_verdict_twice(gid, name):
+    source = open(os.path.join(CATALOGUE, gid, name), encoding="utf-8").read()
+    first, second = grade(gid, source), grade(gid, source)
     assert [(r.passed, r.message, r.example) for r in first] == \
            [(r.passed, r.message, r.example) for r in second]
 
@@ -199,3 +203,20 @@ def test_patches_are_undone_exactly():
     assert not rep.ok
     for m, b in zip(mods, before):
         assert [k for k in b if vars(m).get(k) is not b[k]] == [], m.__name__
+
+
+def test_timer_runs_on_virtual_time():
+    src = """
+import threading
+fired = []
+def later():
+    t = threading.Timer(5.0, fired.append, args=("x",))
+    t.start()
+    t.join()
+    return list(fired)
+"""
+    s = sched.Source(src, "<timer>")
+    holder = {}
+    rep = sched.explore(sched.scenario_main(s.load, "result = m.later()"), traced={s.filename},
+                        check=lambda r: holder.setdefault("r", r) and None)
+    assert rep.ok and holder["r"] == ["x"]

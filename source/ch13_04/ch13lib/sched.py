@@ -1293,6 +1293,27 @@ class Thread:
         return f"<simulated Thread {self.name}>"
 
 
+class Timer(Thread):
+    """threading.Timer on the models: waits ``interval`` virtual seconds unless cancelled."""
+
+    def __init__(self, interval, function, args=None, kwargs=None):
+        super().__init__()
+        self.interval = interval
+        self.function = function
+        self.args = args if args is not None else []
+        self.kwargs = kwargs if kwargs is not None else {}
+        self.finished = Event()
+
+    def cancel(self) -> None:
+        self.finished.set()
+
+    def run(self) -> None:
+        self.finished.wait(self.interval)
+        if not self.finished.is_set():
+            self.function(*self.args, **self.kwargs)
+        self.finished.set()
+
+
 class _MainThread(Thread):
     def __init__(self) -> None:
         super().__init__(name="MainThread")
@@ -1402,7 +1423,8 @@ _REAL = {
     "threading.Lock": threading.Lock, "threading.RLock": threading.RLock,
     "threading.Condition": threading.Condition, "threading.Semaphore": threading.Semaphore,
     "threading.BoundedSemaphore": threading.BoundedSemaphore, "threading.Event": threading.Event,
-    "threading.Thread": threading.Thread, "threading.current_thread": threading.current_thread,
+    "threading.Thread": threading.Thread, "threading.Timer": threading.Timer,
+    "threading.current_thread": threading.current_thread,
     "threading.currentThread": threading.currentThread, "threading.main_thread": threading.main_thread,
     "threading.enumerate": threading.enumerate, "threading.active_count": threading.active_count,
     "threading._time": threading._time, "time.sleep": time.sleep, "time.monotonic": time.monotonic,
@@ -1416,7 +1438,8 @@ _MODULES = {"threading": threading, "time": time, "queue": _queue_mod, "cf": _cf
 _PATCH = {
     "threading.Lock": Lock, "threading.RLock": RLock, "threading.Condition": Condition,
     "threading.Semaphore": Semaphore, "threading.BoundedSemaphore": BoundedSemaphore,
-    "threading.Event": Event, "threading.Thread": Thread, "threading.current_thread": _current_thread,
+    "threading.Event": Event, "threading.Thread": Thread, "threading.Timer": Timer,
+    "threading.current_thread": _current_thread,
     "threading.currentThread": _current_thread, "threading.main_thread": _main_thread,
     "threading.enumerate": _enumerate, "threading.active_count": _active_count,
     "threading._time": _monotonic, "time.sleep": _sleep, "time.monotonic": _monotonic,
