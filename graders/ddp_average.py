@@ -9,7 +9,6 @@ import os
 import torch
 
 from ch13lib.collective_launch import launch
-from graders import SOURCE_DIR
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("ddp_average", timeout_s=120)
@@ -19,25 +18,47 @@ SCENARIOS = {
     "plain": {"seed": 7, "d_in": 5, "hidden": 6, "batch": 12, "steps": 3, "lr": 0.1, "frozen": False},
     "frozen": {"seed": 8, "d_in": 4, "hidden": 5, "batch": 6, "steps": 2, "lr": 0.2, "frozen": True},
 }
-_cache: dict = {}
 
 
 def _run(answer: Answer, backend: str, world: int, device: str) -> list:
-    key = (answer.source, backend)
-    if key not in _cache:
+    cache = answer.__dict__.setdefault("_worlds", {})     # one world per answer and backend, for both tests
+    if backend not in cache:
         names = list(SCENARIOS)
         results = launch(world, "ch13lib.collective_ddp:run_ddp_rank",
                          {"source": answer.source, "name": answer.grade_id, "function": FN, "device": device,
                           "scenarios": [SCENARIOS[n] for n in names]}, backend=backend,
-                         extra_path=(os.path.dirname(SOURCE_DIR),))
-        _cache[key] = (names, results)
-    return _cache[key]
+                         )
+        cache[backend] = (names, results)
+    return cache[backend]
+
+
+def _smoke(answer: Answer, scenario: str) -> None:
+    """World size 1 in this process (gloo over an in-memory store, no port): a stub or a crash is
+    reported at once, before a real world is started."""
+    import torch.distributed as dist
+    from ch13lib.collective_ddp import run_ddp_rank
+    cache = answer.__dict__.setdefault("_worlds", {})
+    key = "smoke " + scenario
+    if key not in cache:
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+        try:
+            res = run_ddp_rank({"source": answer.source, "name": answer.grade_id, "function": FN,
+                                "device": "cpu", "scenarios": [SCENARIOS[scenario]]})
+        finally:
+            dist.destroy_process_group()
+        cache[key] = res["scenarios"][0]
+    problem = cache[key]
+    if problem and problem.get("crash"):
+        if "NotImplementedError" in problem["text"]:
+            raise NotImplementedError
+        raise Fail(f"at world size 1 (one process, before any real world is started): {problem['text']}")
 
 
 def _check(answer: Answer, scenario: str) -> None:
     module = answer.module
     if not callable(getattr(module, FN, None)):
         raise Fail(f"the cell does not define a function `{FN}(model)`")
+    _smoke(answer, scenario)
     worlds = [("gloo", WORLD, "cpu")]
     if os.environ.get("CH13_DEVICE") == "gpu" and torch.cuda.is_available():
         worlds.append(("nccl", min(torch.cuda.device_count(), 4), "cuda"))

@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 import types
 
@@ -87,19 +88,25 @@ class DistComm:
 
 
 def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo",
-           timeout_s: float = 6.0, hard_timeout_s: float = 30.0, extra_path: tuple[str, ...] = ()) -> list[dict]:
+           timeout_s: float = 10.0, hard_timeout_s: float = 30.0, start_timeout_s: float = 300.0,
+           extra_path: tuple[str, ...] = ()) -> list[dict]:
     """Run ``target(payload)`` on every rank of a fresh ``backend`` world of ``world_size`` processes.
 
     Returns one dict per rank: the target's result, or ``{"error": why}`` when that rank raised,
-    crashed or was killed. ``timeout_s`` is the process group's timeout (a deadlocked collective
-    raises after it); ``hard_timeout_s`` kills a world that still has not finished.
+    crashed or was killed. Starting (importing torch, the rendezvous) may take up to
+    ``start_timeout_s`` on a loaded machine and counts against nothing else; once every rank is
+    up, collectives time out after ``timeout_s`` and the world is killed ``hard_timeout_s`` later
+    if it has still not finished (a blocked gloo ``recv`` never times out by itself).
     """
+    import time
+
     import torch.distributed as dist
     with tempfile.TemporaryDirectory(prefix="ch13-world-") as tmp:
         store = dist.TCPStore("127.0.0.1", 0, world_size, True,
-                              timeout=datetime.timedelta(seconds=timeout_s), wait_for_workers=False)
+                              timeout=datetime.timedelta(seconds=start_timeout_s), wait_for_workers=False)
         with open(os.path.join(tmp, "payload.json"), "w", encoding="utf-8") as f:
-            json.dump({"target": target, "backend": backend, "timeout_s": timeout_s, "payload": payload}, f)
+            json.dump({"target": target, "backend": backend, "timeout_s": timeout_s,
+                       "start_timeout_s": start_timeout_s, "payload": payload}, f)
         path = os.pathsep.join([SOURCE_DIR, *extra_path, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         procs, logs = [], []
         for r in range(world_size):
@@ -114,17 +121,34 @@ def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo"
             procs.append(subprocess.Popen([sys.executable, "-m", "ch13lib.collective_launch", tmp],
                                           env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL))
-        import time
+        # Wait until every rank has joined (each sets a key once init_process_group returns) or one
+        # has exited, whichever comes first: each waiter sets the event, nothing polls.
+        started = threading.Event()
+        keys = [f"ch13/ready/{r}" for r in range(world_size)]
+
+        def all_ready():
+            try:
+                store.wait(keys, datetime.timedelta(seconds=start_timeout_s))
+            except Exception:          # noqa: BLE001 - a timeout: the exits or the guard decide
+                pass
+            started.set()
+
+        def exited(p):
+            p.wait()
+            started.set()
+        for fn, args in [(all_ready, ())] + [(exited, (p,)) for p in procs]:
+            threading.Thread(target=fn, args=args, daemon=True).start()
+        started.wait(timeout=start_timeout_s)
         deadline = time.monotonic() + hard_timeout_s
         killed = set()
-        for r, p in enumerate(procs):
+        for p in procs:
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                for q in procs:             # only the processes this call started
+                for i, q in enumerate(procs):      # only the processes this call started
                     if q.poll() is None:
                         q.kill()
-                        killed.add(procs.index(q))
+                        killed.add(i)
                 for q in procs:
                     q.wait()
                 break
@@ -137,9 +161,10 @@ def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo"
                 continue
             logs[r].seek(0)
             tail = logs[r].read().decode("utf-8", "replace").strip().splitlines()[-6:]
-            why = (f"rank {r} was still running after {hard_timeout_s:g} s and was stopped (a hang?)"
+            why = (f"rank {r} was still running {hard_timeout_s:g} s after the world started and was stopped "
+                   f"(a hang: a collective or recv that no other rank matches?)"
                    if r in killed else f"rank {r} exited with code {procs[r].returncode} before reporting")
-            results.append({"error": why + ("\n" + "\n".join(tail) if tail else "")})
+            results.append({"error": why + ("\n" + "\n".join(tail) if tail and r not in killed else "")})
         for log in logs:
             log.close()
         del store
@@ -162,7 +187,17 @@ def _worker(tmp: str) -> int:
         if spec["backend"] == "nccl":
             torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
             kwargs["device_id"] = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
-        dist.init_process_group(spec["backend"], timeout=datetime.timedelta(seconds=spec["timeout_s"]), **kwargs)
+        # A long timeout to start (a loaded machine imports torch slowly), then a short one for the work.
+        dist.init_process_group(spec["backend"], timeout=datetime.timedelta(seconds=spec["start_timeout_s"]),
+                                **kwargs)
+        try:
+            from torch.distributed.distributed_c10d import _set_pg_timeout
+            _set_pg_timeout(datetime.timedelta(seconds=spec["timeout_s"]))
+        except (ImportError, RuntimeError, ValueError):
+            pass
+        ready = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                              timeout=datetime.timedelta(seconds=spec["start_timeout_s"]))
+        ready.set(f"ch13/ready/{rank}", "1")
         module, func = spec["target"].split(":")
         result = getattr(importlib.import_module(module), func)(spec["payload"])
     except BaseException as e:         # noqa: BLE001 - every failure becomes this rank's report

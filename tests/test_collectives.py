@@ -1,0 +1,285 @@
+"""Notebook 03 (collectives): the simulated process group, the torchrun-style launcher, the three
+graders (all_reduce, ddp_average, rs_ag_all_reduce) on their catalogues, and the notebook itself.
+
+Graders run in this process (nothing here needs numba). Real gloo worlds are started by the
+graders themselves, each on a free port. GPU tests are marked ``gpu`` and skip without CUDA.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import threading
+
+import nbformat
+import pytest
+import torch
+
+import graders
+from ch13lib import collective_checks
+from ch13lib.collective_cases import Case, make_inputs, ring_bound, run_on_sim, verdict
+from ch13lib.collective_launch import launch
+from ch13lib.procgroup import CommError, Deadlock, RankError, SimWorld, run_ranks
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
+NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "03_collectives.ipynb")
+GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
+
+
+def entries(grade_id: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
+
+
+def header(path: str) -> tuple[str, list[str]]:
+    with open(path, encoding="utf-8") as f:
+        lines = [line[1:].strip() for line in f.read().splitlines() if line.startswith("#")]
+    verdict_ = [h.split(":", 1)[1].strip() for h in lines if h.startswith("verdict:")][0]
+    messages = [h.split(":", 1)[1].strip() for h in lines if h.startswith("message:")]
+    return verdict_, messages
+
+
+def grade(grade_id: str, source: str) -> list:
+    return list(graders.load_grader(grade_id).run(source))
+
+
+def report(results) -> str:
+    return "\n".join(f"[{r.test}] {r.points:g}/{r.max_points:g} {r.message} {r.example}" for r in results)
+
+
+CATALOGUE = [(gid, p) for gid in GRADE_IDS for p in entries(gid)]
+
+
+# ---- the catalogues -------------------------------------------------------------------------
+def test_catalogue_sizes():
+    """Does each exercise have at least 8 wrong and 4 right answers (the issue's floor)?"""
+    for gid in GRADE_IDS:
+        names = [os.path.basename(p) for p in entries(gid)]
+        assert sum(n.startswith("wrong_") for n in names) >= 8, gid
+        assert sum(n.startswith("right_") for n in names) >= 4, gid
+
+
+@pytest.mark.parametrize("grade_id,path", CATALOGUE,
+                         ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in CATALOGUE])
+def test_catalogue_entry(grade_id, path):
+    """Does every right answer get full marks, and every wrong one lose points with its message?"""
+    expected, messages = header(path)
+    with open(path, encoding="utf-8") as f:
+        results = grade(grade_id, f.read())
+    got = sum(r.points for r in results)
+    full = sum(r.max_points for r in results)
+    if expected == "pass":
+        assert got == full, report(results)
+    else:
+        assert got < full, report(results)
+        text = report(results).lower()
+        for m in messages:
+            assert m.lower() in text, f"expected {m!r} in:\n{report(results)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grade_id", GRADE_IDS)
+def test_same_verdicts_every_run(grade_id):
+    """Are results (points and messages) identical when every catalogue file is graded twice?"""
+    for path in entries(grade_id):
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        first = [r.to_json() for r in grade(grade_id, src)]
+        second = [r.to_json() for r in grade(grade_id, src)]
+        assert first == second, path
+
+
+def test_notebook_reference_solutions_pass_and_points_match():
+    """Do the notebook's reference solutions get full marks, and do its test cells carry the graders' points?"""
+    from kit.answers import answer_cells, hidden_test_cells, strip_solution_markers
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    answers, tests = answer_cells(nb), hidden_test_cells(nb)
+    assert sorted(answers) == sorted(GRADE_IDS)
+    for gid in GRADE_IDS:
+        g = graders.load_grader(gid)
+        assert tests[gid].metadata["nbgrader"]["points"] == g.max_points, gid
+        results = grade(gid, strip_solution_markers(answers[gid].source))
+        assert all(r.passed for r in results), report(results)
+
+
+def test_stub_reads_not_implemented():
+    """Does an untouched stub get 'not implemented yet' from every test, quickly?"""
+    stubs = {
+        "all_reduce": "import torch\n\ndef ring_all_reduce(tensor, comm):\n    raise NotImplementedError()\n",
+        "rs_ag_all_reduce": "import torch\n\ndef rs_ag_all_reduce(tensor, comm):\n    raise NotImplementedError()\n",
+        "ddp_average": "import torch\n\ndef average_gradients(model):\n    raise NotImplementedError()\n",
+    }
+    for gid, src in stubs.items():
+        for r in grade(gid, src):
+            assert not r.passed and "not implemented yet" in r.message, (gid, r)
+
+
+# ---- the simulated process group ------------------------------------------------------------
+def _send_then_recv(t, comm):
+    comm.send(t, (comm.rank + 1) % comm.world_size)
+    comm.recv(torch.empty_like(t), (comm.rank - 1) % comm.world_size)
+
+
+def test_rendezvous_send_deadlock_names_the_cycle():
+    """Does a blocking send wait for its recv, so send-then-recv on every rank is reported as a cycle at once?"""
+    with pytest.raises(Deadlock) as e:
+        run_ranks(_send_then_recv, [torch.ones(2) for _ in range(3)])
+    text = str(e.value)
+    assert "rank 0 is blocked in send(to rank 1)" in text
+    assert "wait-for cycle: rank 0 -> rank 1 -> rank 2 -> rank 0" in text
+    assert "comm.send(t, (comm.rank + 1) % comm.world_size)" in text     # the caller's own line
+
+
+def test_a_returned_rank_is_named_in_the_deadlock():
+    def fn(rank, comm):
+        if rank == 1:
+            comm.recv(torch.empty(1), 0)
+    with pytest.raises(Deadlock, match="rank 0 has already returned"):
+        SimWorld(2).run(fn)
+
+
+def test_isend_buffer_changed_before_wait_is_reported():
+    def fn(rank, comm):
+        buf = torch.full((3,), float(rank))
+        if rank == 0:
+            w = comm.isend(buf, 1)
+            buf += 1                    # touched while in flight
+            w.wait()
+        else:
+            comm.recv(torch.empty(3), 0)
+    for policy in SimWorld.POLICIES:
+        with pytest.raises(CommError, match="changed the buffer of its isend"):
+            SimWorld(2, policy=policy).run(fn)
+
+
+def test_irecv_data_arrives_only_at_wait():
+    seen = {}
+
+    def fn(rank, comm):
+        if rank == 0:
+            comm.send(torch.tensor([7.0]), 1)
+        else:
+            box = torch.zeros(1)
+            w = comm.irecv(box, 0)
+            seen["before"] = box.item()
+            w.wait()
+            seen["after"] = box.item()
+    SimWorld(2, policy="round_robin").run(fn)
+    assert seen == {"before": 0.0, "after": 7.0}
+
+
+def test_size_mismatch_self_send_and_unreceived_send():
+    def mismatch(rank, comm):
+        if rank == 0:
+            comm.send(torch.ones(3), 1)
+        else:
+            comm.recv(torch.empty(2), 0)
+    with pytest.raises(CommError, match="size mismatch"):
+        SimWorld(2).run(mismatch)
+    with pytest.raises(CommError, match="itself"):
+        SimWorld(2).run(lambda r, c: c.send(torch.ones(1), r))
+
+    def orphan(rank, comm):
+        if rank == 0:
+            comm.isend(torch.ones(1), 1)
+    with pytest.raises(CommError, match="never posted a matching recv"):
+        SimWorld(2).run(orphan)
+
+
+def test_rank_exception_is_reported_with_its_rank():
+    def fn(rank, comm):
+        if rank == 2:
+            raise ValueError("boom")
+        comm.recv(torch.empty(1), 2)
+    with pytest.raises(RankError) as e:
+        SimWorld(3).run(fn)
+    assert e.value.rank == 2 and isinstance(e.value.exc, ValueError)
+
+
+def test_same_interleaving_and_traffic_every_run():
+    """Is the simulator deterministic: the same order of events and traffic for the same seed?"""
+    def trace_run():
+        order = []
+
+        def fn(t, comm):
+            for step in range(comm.world_size - 1):
+                order.append((comm.rank, step))
+                w = comm.isend(t.clone(), (comm.rank + 1) % comm.world_size)
+                comm.recv(torch.empty_like(t), (comm.rank - 1) % comm.world_size)
+                w.wait()
+        world = run_ranks(fn, [torch.ones(4) for _ in range(5)], policy="random", seed=3)
+        return order, [t.sent_elements for t in world.traffic]
+    assert trace_run() == trace_run()
+
+
+def test_collectives_reduce_scatter_and_all_gather():
+    ins = [torch.arange(6, dtype=torch.float64) * (r + 1) for r in range(3)]
+    outs = [torch.empty(2, dtype=torch.float64) for _ in range(3)]
+    gathered = [torch.empty(6, dtype=torch.float64) for _ in range(3)]
+
+    def fn(rank, comm):
+        comm.reduce_scatter_tensor(outs[rank], ins[rank])
+        comm.all_gather_into_tensor(gathered[rank], outs[rank])
+    world = SimWorld(3)
+    world.run(fn, p2p=False, collectives=True)
+    for g in gathered:
+        assert torch.equal(g, torch.arange(6, dtype=torch.float64) * 6)
+    assert [t.sent_elements for t in world.traffic] == [8, 8, 8] == [ring_bound(3, 6)] * 3
+
+
+def test_verdict_tolerance_accepts_any_order_and_rejects_average():
+    case = Case(5, (7,), "float32", 3)
+    ins = make_inputs(case)
+    rev = torch.zeros(7, dtype=torch.float32)
+    for x in reversed(ins):
+        rev += x
+    assert verdict(case, ins, [rev.clone() for _ in ins]) is None
+    assert "average" in verdict(case, ins, [rev / 5 for _ in ins])
+
+
+def test_launch_two_worlds_at_once_on_free_ports():
+    """Can two gloo worlds start at the same time (no fixed port), each reporting every rank?"""
+    src = open(os.path.join(CATALOGUE_DIR, "all_reduce", "right_reference.py"), encoding="utf-8").read()
+    payload = {"source": src, "name": "all_reduce", "function": "ring_all_reduce", "device": "cpu",
+               "api": "p2p", "cases": [{"world_size": 2, "shape": [5], "dtype": "int64", "seed": 1,
+                                        "policy": "stay", "schedule_seed": 0}]}
+    out = [None, None]
+
+    def go(i):
+        out[i] = launch(2, "ch13lib.collective_cases:run_real_cases", payload)
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    case = Case(2, (5,), "int64", 1)
+    for res in out:
+        assert res is not None and all("error" not in r for r in res), res
+        assert verdict(case, make_inputs(case), [r["cases"][0]["output"] for r in res]) is None
+
+
+def test_self_check_says_not_implemented(capsys):
+    def ring_all_reduce(tensor, comm):
+        raise NotImplementedError()
+    assert collective_checks.check_ring_all_reduce(ring_all_reduce) is False
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+def test_self_check_steps_aside_while_grading(capsys, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert collective_checks.check_ring_all_reduce(lambda t, c: None) is True
+    assert capsys.readouterr().out.count("\n") == 1
+
+
+@pytest.mark.gpu
+def test_gpu_grading_of_the_reference():
+    """On a GPU runner: does the reference pass with NCCL and CUDA tensors in the grade?"""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine")
+    os.environ["CH13_DEVICE"] = "gpu"
+    try:
+        for gid in GRADE_IDS:
+            with open(os.path.join(CATALOGUE_DIR, gid, "right_reference.py"), encoding="utf-8") as f:
+                results = grade(gid, f.read())
+            assert all(r.passed for r in results), report(results)
+    finally:
+        os.environ["CH13_DEVICE"] = "cpu"
