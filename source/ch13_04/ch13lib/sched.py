@@ -596,8 +596,14 @@ class Run:
                                    if not t.done and t.started]))
 
     def _fail_stuck(self, me: _Sim) -> None:
-        blocked = [(t.name, t.waiting[0] if t.waiting else "?", self._where(t))
-                   for t in self.threads if not t.done and t.started]
+        def what(t):
+            if not t.waiting:
+                return "?"
+            obj = t.waiting[1]
+            if isinstance(obj, (Lock, RLock)):       # who holds it now, not when the wait began
+                return f"{obj._label()} (held by {obj._holder.name if obj._holder else 'nobody'})"
+            return t.waiting[0]
+        blocked = [(t.name, what(t), self._where(t)) for t in self.threads if not t.done and t.started]
         main_done = self.threads[0].done
         kind = "blocked_at_exit" if main_done else "deadlock"
         cycle = self._cycle()
@@ -611,7 +617,7 @@ class Run:
                    "and nothing will ever wake them (a lost wakeup, a missing release/notify, or a "
                    "missing join's counterpart).\n")
         if cycle:
-            msg += "The wait-for cycle: " + " -> ".join(cycle) + "\n"
+            msg += "The wait-for cycle:\n    " + "\n -> ".join(cycle) + "\n -> back to the first\nWho waits where:\n"
         self._end(Failure(kind, msg + "\n".join(lines), blocked=blocked))
 
     def _cycle(self) -> list[str]:
