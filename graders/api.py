@@ -55,6 +55,7 @@ class Answer:
         self.filename = f"<answer cell {grade_id}>"
         self._count = 0
         self._module: types.ModuleType | None = None
+        self._code = None      # compiled once: schedulers load the cell thousands of times
         # Tracebacks and inspect.getsource quote the student's own lines.
         linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
 
@@ -65,8 +66,9 @@ class Answer:
         module = types.ModuleType(name)
         module.__file__ = self.filename
         sys.modules[name] = module
-        code = compile(self.source, self.filename, "exec")
-        exec(code, module.__dict__)
+        if self._code is None:
+            self._code = compile(self.source, self.filename, "exec")
+        exec(self._code, module.__dict__)
         return module
 
     @property
