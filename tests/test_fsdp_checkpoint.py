@@ -193,3 +193,23 @@ def test_gpu_check_script_skips_cleanly_without_a_gpu():
     out = subprocess.run([sys.executable, os.path.join(ROOT, "gpu", "check_fsdp_checkpoint.py")],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "no GPU: skipped" in out.stdout
+
+
+def test_last_resort_guard_for_code_that_neither_returns_nor_waits():
+    import threading
+    from ch13lib.fsdp_world import WorldError, run_world
+    stop = threading.Event()
+
+    def fn(w):
+        w.sync()
+        with w.phase("spin"):
+            if w.rank == 1:
+                while not stop.wait(0.01):      # busy, never in a collective, never returning
+                    pass
+    try:
+        with pytest.raises(WorldError) as e:
+            run_world(2, fn, guard_s=1.0)
+    finally:
+        stop.set()
+    assert e.value.kind == "timeout"
+    assert "rank 1 is running spin" in e.value.message

@@ -23,6 +23,7 @@ import os
 import re
 import tempfile
 import warnings
+import zipfile
 from collections.abc import Mapping
 
 import torch
@@ -78,11 +79,22 @@ def _quiet():
 
 
 def _complete(path: str, world) -> str | None:
+    """Why the checkpoint is not complete at this moment, or None (runs under the world's lock)."""
     if not os.path.exists(path):
         return "the file did not exist yet"
     pending = [w for w in world.writes if not w.done]
     if pending:
-        return f"rank {pending[0].rank} was still writing {pending[0].path}"
+        return f"rank {pending[0].rank} was still writing {os.path.basename(pending[0].path)!r}"
+    if os.path.isfile(path) and zipfile.is_zipfile(path):
+        # torch.save's format is a zip archive: a truncated one has no central directory.
+        try:
+            with zipfile.ZipFile(path) as z:
+                if z.testzip() is not None:
+                    return "the file was truncated"
+        except (zipfile.BadZipFile, OSError):
+            return "the file was truncated"
+    elif os.path.isfile(path) and os.path.getsize(path) == 0:
+        return "the file was still empty"
     return None
 
 
@@ -335,7 +347,7 @@ def _summary(x) -> str:
 
 def write_problems(run: SaveRun, directory: str) -> list[str]:
     problems = []
-    others = [(r, p) for r, p, _ in run.writes if r != 0]
+    others = sorted((r, p) for r, p, _ in run.writes if r != 0)
     if others:
         r, p = others[0]
         problems.append(f"rank {r} wrote {os.path.basename(p)!r} with torch.save during "

@@ -22,7 +22,8 @@ What the world watches, so that a failure is reported by its cause and at once:
   barrier therefore returns on the other ranks before the file exists, every time, not just when
   the scheduler happens to be unkind.
 
-Private torch API used: ``torch.testing._internal.distributed.multi_threaded_pg`` (thread-local
+Importing this module installs the watches (once per process; outside a world's rank threads
+they pass every call straight through). Private torch API used: ``torch.testing._internal.distributed.multi_threaded_pg`` (thread-local
 world) and ``torch._C._distributed_c10d._set_thread_isolation_mode``; torch is pinned exactly.
 Threads share torch's global RNG: build models and data from explicit ``torch.Generator`` s.
 """
@@ -476,3 +477,8 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
 def _monotonic() -> float:
     import time
     return time.monotonic()
+
+
+# Installed at import, before any code under test is defined: a cell or answer that binds
+# `from torch import save` or `from torch.distributed import barrier` gets the watched versions.
+install()
