@@ -10,7 +10,10 @@ from __future__ import annotations
 import ast
 
 FORBIDDEN_MODULES = {"ctypes", "gc", "inspect", "builtins", "importlib", "_thread", "faulthandler",
-                     "signal", "pty", "graders", "ch13lib", "hypothesis", "pytest", "nbgrader"}
+                     "signal", "pty", "graders", "ch13lib", "hypothesis", "pytest", "nbgrader",
+                     # raw memory and C calls in-process (each can read the MAC key or patch the grader)
+                     "_ctypes", "cffi", "_cffi_backend", "_signal", "_testcapi", "_testinternalcapi",
+                     "_xxsubinterpreters", "_posixsubprocess"}
 FORBIDDEN_ATTRIBUTES = {
     "modules": "sys.modules", "_getframe": "sys._getframe", "settrace": "sys.settrace",
     "setprofile": "sys.setprofile", "monitoring": "sys.monitoring", "_current_frames": "sys._current_frames",
@@ -18,9 +21,86 @@ FORBIDDEN_ATTRIBUTES = {
     "tb_frame": "frame access", "gi_frame": "frame access", "__subclasses__": "type introspection",
     "__builtins__": "the builtins", "__globals__": "function globals",
     "__code__": "code objects", "addaudithook": "audit hooks",
-    "__closure__": "closures", "cell_contents": "closures", "kill": "killing processes", "killpg": "killing processes", "fork": "os.fork", "forkpty": "os.forkpty",
+    "__closure__": "closures", "cell_contents": "closures", "__dict__": "a namespace's __dict__",
+    "__getattribute__": "attribute lookup by name", "attrgetter": "attribute lookup by name",
+    "methodcaller": "attribute lookup by name", "__array_interface__": "raw memory",
+    "__array_struct__": "raw memory", "ctypeslib": "raw memory", "kill": "killing processes", "killpg": "killing processes", "fork": "os.fork", "forkpty": "os.forkpty",
 }
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"}
+ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
+MEMORY_NAMES = {"__array_interface__", "__array_struct__"}
+
+
+def _root(node: ast.AST) -> ast.AST:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node
+
+
+def _imported_names(tree: ast.AST) -> set[str]:
+    """Names bound by import statements, and names assigned from them (aliases), anywhere."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names)
+    changed = True
+    while changed:          # x = math; y = x.something  -> x and y are aliases too
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                root = _root(node.value)
+                if isinstance(root, ast.Name) and root.id in names:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for t in targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name) and n.id not in names:
+                                names.add(n.id)
+                                changed = True
+    return names
+
+
+def _foreign_privates(tree: ast.AST) -> dict[int, str]:
+    """`obj._name` where the cell never defines `_name` itself: reaching into the simulators'
+    internals (``comm._world.traffic[...] = 0`` hid a non-ring's traffic before this rule)."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            own.add(node.attr)
+        elif isinstance(node, ast.arg):
+            own.add(node.arg)
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and node.attr not in own):
+            found.setdefault(node.lineno, f"reaches into {ast.unparse(node)}, a private attribute it did not define")
+    return found
+
+
+def _monkeypatches(tree: ast.AST) -> dict[int, str]:
+    """Assignments to (or deletions of) attributes of imported modules, classes and functions."""
+    imported = _imported_names(tree)
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = node.targets
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Attribute):
+                    root = _root(sub)
+                    if isinstance(root, ast.Name) and root.id in imported:
+                        found.setdefault(node.lineno, f"monkeypatches {ast.unparse(sub)}")
+    return found
 
 
 def screen(source: str) -> list[str]:
@@ -44,8 +124,24 @@ def screen(source: str) -> list[str]:
                     found.setdefault(line, f"imports {FORBIDDEN_ATTRIBUTES[alias.name]}")
         elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
             found.setdefault(line, f"uses {FORBIDDEN_ATTRIBUTES[node.attr]}")
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_CALLS | {"__builtins__"}:
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_CALLS | {"__builtins__"} | MEMORY_NAMES:
             found.setdefault(line, f"uses {node.id}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_CALLS:
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                found.setdefault(line, f"{node.func.id} with a computed attribute name")
+            elif name.value in FORBIDDEN_ATTRIBUTES or name.value in MEMORY_NAMES:
+                found.setdefault(line, f"uses {FORBIDDEN_ATTRIBUTES.get(name.value, name.value)}")
+            elif name.value.startswith("_") and not name.value.startswith("__"):
+                found.setdefault(line, f"{node.func.id} of a private attribute {name.value!r}")
+            elif node.func.id in ("setattr", "delattr") and node.args:
+                root = _root(node.args[0])
+                if isinstance(root, ast.Name) and root.id in _imported_names(tree):
+                    found.setdefault(line, f"monkeypatches {ast.unparse(node.args[0])}.{name.value}")
+        elif isinstance(node, ast.Constant) and node.value in MEMORY_NAMES:
+            found.setdefault(line, f"uses {node.value}")
+    for line, why in list(_monkeypatches(tree).items()) + list(_foreign_privates(tree).items()):
+        found.setdefault(line, why)
     lines = source.splitlines()
     return [f"line {n}: {why}: {lines[n - 1].strip() if 0 < n <= len(lines) else ''}"
             for n, why in sorted(found.items())]

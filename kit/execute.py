@@ -33,12 +33,17 @@ class SandboxedKernelManager(AsyncKernelManager):
         super().__init__(*args, **kwargs)
         self.ch13_job = new_token()
         self.ch13_uid = sandbox_uid(self.ch13_job)
+        self.ch13_ipc = ""
+        self.ch13_watchdog = None
+
+    async def _async_pre_start_kernel(self, **kw):
+        # before the connection file is written: the sockets live in a folder of this kernel's own
         self.ch13_ipc = tempfile.mkdtemp(prefix="ch13-ipc-")
         if self.ch13_uid is not None:
             os.chown(self.ch13_ipc, self.ch13_uid, self.ch13_uid)
         self.transport = "ipc"
         self.ip = os.path.join(self.ch13_ipc, "k")
-        self.ch13_watchdog = None
+        return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         env = dict(kw.get("env") or os.environ)
@@ -68,7 +73,15 @@ class SandboxedKernelManager(AsyncKernelManager):
         if self.ch13_watchdog is not None:
             self.ch13_watchdog.stop()
         kill_job(self.ch13_job, self.ch13_uid)     # the kernel's children too (Ray, ranks, ...)
-        shutil.rmtree(self.ch13_ipc, ignore_errors=True)
+        if self.ch13_ipc:
+            shutil.rmtree(self.ch13_ipc, ignore_errors=True)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            self.ch13_cleanup()
+
+    cleanup_resources = _async_cleanup_resources
 
     def ch13_problem(self) -> str:
         return self.ch13_watchdog.problem if self.ch13_watchdog is not None else ""
@@ -84,6 +97,11 @@ class SafeExecute(Execute):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self._ch13_output: dict[int, int] = {}
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        self._ch13_km = km            # nbclient drops self.km on a dead kernel; its watchdog knows why
+        return km
 
     def output(self, outs, msg, display_id, cell_index):
         used = self._ch13_output.get(cell_index, 0)
@@ -101,10 +119,11 @@ class SafeExecute(Execute):
 
     def preprocess(self, nb, resources, retry=None):
         self._ch13_output = {}
+        self._ch13_km = None
         try:
             return super().preprocess(nb, resources)
         except Exception as e:     # dead kernel, IOPub timeout, ...: keep the outputs so far
-            km = getattr(self, "km", None)
+            km = getattr(self, "_ch13_km", None)
             memory = km.ch13_problem() if isinstance(km, SandboxedKernelManager) else ""
             why = (f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
                    + (f"({memory})\n" if memory else "") +

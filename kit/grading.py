@@ -136,7 +136,7 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
             cmd = [_python(), "-m", "graders"] + args
         # Output goes to a file, never into this process's memory: a student who prints gigabytes
         # is stopped by the sandbox's file-size limit, and only the tail is ever read back.
-        log = open(os.path.join(work, "output.log"), "wb")
+        log = open(work + ".output.log", "wb")       # beside the work folder, not copied into the sandbox
         try:
             proc = subprocess.Popen(cmd, cwd=work if not sandbox else ROOT, env=_env(token),
                                     stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
@@ -159,6 +159,8 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
         watchdog.stop()
         kill_job(token, uid)
         shutil.rmtree(work, ignore_errors=True)
+        if os.path.exists(work + ".output.log"):
+            os.remove(work + ".output.log")
 
 
 def _tail(path: str, size: int = 4096) -> bytes:

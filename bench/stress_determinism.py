@@ -1,0 +1,106 @@
+"""Determinism under stress: the demo class regraded many times, and again with every core busy.
+
+    python bench/stress_determinism.py [--runs 10] [--busy-runs 2] [--course out/stress] [--jobs N]
+
+Builds the demo class (kit/demo.py: ada, ben, cy, di, ed, fay) once, grades it with the kit's class
+runner (plain `nbgrader autograde` per student, the same path as `make demo`) `--runs` times, then
+`--busy-runs` more times while one busy-looping process per core competes for the CPU. Every run
+must give every (student, answer cell) exactly the same score, and the same verdict per test.
+Prints the figures (time per run, the score table, the differences) and exits 1 on any difference.
+Too slow for the test suite (minutes per run on 2 cores).
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import shutil
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from kit import ROOT  # noqa: E402
+from kit.classrun import grade_class, students  # noqa: E402
+from kit.course import Course  # noqa: E402
+from kit.demo import build_class  # noqa: E402
+
+VERDICT = re.compile(r"^\[(PASS|FAIL)\] (\S+) \(([\d.]+)/([\d.]+)\)", re.M)
+
+
+def spin() -> None:     # other work: a pure-Python busy loop
+    while True:
+        pass
+
+
+def snapshot(course: Course) -> dict:
+    """(student, grade_id) -> (score, per-test verdicts as the report shows them)."""
+    out = {}
+    for student in students(course):
+        for gid, cell in course.scores(student).items():
+            out[(student, gid)] = (cell.score, tuple(VERDICT.findall(cell.report)))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--busy-runs", type=int, default=2)
+    ap.add_argument("--course", default=os.path.join(ROOT, "out", "stress"))
+    ap.add_argument("--jobs", type=int, default=None)
+    args = ap.parse_args(argv)
+    shutil.rmtree(args.course, ignore_errors=True)
+    course = Course.create(args.course)
+    course.generate()
+    build_class(course)
+    print(f"course {course.root}: students {', '.join(students(course))}; {os.cpu_count()} cores")
+
+    results, times = [], []
+    plan = ["quiet"] * args.runs + ["busy"] * args.busy_runs
+    for i, mode in enumerate(plan):
+        spinners = []
+        if mode == "busy":
+            spinners = [multiprocessing.Process(target=spin, daemon=True) for _ in range(os.cpu_count() or 1)]
+            for p in spinners:
+                p.start()
+        t0 = time.perf_counter()
+        try:
+            grade_class(course, jobs=args.jobs, force=True, progress=None)
+        finally:
+            for p in spinners:
+                p.kill()
+                p.join()
+        times.append(time.perf_counter() - t0)
+        results.append(snapshot(course))
+        total = sum(score for score, _ in results[-1].values())
+        print(f"run {i + 1:2d} ({mode}, {len(spinners)} busy processes): {times[-1]:6.1f} s, "
+              f"{len(results[-1])} graded cells, total score {total:g}", flush=True)
+
+    base = results[0]
+    differences = []
+    for i, got in enumerate(results[1:], start=2):
+        for key in sorted(set(base) | set(got)):
+            if base.get(key) != got.get(key):
+                differences.append(f"run {i} ({plan[i - 1]}): {key[0]} {key[1]}: "
+                                   f"{base.get(key, ('missing',))[0]} -> {got.get(key, ('missing',))[0]}"
+                                   f"{'' if base.get(key, (0,))[0] != got.get(key, (0,))[0] else ' (same score, other verdicts)'}")
+    print("\nscores (every run):")
+    for (student, gid), (score, tests) in sorted(base.items()):
+        print(f"  {student:5s} {gid:22s} {score:6g}  ({sum(1 for t in tests if t[0] == 'PASS')}/{len(tests)} tests pass)")
+    quiet = [t for t, m in zip(times, plan) if m == "quiet"]
+    busy = [t for t, m in zip(times, plan) if m == "busy"]
+    print(f"\ntime per run: quiet median {sorted(quiet)[len(quiet) // 2]:.1f} s "
+          f"(min {min(quiet):.1f}, max {max(quiet):.1f})" if quiet else "")
+    if busy:
+        print(f"              busy  median {sorted(busy)[len(busy) // 2]:.1f} s (min {min(busy):.1f}, max {max(busy):.1f})")
+    if differences:
+        print(f"\n{len(differences)} DIFFERENCES:")
+        print("\n".join("  " + d for d in differences))
+        return 1
+    print(f"\nidentical: {len(results)} runs x {len(base)} cells, every score and every test verdict")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+# redteam: overwrites the gradebook from the kernel (the FIELD-NOTES exploit that scored 21/9)
+# kind: kernel
+# message: notebook: gradebook now: b''
+# why: the kernel runs as its own uid in a mount namespace where every course's gradebook.db is /dev/null: the write "succeeds" into nothing, and the real gradebook (checked by the test) is intact
+import glob
+
+for db in glob.glob("../../../*.db") + glob.glob("/work/main/*.db") + glob.glob("/tmp/**/gradebook.db", recursive=True):
+    try:
+        with open(db, "wb") as f:
+            f.write(b"21/9")
+        print("gradebook now:", open(db, "rb").read(16))
+    except OSError as e:
+        print("refused:", e)
+print("done")

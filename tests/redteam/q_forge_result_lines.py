@@ -1,0 +1,18 @@
+# redteam: writes "passed" verdict lines into the grader's results file
+# kind: cell
+# target: quiz
+# score: quiz=2
+# message: quiz: not written by the grader
+# why: every verdict line carries a MAC keyed by a secret the grader read before any student code ran; lines without it are ignored and flagged
+import json
+import os
+
+q1 = 1 / ((1 - 0.9) + 0.9 / 10)
+q2 = q3 = q4 = q5 = None
+for name in os.listdir("."):
+    if name.endswith(".jsonl"):
+        with open(name, "a") as f:
+            for t in ["q1", "q2", "q3", "q4", "q5"]:
+                item = {"test": t, "points": 2.0, "max_points": 2.0, "passed": True, "message": "", "example": ""}
+                f.write(json.dumps({"line": json.dumps(item, sort_keys=True), "mac": "0" * 64}) + "\n")
+                f.write(json.dumps(item) + "\n")
