@@ -194,7 +194,7 @@ class _Rank:
         self.blocked = None         # (seq, name, caller) while inside a blocking collective
         self.phase = "starting"
         self.idle = False           # finished its phase (or failed): calls no more collectives
-        self.error = None           # (exc, formatted)
+        self.error = None           # (exc, None)
         self.returned = {}          # phase -> collectives count when it returned
         self.finished = False       # fn has returned or raised
         self.result = None
@@ -420,7 +420,10 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
             pass
         except BaseException as e:          # noqa: BLE001 - reported by the main thread
             with world.cond:
-                me.error = (e, traceback.format_exc())
+                # Keep the exception (its __traceback__ has the frames); formatting it here would
+                # run ast.parse in this thread (3.11's traceback carets), and concurrent ast.parse
+                # in two threads can raise "AST constructor recursion depth mismatch" (gh-106905).
+                me.error = (e, None)
                 if world.failure is None:
                     failure = WorldError(f"rank {rank} raised {type(e).__name__}: {e}", "exception")
                     failure.exc, failure.rank = e, rank
