@@ -88,7 +88,7 @@ class DistComm:
 
 
 def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo",
-           timeout_s: float = 10.0, hard_timeout_s: float = 30.0, start_timeout_s: float = 300.0,
+           timeout_s: float = 20.0, hard_timeout_s: float = 60.0, start_timeout_s: float = 300.0,
            extra_path: tuple[str, ...] = ()) -> list[dict]:
     """Run ``target(payload)`` on every rank of a fresh ``backend`` world of ``world_size`` processes.
 
