@@ -12,9 +12,16 @@ from nbformat.v4 import new_output
 from traitlets import Bool, Float
 
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import compute_checksum
 
 from kit.answers import answer_cells, hidden_test_cells
 from kit.grading import grade_cell
+
+
+def _untouched(cell) -> bool:
+    """The release's stub, unchanged: nbgrader stored its checksum when it made the release."""
+    stored = cell.metadata.get("nbgrader", {}).get("checksum")
+    return bool(stored) and stored == compute_checksum(cell)
 
 
 class ExternalGrade(NbGraderPreprocessor):
@@ -28,7 +35,8 @@ class ExternalGrade(NbGraderPreprocessor):
         for grade_id, cell in hidden_test_cells(nb).items():
             answer = answers.get(grade_id)
             verdict = grade_cell(grade_id, answer.source if answer is not None else None,
-                                 timeout_s=self.timeout or None, sandbox=self.sandbox)
+                                 timeout_s=self.timeout or None, sandbox=self.sandbox,
+                                 untouched=answer is not None and _untouched(answer))
             points = float(cell.metadata["nbgrader"]["points"])
             if abs(points - verdict.max_score) > 1e-9:
                 # The notebook and its grader disagree: an instructor's mistake, never the student's.

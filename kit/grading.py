@@ -102,13 +102,17 @@ def _env(token: str) -> dict:
 
 
 def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = None,
-               gpu: bool = False, sandbox: bool = True) -> Verdict:
-    """Run the grader for ``grade_id`` on ``source`` (None: the answer cell is missing)."""
+               gpu: bool = False, sandbox: bool = True, untouched: bool = False) -> Verdict:
+    """Run the grader for ``grade_id`` on ``source`` (None: the answer cell is missing;
+    ``untouched``: it is still the release's stub, so there is nothing to run)."""
     info = plan(grade_id)
     planned = info["tests"]
     if source is None:
         return Verdict(grade_id, [_missing(t, "the answer cell is missing from the notebook") for t in planned],
                        problem=f"no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)")
+    if untouched:
+        return Verdict(grade_id, [_missing(t, "not implemented yet: the answer cell is still the release's stub")
+                                  for t in planned])
     timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
     work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
     token = new_token()
