@@ -36,11 +36,18 @@ def sources(grade_id: str) -> tuple[str, str]:
     return ref, stub
 
 
+CPU = []      # CPU seconds of each grading, every process it started included
+
+
 def timed(grade_id: str, source: str, sandbox: bool) -> tuple[float, float, float]:
+    import resource
     from kit.grading import grade_cell
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     verdict = grade_cell(grade_id, source, sandbox=sandbox)
     dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     got = sum(r["points"] for r in verdict.results)
     total = sum(r["max_points"] for r in verdict.results)
     return dt, got, total
@@ -57,6 +64,7 @@ def main(argv=None) -> int:
           f"{'sandboxed' if sandbox else 'unsandboxed'} `python -m graders` processes")
     print(f"{'grade_id':<22}{'reference (s)':>14}{'score':>10}{'stub (s)':>10}{'ratio':>8}")
     total_ref = total_stub = 0.0
+    ref_cpu: dict[str, list[float]] = {}
     for gid in GRADE_IDS:
         ref, stub = sources(gid)
         ref_times, stub_times, score = [], [], ""
@@ -65,12 +73,17 @@ def main(argv=None) -> int:
             stub_times.append(dt)
             dt, got, total = timed(gid, ref, sandbox)
             ref_times.append(dt)
+            ref_cpu.setdefault(gid, []).append(CPU[-1])
             score = f"{got:g}/{total:g}"
         r, s = statistics.median(ref_times), statistics.median(stub_times)
         total_ref += r
         total_stub += s
         print(f"{gid:<22}{r:>14.2f}{score:>10}{s:>10.2f}{r / s:>8.2f}")
     print(f"{'notebook 03 in all':<22}{total_ref:>14.2f}{'':>10}{total_stub:>10.2f}{total_ref / total_stub:>8.2f}")
+    cpu = {g: statistics.median(v) for g, v in ref_cpu.items()}
+    print("CPU seconds to grade the reference (all processes; load-independent): "
+          + ", ".join(f"{g} {c:.1f}" for g, c in cpu.items()) + f"; notebook {sum(cpu.values()):.1f} "
+          f"-> at least {sum(cpu.values()) / 2:.1f} s of wall time on 2 idle cores")
     print(f"budget for a correct submission on 2 cores: 30 s; measured {total_ref:.1f} s "
           f"(load average now: {os.getloadavg()[0]:.1f})")
     return 0
