@@ -1,0 +1,1 @@
+"""Browser tests: the student path and the TA side in a real JupyterLab (docs/e2e.md)."""
