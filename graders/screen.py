@@ -82,6 +82,21 @@ def _foreign_privates(tree: ast.AST) -> dict[int, str]:
     return found
 
 
+def _modules_as_values(tree: ast.AST) -> dict[int, str]:
+    """A module bound by ``import`` used as a value (``[threading][0].Thread = ...``, ``f(threading)``)
+    instead of for one of its attributes: how monkeypatches get past the rule above."""
+    modules = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+               for a in node.names}
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in modules:
+            parent = parents.get(node)
+            if not (isinstance(parent, ast.Attribute) and parent.value is node):
+                found.setdefault(node.lineno, f"uses the module {node.id} as a value")
+    return found
+
+
 def _monkeypatches(tree: ast.AST) -> dict[int, str]:
     """Assignments to (or deletions of) attributes of imported modules, classes and functions."""
     imported = _imported_names(tree)
@@ -140,7 +155,8 @@ def screen(source: str) -> list[str]:
                     found.setdefault(line, f"monkeypatches {ast.unparse(node.args[0])}.{name.value}")
         elif isinstance(node, ast.Constant) and node.value in MEMORY_NAMES:
             found.setdefault(line, f"uses {node.value}")
-    for line, why in list(_monkeypatches(tree).items()) + list(_foreign_privates(tree).items()):
+    for line, why in (list(_monkeypatches(tree).items()) + list(_foreign_privates(tree).items())
+                      + list(_modules_as_values(tree).items())):
         found.setdefault(line, why)
     lines = source.splitlines()
     return [f"line {n}: {why}: {lines[n - 1].strip() if 0 < n <= len(lines) else ''}"

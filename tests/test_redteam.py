@@ -140,11 +140,12 @@ def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
     release = course.release_notebook(NOTEBOOK)
     subs = {"__PORT__": str(port), "__MARKER__": marker, "__OTHER__": REFERENCE}
     entries = [dataclasses.replace(e, source=_substitute(e.source, subs)) for e in CORPUS]
+    others = [e for e in entries if e.kind == "cell" and e.target not in HONEST]
     quiz = [e for e in entries if e.kind == "cell" and e.target == "quiz"]
     amdahl = [e for e in entries if e.kind == "cell" and e.target == "amdahl"]
     kernel = [e for e in entries if e.kind == "kernel"]
-    students = {REFERENCE: _fill(copy.deepcopy(release), {g: refs[g] for g in HONEST}),
-                LAST: _fill(copy.deepcopy(release), HONEST)}
+    students = {REFERENCE: {NOTEBOOK: _fill(copy.deepcopy(release), {g: refs[g] for g in HONEST})},
+                LAST: {NOTEBOOK: _fill(copy.deepcopy(release), HONEST)}}
     for i in range(max(len(quiz), len(amdahl), len(kernel))):
         student = f"rt_{i + 1:02d}_packed"
         sources = dict(HONEST)
@@ -157,16 +158,32 @@ def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
             first = min(nb.cells.index(c) for c in answer_cells(nb).values())
             nb.cells.insert(first, new_code_cell(kernel[i].source))
             kernel[i].student = student
-        students[student] = nb
-    riders = iter([s for s in students if s.endswith("_packed")])
+        students[student] = {NOTEBOOK: nb}
+    packed = [s for s in students if s.endswith("_packed")]
+    riders = iter(packed)
     for e in entries:
         if e.kind == "notebook" and not TOUCHES[e.notebook]:
             e.student = next(riders)
-            students[e.student] = _transform(e.notebook, students[e.student], refs)
+            students[e.student][NOTEBOOK] = _transform(e.notebook, students[e.student][NOTEBOOK], refs)
         elif e.kind == "notebook":
             e.student = f"rt_n_{e.notebook}"
-            students[e.student] = _transform(e.notebook, _fill(copy.deepcopy(release), HONEST), refs)
+            students[e.student] = {NOTEBOOK: _transform(e.notebook, _fill(copy.deepcopy(release), HONEST), refs)}
+    # Attacks on the other notebooks' answer cells ride along as a second notebook, holding only
+    # that answer cell (the others are left out: their test cells score 0 at once, no grader runs).
+    for e in others:
+        name, nb = _release_with(course, e.target)
+        e.student = next(s for s in packed if name not in students[s])
+        nb.cells = [c for c in nb.cells if c not in answer_cells(nb).values() or c is answer_cells(nb)[e.target]]
+        students[e.student][name] = _fill(nb, {e.target: e.source})
     return students, entries
+
+
+def _release_with(course, grade_id: str):
+    for path in sorted(glob.glob(course.path("release", ASSIGNMENT, "*.ipynb"))):
+        nb = nbformat.read(path, as_version=4)
+        if grade_id in answer_cells(nb):
+            return os.path.basename(path)[:-6], nb
+    raise KeyError(f"no release notebook has an answer cell {grade_id!r}")
 
 
 def _processes_with(needle: bytes) -> list[str]:
@@ -223,8 +240,8 @@ def redteam(course):
     marker = "ch13rt" + uuid.uuid4().hex[:12]
     listener = Listener()
     students, entries = _plan_students(course, listener.port, marker)
-    for student, nb in students.items():
-        course.submit(student, {NOTEBOOK: nb})
+    for student, notebooks in students.items():
+        course.submit(student, notebooks)
     ref_file = course.path("submitted", REFERENCE, ASSIGNMENT, NOTEBOOK + ".ipynb")
     ref_hash = hashlib.sha256(open(ref_file, "rb").read()).hexdigest()
     saved = {k: os.environ.get(k) for k in list(RUN_ENV) + ["CH13_REDTEAM_RUN"]}
@@ -259,11 +276,11 @@ def test_corpus_is_well_formed():
         assert e.kind in ("cell", "kernel", "notebook"), e.name
         assert e.why, f"{e.name}: no `# why:`"
         if e.kind == "cell":
-            assert e.target in HONEST and e.target in e.scores, f"{e.name}: a cell entry names its target and score"
+            assert e.target and e.target in e.scores, f"{e.name}: a cell entry names its target and score"
         if e.kind == "notebook":
             assert e.notebook and e.scores, e.name
         for where, what in e.messages:
-            assert where in ("notebook", "log") or where in HONEST, f"{e.name}: message place {where!r}"
+            assert where in ("notebook", "log") or where.isidentifier(), f"{e.name}: message place {where!r}"
             assert what, e.name
 
 

@@ -1,14 +1,18 @@
-# redteam: the same monkeypatch through an alias the static screen cannot follow
+# redteam: the same monkeypatch of math.isclose, reached through the function's own module (`isclose.__self__`) inside a helper the static screen cannot follow
 # kind: cell
 # target: amdahl
 # score: amdahl=2
 # message: amdahl: your code replaced `math.isclose`
 # message: amdahl: expected 64.0
-# why: after each test the sandbox checks the grader's modules and the library functions graders call; a test during which one was replaced fails, and the originals are put back
-import math as _m
+# why: after each test the sandbox checks the grader's modules and the library functions graders call; a test during which one was replaced by something of the cell's fails, and the originals are put back (before: 3 forged points)
+import math
 
-_alias = [_m][0]
-_alias.isclose = lambda *a, **k: True
+
+def _patch(namespace):
+    namespace.isclose = lambda *a, **k: True
+
+
+_patch(math.isclose.__self__)
 
 
 def amdahl_speedup(p, n):
