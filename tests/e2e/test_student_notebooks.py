@@ -90,11 +90,8 @@ def excerpt(text: str, n: int = 600) -> str:
     return text if len(text) <= n else text[:n] + " …"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_untouched_release_says_not_done(name, page, student_lab, student_folders, artifacts):
-    shown, nb, folder = run_in_browser(page, student_lab, student_folders, artifacts, "stub", name)
-    where = f"(screenshots: {folder})"
+def stub_problems(shown: list[dict], nb) -> list[str]:
+    """What is wrong with what an untouched release notebook shows (empty: nothing)."""
     problems = []
     for i, c in enumerate(shown):
         bad = [e for e in errors_of(c["text"]) if e != "NotImplementedError"]
@@ -117,14 +114,11 @@ def test_untouched_release_says_not_done(name, page, student_lab, student_folder
                             f"{excerpt(checks)}")
         if "✔" in everything or PASSED_CLAIM.search(everything):
             problems.append(f"{gid}: an untouched stub is shown as passing something:\n{excerpt(everything)}")
-    assert not problems, f"{name} (untouched) {where}:\n" + "\n\n".join(problems)
+    return problems
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_solved_notebook_passes_every_self_check(name, page, student_lab, student_folders, artifacts):
-    shown, nb, folder = run_in_browser(page, student_lab, student_folders, artifacts, "solved", name)
-    where = f"(screenshots: {folder})"
+def solved_problems(shown: list[dict], nb) -> list[str]:
+    """What is wrong with what a notebook filled with the solutions shows (empty: nothing)."""
     problems = []
     for i, c in enumerate(shown):
         if errors_of(c["text"]):
@@ -141,4 +135,20 @@ def test_solved_notebook_passes_every_self_check(name, page, student_lab, studen
             took = seconds(nb.cells[j])
             if took is not None and took > SELF_CHECK_LIMIT_S:
                 problems.append(f"{gid}: self-check cell {j} took {took:.0f} s (limit {SELF_CHECK_LIMIT_S:.0f} s)")
-    assert not problems, f"{name} (solved) {where}:\n" + "\n\n".join(problems)
+    return problems
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_untouched_release_says_not_done(name, page, student_lab, student_folders, artifacts):
+    shown, nb, folder = run_in_browser(page, student_lab, student_folders, artifacts, "stub", name)
+    problems = stub_problems(shown, nb)
+    assert not problems, f"{name} (untouched) (screenshots: {folder}):\n" + "\n\n".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_solved_notebook_passes_every_self_check(name, page, student_lab, student_folders, artifacts):
+    shown, nb, folder = run_in_browser(page, student_lab, student_folders, artifacts, "solved", name)
+    problems = solved_problems(shown, nb)
+    assert not problems, f"{name} (solved) (screenshots: {folder}):\n" + "\n\n".join(problems)

@@ -21,7 +21,7 @@ WRONG = {"amdahl": "wrong_integer_division.py", "quiz": "wrong_swapped_terms.py"
 
 
 @pytest.mark.slow
-def test_formgrader_loads_in_jupyterlab_against_the_course(course, page, artifacts, tmp_path):
+def test_formgrader_loads_in_jupyterlab_against_the_course(page, course, artifacts, tmp_path):
     folder = os.path.join(artifacts, "formgrader")
     os.makedirs(folder, exist_ok=True)
     env = student_env()
@@ -61,13 +61,25 @@ def hidden_test_lines(gid: str) -> list[str]:
     return lines
 
 
+def hidden_code_in(text: str) -> dict[str, list[str]]:
+    """grade_id -> pairs of consecutive hidden-test lines found in ``text`` (whitespace normalised)."""
+    flat = " ".join(text.split())
+    found = {}
+    for gid in grade_ids():
+        lines = hidden_test_lines(gid)
+        leaked = [" ".join(lines[i:i + 2]) for i in range(len(lines) - 1) if " ".join(lines[i:i + 2]) in flat]
+        if leaked:
+            found[gid] = leaked
+    return found
+
+
 def expected_messages(path: str) -> list[str]:
     with open(path, encoding="utf-8") as f:
         return [line.split(":", 1)[1].strip() for line in f if line.startswith("# message:")]
 
 
 @pytest.mark.slow
-def test_feedback_html_is_readable(course, page, artifacts):
+def test_feedback_html_is_readable(page, course, artifacts):
     folder = os.path.join(artifacts, "feedback")
     os.makedirs(folder, exist_ok=True)
     answers = {}
@@ -110,12 +122,8 @@ def test_feedback_html_is_readable(course, page, artifacts):
     # The report must be visible as text on the page, not only present in the file.
     if not page.get_by_text("smallest failing input:").first.is_visible():
         problems.append("the smallest failing input is not visible on the rendered page")
-    flat = " ".join(text.split())
-    for gid in grade_ids():
-        lines = hidden_test_lines(gid)
-        leaked = [" ".join(lines[i:i + 2]) for i in range(len(lines) - 1) if " ".join(lines[i:i + 2]) in flat]
-        if leaked:
-            problems.append(f"hidden test code of {gid} in the feedback: {leaked[:2]}")
+    for gid, leaked in hidden_code_in(text).items():
+        problems.append(f"hidden test code of {gid} in the feedback: {leaked[:2]}")
     for marker in ("BEGIN HIDDEN TESTS", "graders/", "from graders", "Traceback (most recent call last)"):
         if marker in text:
             problems.append(f"the feedback shows {marker!r}")
