@@ -5,7 +5,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast release bench gpu clean
+E2E_APT := chromium fonts-wqy-zenhei
+
+.PHONY: setup demo test test-fast release bench gpu clean e2e-deps e2e
 
 setup: $(STAMP)
 
@@ -18,8 +20,16 @@ $(STAMP): pyproject.toml
 demo: setup            ## generate -> autograde -> feedback -> export on the demo class, then a score table
 	$(PY) -m kit.demo
 
-test: setup            ## the kit's whole test suite
-	$(PY) -m pytest -q
+test: setup e2e-deps   ## the kit's whole test suite (browser tests required when chromium is here)
+	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q
+
+e2e-deps:              ## Debian's chromium and a CJK font for the browser tests (root; otherwise they skip)
+	@if [ -x /usr/bin/chromium ] && [ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(E2E_APT); \
+	else echo "e2e: not root and no chromium: the browser tests will skip (apt-get install $(E2E_APT))"; fi
+
+e2e: setup e2e-deps    ## only the browser tests, screenshots under out/e2e/
+	CH13_E2E=require $(PY) -m pytest -q tests/e2e
 
 test-fast: setup       ## everything but the slow nbgrader round trips
 	$(PY) -m pytest -q -m "not slow"
