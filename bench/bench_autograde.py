@@ -1,0 +1,75 @@
+"""Benchmark: the autograde time of each notebook (a correct submission), with the kit's config and
+with nbgrader's plain defaults on the same notebooks (kernel execution only, no graders, no sandbox).
+Prints medians and the kit's overhead; asserts nothing.
+
+    .venv/bin/python bench/bench_autograde.py [--runs 3] [--notebook 06_quiz ...]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import nbformat  # noqa: E402
+
+from kit import ASSIGNMENT  # noqa: E402
+from kit.answers import answer_cells  # noqa: E402
+from kit.course import Course  # noqa: E402
+from kit.release import generate  # noqa: E402
+
+PLAIN_CONFIG = '''c = get_config()
+c.CourseDirectory.course_id = "ch13_04_course"
+c.CourseDirectory.solution_directory = "solutions"
+'''
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--notebook", action="append")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="ch13-bench-autograde-")
+    kit = Course.create(os.path.join(tmp, "kit"))
+    generate(kit)
+    plain = Course(os.path.join(tmp, "plain"))
+    os.makedirs(plain.root)
+    os.symlink(os.path.join(ROOT, "source"), plain.path("source"))
+    with open(plain.path("nbgrader_config.py"), "w") as f:
+        f.write(PLAIN_CONFIG)
+    plain.generate()
+    names = args.notebook or sorted(n[:-6] for n in os.listdir(kit.path("solutions", ASSIGNMENT))
+                                    if n.endswith(".ipynb"))
+    solution = {n: nbformat.read(kit.path("solutions", ASSIGNMENT, n + ".ipynb"), as_version=4) for n in names}
+    for course in (kit, plain):
+        course.submit("bench", solution)
+    print(f"{'notebook':<22} {'kit (s)':>9} {'plain (s)':>10} {'overhead':>9}   (median of {args.runs}; "
+          f"one `nbgrader autograde --notebook` each, CLI start included)")
+    total_kit = total_plain = 0.0
+    for name in names:
+        times = {}
+        for label, course in (("kit", kit), ("plain", plain)):
+            runs = []
+            for _ in range(args.runs):
+                t = time.perf_counter()
+                course.nbgrader("autograde", ASSIGNMENT, "--student=bench", f"--notebook={name}", "--force",
+                                check=False)
+                runs.append(time.perf_counter() - t)
+            times[label] = statistics.median(runs)
+        total_kit += times["kit"]
+        total_plain += times["plain"]
+        cells = set(answer_cells(solution[name]))
+        full = all(c.score == c.max_score for g, c in kit.scores("bench").items() if g in cells)
+        print(f"{name:<22} {times['kit']:9.1f} {times['plain']:10.1f} {times['kit'] - times['plain']:+8.1f}s"
+              f"{'' if full else '   (not all full marks!)'}")
+    print(f"{'all notebooks':<22} {total_kit:9.1f} {total_plain:10.1f}   kit/plain x{total_kit / total_plain:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
