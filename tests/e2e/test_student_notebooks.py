@@ -83,6 +83,8 @@ def run_in_browser(page, student_lab, student_folders, artifacts, variant: str, 
     timings = {f"cell{i:02d}": seconds(c) for i, c in enumerate(saved.cells) if c.cell_type == "code"}
     with open(os.path.join(folder, "timings.json"), "w", encoding="utf-8") as f:
         json.dump({"runs": runs, "seconds": timings}, f, indent=1)
+    with open(os.path.join(folder, "page.json"), "w", encoding="utf-8") as f:
+        json.dump(shown, f, indent=1, ensure_ascii=False)        # what each cell showed, as read from the page
     return shown, saved, folder
 
 
