@@ -1,0 +1,206 @@
+"""Cases for the all-reduce exercises: inputs, the exact expected sum, and a verdict that explains.
+
+A :class:`Case` fixes everything a run depends on (world size, shape, dtype, the seed of the
+values, the simulator's scheduling policy and seed), so any failure replays exactly with
+``ch13lib.collective_checks.check_case(your_function, **case)``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    world_size: int
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+    seed: int = 0
+    policy: str = "stay"          # the simulator's scheduling policy: stay, round_robin, random
+    schedule_seed: int = 0
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def kwargs(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["shape"] = tuple(self.shape)
+        return d
+
+    def replay(self, fn_name: str) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs().items())
+        return f"check_case({fn_name}, {args})"
+
+    def label(self) -> str:
+        return (f"world size {self.world_size}, shape {tuple(self.shape)} ({self.numel} element"
+                f"{'s' if self.numel != 1 else ''}), {self.dtype}")
+
+
+def make_inputs(case: Case, device: str = "cpu") -> list[torch.Tensor]:
+    """Each rank's input tensor: seeded, finite, distinct per rank."""
+    g = torch.Generator().manual_seed(case.seed)
+    dtype = DTYPES[case.dtype]
+    out = []
+    for _ in range(case.world_size):
+        if dtype.is_floating_point:
+            t = (torch.randn(case.shape, generator=g, dtype=torch.float64) * 8).to(dtype)
+        else:
+            t = torch.randint(-1000, 1000, case.shape, generator=g, dtype=dtype)
+        out.append(t.to(device))
+    return out
+
+
+def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str = "ring_all_reduce") -> str | None:
+    """None when every rank holds the elementwise sum; otherwise a message that says what is wrong.
+
+    Floats pass when within ``world_size · eps · Σ|x|`` of the exact sum: every summation order
+    meets that bound, so no correct ring fails for adding in a different order. Integers: exact.
+    """
+    dtype = DTYPES[case.dtype]
+    xs = torch.stack([x.detach().to("cpu", torch.float64 if dtype.is_floating_point else torch.int64).reshape(-1)
+                      for x in inputs])
+    exact = xs.sum(0)
+    if dtype.is_floating_point:
+        tol = case.world_size * torch.finfo(dtype).eps * xs.abs().sum(0) + 1e-300
+    got_all = []
+    for r, out in enumerate(outputs):
+        t = out if isinstance(out, torch.Tensor) else torch.tensor(out, dtype=dtype)
+        if t.numel() != case.numel:
+            return (f"{case.label()}: rank {r}'s tensor now has {t.numel()} elements instead of {case.numel}: "
+                    f"keep the tensor's shape and write the sum into it in place")
+        got_all.append(t.detach().to("cpu", exact.dtype).reshape(-1))
+
+    def ok(g: torch.Tensor) -> torch.Tensor:
+        if dtype.is_floating_point:
+            return (g - exact).abs() <= tol
+        return g == exact
+
+    good = [bool(ok(g).all()) for g in got_all]
+    if all(good):
+        return None
+    r = good.index(False)
+    g = got_all[r]
+    before = xs[r]
+    head = f"{case.label()}: rank {r}'s tensor is wrong after the call"
+    if case.world_size > 1 and torch.equal(g, before):
+        why = ("it still holds its own input: write the sum into the tensor passed in, in place "
+               "(tensor.copy_(...), tensor += ...); rebinding the name `tensor` changes nothing for the caller")
+    elif dtype.is_floating_point and case.world_size > 1 and bool(((g * case.world_size - exact).abs()
+                                                                   <= tol * case.world_size).all()):
+        why = f"it holds the average (sum / {case.world_size}), not the sum: all-reduce here must SUM"
+    elif any(good):
+        right = [i for i, v in enumerate(good) if v]
+        who = f"ranks {', '.join(map(str, right))} hold" if len(right) > 1 else f"rank {right[0]} holds"
+        why = (f"{who} the sum but rank {r} does "
+               f"not: that is a reduce, not an all-reduce; every rank must end with the sum")
+    else:
+        bad = (~ok(g)).nonzero().flatten().tolist()
+        i = bad[0]
+        why = (f"{len(bad)} of {case.numel} elements are wrong; the first at flat index {i}: expected "
+               f"{_fmt(exact[i], dtype)}, got {_fmt(g[i], dtype)}")
+        why += uneven_note(case).replace("\n", ". ")
+    return f"{head}: {why}. Replay: {case.replay(fn_name)}"
+
+
+def uneven_note(case: Case) -> str:
+    """A hint for cases whose elements do not split evenly over the ranks ("" otherwise)."""
+    if case.world_size == 1 or case.numel % case.world_size == 0:
+        return ""
+    w = case.world_size
+    return (f"\nNote: {case.numel} element{'s' if case.numel != 1 else ''} {'do' if case.numel != 1 else 'does'} not split evenly over {w} ranks: "
+            f"tensor.chunk({w}) may return fewer than {w} pieces, tensor.tensor_split({w}) always returns {w}")
+
+
+def _fmt(v: torch.Tensor, dtype) -> str:
+    return f"{v.item():.6g}" if dtype.is_floating_point else str(int(v.item()))
+
+
+def ring_bound(world_size: int, numel: int) -> int:
+    """The most elements a rank may send in a bandwidth-optimal all-reduce: 2·(W−1)·⌈n/W⌉."""
+    return 2 * (world_size - 1) * -(-numel // world_size)
+
+
+def run_real_cases(payload: dict) -> dict:
+    """One rank of a real world (``collective_launch.launch`` target): run the answer on each case.
+
+    payload: ``source``, ``name`` (grade_id), ``function``, ``cases`` (Case dicts), ``device``,
+    ``api`` ("p2p" or "collectives"). Returns the rank's outputs per case; it stops at its first
+    error (the other ranks then fail on the process group's timeout, not later).
+    """
+    import torch.distributed as dist
+    from ch13lib.collective_launch import DistComm, load_source, own_traceback
+    rank = dist.get_rank()
+    device = payload.get("device", "cpu")
+    module = load_source(payload["source"], payload["name"])
+    fn = getattr(module, payload["function"])
+    cases = [Case(**{**c, "shape": tuple(c["shape"])}) for c in payload["cases"]]
+    groups = {}
+    for w in sorted({c.world_size for c in cases}):
+        groups[w] = dist.new_group(list(range(w)))
+    results = []
+    for i, case in enumerate(cases):
+        if rank >= case.world_size:
+            results.append(None)
+            continue
+        t = make_inputs(case, device)[rank].clone()
+        comm = DistComm(groups[case.world_size], list(range(case.world_size)), device)
+        try:
+            fn(t, comm)
+            if device != "cpu":
+                torch.cuda.synchronize()
+        except BaseException as e:   # noqa: BLE001 - the student's error, reported per case
+            results.append({"error": own_traceback(e)})
+            break
+        results.append({"output": t.cpu().reshape(-1).tolist(), "sent": comm.sent_elements})
+    return {"cases": results}
+
+
+class SimFailure(Exception):
+    """A run on the simulator failed; the message says why and how to replay it."""
+
+
+def run_on_sim(fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce",
+               guard_s: float = 20.0):
+    """Run ``fn(tensor, comm)`` on the simulated world of ``case``: ``(inputs, outputs, world)``.
+
+    Raises :class:`SimFailure` (deadlock, a crash, misuse of comm) with the replay line, and
+    ``NotImplementedError`` when the function is still the stub.
+    """
+    from ch13lib.collective_launch import own_traceback
+    from ch13lib.procgroup import CommError, Deadlock, RankError, SimWorld
+    inputs = make_inputs(case, device)
+    tensors = [x.clone() for x in inputs]
+    world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
+    replay = f"Replay: {case.replay(fn_name)}"
+    try:
+        world.run(lambda r, comm: fn(tensors[r], comm), p2p=api == "p2p", collectives=api == "collectives")
+    except RankError as e:
+        if isinstance(e.exc, NotImplementedError):
+            raise NotImplementedError from None
+        raise SimFailure(f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}"
+                         f"{uneven_note(case)}\n{replay}") from None
+    except Deadlock as e:
+        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+    except CommError as e:
+        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+    return inputs, tensors, world
+
+
+def traffic_problem(case: Case, world, fn_name: str = "ring_all_reduce") -> str | None:
+    """None when no rank sent more than a ring would; otherwise the message quoting the traffic."""
+    bound = ring_bound(case.world_size, case.numel)
+    sent = [t.sent_elements for t in world.traffic]
+    worst = max(range(len(sent)), key=lambda r: sent[r])
+    if sent[worst] <= bound:
+        return None
+    return (f"not bandwidth-optimal: {case.label()}: rank {worst} sent {sent[worst]} elements in all "
+            f"(per rank: {sent}), but a ring all-reduce sends at most 2·(W−1)·⌈n/W⌉ = "
+            f"2·{case.world_size - 1}·{-(-case.numel // case.world_size)} = {bound} per rank. "
+            f"Gathering whole tensors (to a root, or to everyone) makes a rank send (W−1)·n = "
+            f"{(case.world_size - 1) * case.numel}; instead split the tensor into W chunks and pass chunks "
+            f"around the ring (reduce-scatter, then all-gather). Replay: {case.replay(fn_name)}")

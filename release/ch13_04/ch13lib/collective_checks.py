@@ -1,0 +1,125 @@
+"""Self-checks for notebook 03 (collectives): quick, printed ✔/✘, each failure replayable.
+
+    check_ring_all_reduce(ring_all_reduce)       # exercise all_reduce
+    check_average_gradients(average_gradients)   # exercise ddp_average (starts 2 real gloo processes)
+    check_rs_ag_all_reduce(rs_ag_all_reduce)     # exercise rs_ag_all_reduce
+    check_case(ring_all_reduce, world_size=4, shape=(5,), dtype="float32", seed=0, policy="random")
+
+They run on the same simulated process group as the hidden graders (ch13lib.procgroup), on
+fewer cases; the graders add hypothesis-generated cases and a real torch.distributed world.
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from ch13lib import grading
+from ch13lib.collective_cases import (Case, SimFailure, ring_bound, run_on_sim, traffic_problem, verdict)
+
+_QUICK = [
+    ("world size 1 (nothing to exchange)", Case(1, (5,), "float32", 1)),
+    ("2 ranks, 4 elements", Case(2, (4,), "float32", 2)),
+    ("3 ranks, a 2×5 float64 tensor, round-robin schedule", Case(3, (2, 5), "float64", 3, "round_robin")),
+    ("4 ranks, int64, 3 elements (fewer than ranks)", Case(4, (3,), "int64", 4, "random", 1)),
+    ("4 ranks, 5 elements (an uneven split)", Case(4, (5,), "float32", 5, "random", 2)),
+    ("8 ranks, a 0-d tensor", Case(8, (), "float32", 6)),
+    ("5 ranks, 3×7 elements, random schedule", Case(5, (3, 7), "float64", 7, "random", 3)),
+]
+_BANDWIDTH = Case(4, (100,), "float32", 8)
+
+
+def _api(fn) -> str:
+    return "collectives" if "rs_ag" in getattr(fn, "__name__", "") else "p2p"
+
+
+def _run(fn, case: Case, api: str, bandwidth: bool = False) -> str | None:
+    """None if right; otherwise the reason. NotImplementedError passes through."""
+    try:
+        inputs, outputs, world = run_on_sim(fn, case, api=api, fn_name=fn.__name__, guard_s=10)
+    except SimFailure as e:
+        return str(e)
+    problem = verdict(case, inputs, outputs, fn.__name__)
+    if problem is None and bandwidth:
+        problem = traffic_problem(case, world, fn.__name__)
+    return problem
+
+
+def _check(fn, api: str) -> bool:
+    if grading():
+        print("self-check skipped while grading: the hidden tests decide.")
+        return True
+    ok = True
+    try:
+        for title, case in _QUICK + [("bandwidth: no rank sends more than a ring (4 ranks, 100 elements)",
+                                       _BANDWIDTH)]:
+            problem = _run(fn, case, api, bandwidth=case is _BANDWIDTH)
+            print(("✔ " if problem is None else "✘ ") + title)
+            if problem:
+                ok = False
+                print(textwrap.indent(problem, "    "))
+    except NotImplementedError:
+        print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
+        return False
+    print("all self-checks passed" if ok else "fix the ✘ above (each says how to replay it)")
+    return ok
+
+
+def check_ring_all_reduce(fn) -> bool:
+    """Exercise all_reduce: sums, world size 1, tiny and uneven tensors, and a ring's traffic."""
+    return _check(fn, "p2p")
+
+
+def check_rs_ag_all_reduce(fn) -> bool:
+    """Exercise rs_ag_all_reduce: the same cases, with comm offering only the two collectives."""
+    return _check(fn, "collectives")
+
+
+def check_case(fn, world_size: int, shape: tuple = (4,), dtype: str = "float32", seed: int = 0,
+               policy: str = "stay", schedule_seed: int = 0) -> bool:
+    """Replay one case exactly (the graders print this call for every failure) and show its traffic."""
+    case = Case(world_size, tuple(shape), dtype, seed, policy, schedule_seed)
+    try:
+        inputs, outputs, world = run_on_sim(fn, case, api=_api(fn), fn_name=fn.__name__, guard_s=10)
+    except NotImplementedError:
+        print("✘ not implemented yet")
+        return False
+    except SimFailure as e:
+        print("✘ " + str(e))
+        return False
+    problem = verdict(case, inputs, outputs, fn.__name__)
+    sent = [t.sent_elements for t in world.traffic]
+    print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: every rank holds the sum"))
+    print(f"  elements sent per rank: {sent}; a ring's bound 2·(W−1)·⌈n/W⌉ = "
+          f"{ring_bound(world_size, case.numel)}")
+    return problem is None
+
+
+DDP_SELF_CHECK = {"seed": 1, "d_in": 3, "hidden": 4, "batch": 4, "steps": 2, "lr": 0.1, "frozen": True}
+
+
+def check_average_gradients(fn, world_size: int = 2) -> bool:
+    """Exercise ddp_average: trains a tiny model on `world_size` real gloo processes (started as
+    torchrun would, ~3 s) with your function, and compares every step with single-process training."""
+    if grading():
+        print("self-check skipped while grading: the hidden tests decide.")
+        return True
+    source = textwrap.dedent(inspect.getsource(fn))
+    if "raise NotImplementedError" in source:
+        print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
+        return False
+    source = "import torch\nimport torch.distributed as dist\n\n" + source
+    from ch13lib.collective_launch import launch
+    results = launch(world_size, "ch13lib.collective_ddp:run_ddp_rank",
+                     {"source": source, "name": "ddp_self_check", "function": fn.__name__, "device": "cpu",
+                      "scenarios": [DDP_SELF_CHECK]})
+    problems = []
+    for r, res in enumerate(results):
+        if "error" in res:
+            problems.append(f"rank {r}: {res['error']}")
+        elif res["scenarios"] and res["scenarios"][0]:
+            problems.append(f"rank {r}, {res['scenarios'][0]['text']}")
+    title = f"{world_size}-rank DDP by hand matches single-process training (2 steps, one frozen layer)"
+    print(("✔ " if not problems else "✘ ") + title)
+    for p in problems[:2]:
+        print(textwrap.indent(p, "    "))
+    return not problems

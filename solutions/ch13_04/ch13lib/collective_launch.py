@@ -1,0 +1,218 @@
+"""Start real ``torch.distributed`` worlds the way ``torchrun`` does, without fixed ports.
+
+``launch(world_size, "pkg.module:function", payload)`` starts ``world_size`` Python processes.
+Like torchrun's agent, this process hosts the rendezvous ``TCPStore`` — on port 0, so the OS picks
+a free port and concurrent gradings never collide — and each worker gets torchrun's environment
+(``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``,
+``TORCHELASTIC_USE_AGENT_STORE=True``) and calls ``dist.init_process_group(backend)`` with a short
+timeout. Then it calls ``function(payload)`` and sends back what it returns (a JSON-able dict);
+an exception becomes ``{"error": ...}``. A world that hangs is killed after ``hard_timeout_s``.
+
+Student code reaches the workers as source text (``payload["source"]``), executed there by
+:func:`load_source` in a fresh module, exactly as the graders execute an answer cell.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import linecache
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+import types
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.path.dirname(_HERE)
+
+
+def load_source(source: str, name: str = "answer") -> types.ModuleType:
+    """Execute a cell's source in a new module (tracebacks quote its lines)."""
+    filename = f"<answer cell {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType(f"answer_{name}")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module
+
+
+def own_traceback(exc: BaseException) -> str:
+    """The exception with the frames of the answer cell (or the last frame)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename.startswith("<answer cell")] or frames[-1:]
+    lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own]
+    text = "\n".join(lines + [f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"])
+    # Addresses and ports change from run to run; the feedback must not.
+    return re.sub(r"\[?\d+\.\d+\.\d+\.\d+\]?:\d+", "<address>", text)
+
+
+class DistComm:
+    """The exercise's ``comm`` over a real process group (``group`` holds global ranks ``ranks``)."""
+
+    def __init__(self, group, ranks: list[int], device: str = "cpu") -> None:
+        import torch.distributed as dist
+        self._dist, self._group, self._ranks = dist, group, list(ranks)
+        self.rank = dist.get_rank(group)
+        self.world_size = len(self._ranks)
+        self.device = device
+        self.sent_elements = 0
+
+    def send(self, tensor, dst: int) -> None:
+        self.sent_elements += tensor.numel()
+        self._dist.send(tensor, group=self._group, group_dst=dst)
+
+    def recv(self, tensor, src: int) -> None:
+        self._dist.recv(tensor, group=self._group, group_src=src)
+
+    def isend(self, tensor, dst: int):
+        self.sent_elements += tensor.numel()
+        return self._dist.isend(tensor, group=self._group, group_dst=dst)
+
+    def irecv(self, tensor, src: int):
+        return self._dist.irecv(tensor, group=self._group, group_src=src)
+
+    def reduce_scatter_tensor(self, output, input) -> None:
+        self.sent_elements += (self.world_size - 1) * output.numel()
+        self._dist.reduce_scatter_tensor(output, input, group=self._group)
+
+    def all_gather_into_tensor(self, output, input) -> None:
+        self.sent_elements += (self.world_size - 1) * input.numel()
+        self._dist.all_gather_into_tensor(output, input, group=self._group)
+
+    def __repr__(self) -> str:
+        return f"DistComm(rank={self.rank}, world_size={self.world_size})"
+
+
+def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo",
+           timeout_s: float = 20.0, hard_timeout_s: float = 60.0, start_timeout_s: float = 300.0,
+           extra_path: tuple[str, ...] = ()) -> list[dict]:
+    """Run ``target(payload)`` on every rank of a fresh ``backend`` world of ``world_size`` processes.
+
+    Returns one dict per rank: the target's result, or ``{"error": why}`` when that rank raised,
+    crashed or was killed. Starting (importing torch, the rendezvous) may take up to
+    ``start_timeout_s`` on a loaded machine and counts against nothing else; once every rank is
+    up, collectives time out after ``timeout_s`` and the world is killed ``hard_timeout_s`` later
+    if it has still not finished (a blocked gloo ``recv`` never times out by itself).
+    """
+    import time
+
+    import torch.distributed as dist
+    with tempfile.TemporaryDirectory(prefix="ch13-world-") as tmp:
+        store = dist.TCPStore("127.0.0.1", 0, world_size, True,
+                              timeout=datetime.timedelta(seconds=start_timeout_s), wait_for_workers=False)
+        with open(os.path.join(tmp, "payload.json"), "w", encoding="utf-8") as f:
+            json.dump({"target": target, "backend": backend, "timeout_s": timeout_s,
+                       "start_timeout_s": start_timeout_s, "payload": payload}, f)
+        path = os.pathsep.join([SOURCE_DIR, *extra_path, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        procs, logs = [], []
+        for r in range(world_size):
+            env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world_size),
+                       LOCAL_WORLD_SIZE=str(world_size), GROUP_RANK="0", ROLE_RANK=str(r),
+                       ROLE_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(store.port),
+                       TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0",
+                       TORCHELASTIC_RUN_ID="ch13", OMP_NUM_THREADS="1", PYTHONPATH=path,
+                       PYTHONWARNINGS="ignore")
+            log = open(os.path.join(tmp, f"rank{r}.log"), "w+b")
+            logs.append(log)
+            procs.append(subprocess.Popen([sys.executable, "-m", "ch13lib.collective_launch", tmp],
+                                          env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL))
+        # Wait until every rank has joined (each sets a key once init_process_group returns) or one
+        # has exited, whichever comes first: each waiter sets the event, nothing polls.
+        started = threading.Event()
+        keys = [f"ch13/ready/{r}" for r in range(world_size)]
+
+        def all_ready():
+            try:
+                store.wait(keys, datetime.timedelta(seconds=start_timeout_s))
+            except Exception:          # noqa: BLE001 - a timeout: the exits or the guard decide
+                pass
+            started.set()
+
+        def exited(p):
+            p.wait()
+            started.set()
+        for fn, args in [(all_ready, ())] + [(exited, (p,)) for p in procs]:
+            threading.Thread(target=fn, args=args, daemon=True).start()
+        started.wait(timeout=start_timeout_s)
+        deadline = time.monotonic() + hard_timeout_s
+        killed = set()
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                for i, q in enumerate(procs):      # only the processes this call started
+                    if q.poll() is None:
+                        q.kill()
+                        killed.add(i)
+                for q in procs:
+                    q.wait()
+                break
+        results = []
+        for r in range(world_size):
+            out = os.path.join(tmp, f"rank{r}.json")
+            if os.path.exists(out):
+                with open(out, encoding="utf-8") as f:
+                    results.append(json.load(f))
+                continue
+            logs[r].seek(0)
+            tail = logs[r].read().decode("utf-8", "replace").strip().splitlines()[-6:]
+            why = (f"rank {r} was still running {hard_timeout_s:g} s after the world started and was stopped "
+                   f"(a hang: a collective or recv that no other rank matches?)"
+                   if r in killed else f"rank {r} exited with code {procs[r].returncode} before reporting")
+            results.append({"error": why + ("\n" + "\n".join(tail) if tail and r not in killed else "")})
+        for log in logs:
+            log.close()
+        del store
+        return results
+
+
+def _worker(tmp: str) -> int:
+    """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``)."""
+    import importlib
+    import warnings
+    warnings.simplefilter("ignore")
+    rank = int(os.environ["RANK"])
+    with open(os.path.join(tmp, "payload.json"), encoding="utf-8") as f:
+        spec = json.load(f)
+    try:
+        import torch
+        import torch.distributed as dist
+        torch.set_num_threads(1)
+        kwargs = {}
+        if spec["backend"] == "nccl":
+            torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+            kwargs["device_id"] = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        # A long timeout to start (a loaded machine imports torch slowly), then a short one for the work.
+        dist.init_process_group(spec["backend"], timeout=datetime.timedelta(seconds=spec["start_timeout_s"]),
+                                **kwargs)
+        try:
+            from torch.distributed.distributed_c10d import _set_pg_timeout
+            _set_pg_timeout(datetime.timedelta(seconds=spec["timeout_s"]))
+        except (ImportError, RuntimeError, ValueError):
+            pass
+        ready = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                              timeout=datetime.timedelta(seconds=spec["start_timeout_s"]))
+        ready.set(f"ch13/ready/{rank}", "1")
+        module, func = spec["target"].split(":")
+        result = getattr(importlib.import_module(module), func)(spec["payload"])
+    except BaseException as e:         # noqa: BLE001 - every failure becomes this rank's report
+        result = {"error": f"rank {rank}: " + own_traceback(e)}
+    tmp_out = os.path.join(tmp, f"rank{rank}.json.part")
+    with open(tmp_out, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    os.replace(tmp_out, os.path.join(tmp, f"rank{rank}.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    code = _worker(sys.argv[1])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter shutdown: a process group left mid-collective by a wrong answer must not hang us.
+    os._exit(code)

@@ -1,0 +1,519 @@
+"""A deterministic simulated process group: ranks as threads, one running at a time.
+
+``SimWorld(world_size).run(fn)`` calls ``fn(rank, comm)`` on every rank, each in its own thread,
+but only one rank runs at any moment: a rank gives up the processor at each ``comm`` call, and a
+scheduling policy (``"stay"``, ``"round_robin"`` or a seeded ``"random"``) picks the next rank
+among those that can move. The same program and policy therefore give the same interleaving, the
+same messages and the same result on every run, however loaded the machine is.
+
+``comm`` mirrors ``torch.distributed``'s point-to-point API (``send``/``recv``/``isend``/``irecv``,
+``work.wait()``) with NCCL's semantics: a blocking ``send`` is a rendezvous that returns only once
+the matching ``recv`` has been posted; messages between one pair of ranks match in posting order;
+an ``isend`` buffer must stay untouched until its ``wait()`` returns, and an ``irecv`` buffer holds
+the data only after its ``wait()``. Every element sent is counted per rank (``world.traffic``).
+
+When no rank can move, the run stops at once with a :class:`Deadlock` that names what each rank
+waits for, on which line, and the wait-for cycle. Misuse (a size mismatch, a buffer changed while
+its send is in flight, a send nobody receives) stops it with a :class:`CommError` that says so.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+import random
+import threading
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+_THIS_DIR = os.path.dirname(os.path.abspath(__file__))
+_THREADING = os.path.dirname(threading.__file__)
+
+
+class CommError(Exception):
+    """The program misused the process group; the message says how."""
+
+
+class Deadlock(CommError):
+    """No rank can move: every unfinished rank waits for another."""
+
+
+class RankError(CommError):
+    """Rank ``rank`` raised ``exc`` (the original exception, with its traceback)."""
+
+    def __init__(self, rank: int, exc: BaseException) -> None:
+        super().__init__(f"rank {rank} raised {type(exc).__name__}: {exc}")
+        self.rank = rank
+        self.exc = exc
+
+
+class _Abort(BaseException):
+    """Unwinds the other ranks once the world has failed (not an Exception: rarely caught)."""
+
+
+@dataclasses.dataclass
+class Traffic:
+    """What one rank put on the wire."""
+    sent_elements: int = 0
+    sent_bytes: int = 0
+    sent_messages: int = 0
+    received_elements: int = 0
+
+
+@dataclasses.dataclass(eq=False)
+class _Msg:
+    kind: str                    # "send" or "recv"
+    src: int
+    dst: int
+    tensor: torch.Tensor
+    blocking: bool
+    where: str
+    snapshot: torch.Tensor | None = None     # a send's data as it was posted
+    staged: torch.Tensor | None = None       # an irecv's data, delivered by wait()
+    matched: bool = False
+    delivered: bool = False
+
+
+@dataclasses.dataclass
+class _Wait:
+    ready: Callable[[], bool]
+    what: str                    # "send(to rank 1)"
+    waits_on: list[int]          # the ranks that could unblock it
+    why: str                     # "for rank 1 to post a matching recv"
+    where: str
+
+
+def _user_line() -> str:
+    """The innermost caller outside this package and threading: the student's line."""
+    for f in reversed(traceback.extract_stack()):
+        d = os.path.dirname(os.path.abspath(f.filename)) if os.path.isabs(f.filename) else ""
+        if d != _THIS_DIR and d != _THREADING:
+            return f"line {f.lineno}" + (f" `{f.line.strip()}`" if f.line else "")
+    return "?"
+
+
+def _describe(t: torch.Tensor) -> str:
+    return f"{t.numel()} {str(t.dtype).replace('torch.', '')} element{'s' if t.numel() != 1 else ''}"
+
+
+class Work:
+    """The handle ``isend``/``irecv`` return, like ``torch.distributed.Work``."""
+
+    def __init__(self, world: "SimWorld", rank: int, msg: _Msg) -> None:
+        self._world, self._rank, self._msg = world, rank, msg
+
+    def wait(self, timeout: Any = None) -> bool:
+        self._world._wait_work(self._rank, self._msg)
+        return True
+
+    def is_completed(self) -> bool:
+        return self._world._poll_work(self._rank, self._msg)
+
+
+class SimComm:
+    """One rank's view of the world. ``p2p``/``collectives`` choose which calls it offers."""
+
+    def __init__(self, world: "SimWorld", rank: int, *, p2p: bool = True, collectives: bool = False):
+        self._world, self._rank = world, rank
+        self._p2p, self._collectives = p2p, collectives
+
+    @property
+    def rank(self) -> int:
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        return self._world.world_size
+
+    def _need(self, allowed: bool, name: str) -> None:
+        if not allowed:
+            kind = "point-to-point calls" if self._collectives is False else "reduce_scatter_tensor and all_gather_into_tensor"
+            self._world._error(self._rank, f"rank {self._rank} called comm.{name}, which this exercise does not offer: "
+                                           f"use only {kind}")
+
+    def send(self, tensor: torch.Tensor, dst: int) -> None:
+        self._need(self._p2p, "send")
+        self._world._send(self._rank, tensor, dst, blocking=True)
+
+    def recv(self, tensor: torch.Tensor, src: int) -> None:
+        self._need(self._p2p, "recv")
+        self._world._recv(self._rank, tensor, src, blocking=True)
+
+    def isend(self, tensor: torch.Tensor, dst: int) -> Work:
+        self._need(self._p2p, "isend")
+        return self._world._send(self._rank, tensor, dst, blocking=False)
+
+    def irecv(self, tensor: torch.Tensor, src: int) -> Work:
+        self._need(self._p2p, "irecv")
+        return self._world._recv(self._rank, tensor, src, blocking=False)
+
+    def reduce_scatter_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
+        """Like ``dist.reduce_scatter_tensor``: ``input`` holds world_size equal blocks; rank r's
+        ``output`` receives the elementwise sum over ranks of block r."""
+        self._need(self._collectives, "reduce_scatter_tensor")
+        self._world._collective(self._rank, "reduce_scatter_tensor", output, input)
+
+    def all_gather_into_tensor(self, output: torch.Tensor, input: torch.Tensor) -> None:
+        """Like ``dist.all_gather_into_tensor``: ``output`` receives every rank's ``input``, in rank order."""
+        self._need(self._collectives, "all_gather_into_tensor")
+        self._world._collective(self._rank, "all_gather_into_tensor", output, input)
+
+    def __repr__(self) -> str:
+        return f"SimComm(rank={self.rank}, world_size={self.world_size})"
+
+
+class SimWorld:
+    """A world of ``world_size`` simulated ranks. Use each world for one ``run``."""
+
+    POLICIES = ("stay", "round_robin", "random")
+
+    def __init__(self, world_size: int, *, policy: str = "stay", seed: int = 0,
+                 max_calls: int = 20_000, guard_s: float = 60.0) -> None:
+        if world_size < 1:
+            raise ValueError("world_size must be at least 1")
+        if policy not in self.POLICIES:
+            raise ValueError(f"policy must be one of {self.POLICIES}")
+        self.world_size = world_size
+        self.policy = policy
+        self.traffic = [Traffic() for _ in range(world_size)]
+        self._rng = random.Random(seed)
+        self._max_calls = max_calls
+        self._guard_s = guard_s          # a hang guard for code that never calls comm; not a budget
+        self._cv = threading.Condition()
+        self._current: int | None = None
+        self._done = [False] * world_size
+        self._waits: dict[int, _Wait] = {}
+        self._failure: CommError | None = None
+        self._calls = 0
+        self._sends: dict[tuple[int, int], collections.deque] = collections.defaultdict(collections.deque)
+        self._recvs: dict[tuple[int, int], collections.deque] = collections.defaultdict(collections.deque)
+        self._posted_sends: list[_Msg] = []
+        self._posted_recvs: list[_Msg] = []
+        self._coll_seq = [0] * world_size
+        self._coll: dict[int, dict] = {}
+        self._used = False
+
+    # ---- running ---------------------------------------------------------------------------
+    def run(self, fn: Callable[[int, SimComm], Any], *, p2p: bool = True, collectives: bool = False) -> list:
+        """Call ``fn(rank, comm)`` on every rank; return their results in rank order.
+        Raises :class:`Deadlock`, :class:`RankError` or :class:`CommError` when the run fails."""
+        if self._used:
+            raise RuntimeError("a SimWorld runs once; make a new one")
+        self._used = True
+        results: list = [None] * self.world_size
+        threads = []
+        for r in range(self.world_size):
+            comm = SimComm(self, r, p2p=p2p, collectives=collectives)
+            t = threading.Thread(target=self._body, args=(r, fn, comm, results), daemon=True,
+                                 name=f"sim-rank-{r}")
+            threads.append(t)
+        with self._cv:
+            self._current = self._choose(list(range(self.world_size)), None)
+        for t in threads:
+            t.start()
+        with self._cv:
+            while not all(self._done) and self._failure is None:
+                before = self._calls
+                if not self._cv.wait(timeout=self._guard_s) and self._calls == before \
+                        and not all(self._done) and self._failure is None:
+                    self._failure = CommError(
+                        f"no progress for {self._guard_s:g} s: rank {self._current} runs without calling comm "
+                        f"(an endless loop?)")
+                    self._cv.notify_all()
+            if self._failure is None:
+                self._check_leftovers()
+        for t in threads:
+            t.join(timeout=2.0)
+        if self._failure is not None:
+            raise self._failure
+        return results
+
+    def _body(self, r: int, fn, comm: SimComm, results: list) -> None:
+        with self._cv:
+            while self._current != r and self._failure is None:
+                self._cv.wait()
+            if self._failure is not None:
+                self._done[r] = True
+                return
+        try:
+            results[r] = fn(r, comm)
+        except _Abort:
+            pass
+        except BaseException as e:  # the student's code raised: the world fails with it
+            with self._cv:
+                if self._failure is None:
+                    self._failure = RankError(r, e)
+                self._cv.notify_all()
+        with self._cv:
+            self._done[r] = True
+            if self._failure is None:
+                self._switch(r)
+            self._cv.notify_all()
+
+    def _choose(self, candidates: list[int], me: int | None) -> int:
+        if self.policy == "stay":
+            return me if me in candidates else min(candidates)
+        if self.policy == "round_robin":
+            start = -1 if me is None else me
+            return min(candidates, key=lambda c: (c - start - 1) % self.world_size)
+        return self._rng.choice(sorted(candidates))
+
+    def _runnable(self) -> list[int]:
+        return [r for r in range(self.world_size)
+                if not self._done[r] and (r not in self._waits or self._waits[r].ready())]
+
+    def _switch(self, me: int) -> None:
+        """Hand the processor to the next rank that can move (cv held)."""
+        cands = self._runnable()
+        if not cands:
+            if not all(self._done):
+                self._failure = Deadlock(self._deadlock_report())
+            self._current = None
+        else:
+            self._current = self._choose(cands, me)
+        self._cv.notify_all()
+
+    def _block(self, me: int, ready: Callable[[], bool], what: str, waits_on: list[int], why: str) -> None:
+        """A scheduling point: wait until ``ready()`` and this rank is chosen (cv held)."""
+        if self._failure is not None:
+            raise _Abort
+        self._calls += 1
+        if self._calls > self._max_calls:
+            self._error(me, f"more than {self._max_calls} comm calls in one run: a loop that never ends "
+                            f"(polling is_completed() forever?)")
+        self._waits[me] = _Wait(ready, what, waits_on, why, _user_line())
+        self._switch(me)
+        while self._current != me and self._failure is None:
+            self._cv.wait()
+        self._waits.pop(me, None)
+        if self._failure is not None:
+            raise _Abort
+
+    def _error(self, me: int, message: str):
+        """Fail the whole world with ``message`` (from rank ``me``'s thread) and unwind."""
+        with self._cv:
+            if self._failure is None:
+                self._failure = CommError(message)
+            self._cv.notify_all()
+        raise _Abort
+
+    # ---- point to point --------------------------------------------------------------------
+    def _check_tensor(self, me: int, t, call: str, peer: int, peer_name: str) -> None:
+        if not isinstance(t, torch.Tensor):
+            self._error(me, f"rank {me} called {call} with a {type(t).__name__}, not a torch.Tensor")
+        if not isinstance(peer, int) or isinstance(peer, bool) or not 0 <= peer < self.world_size:
+            self._error(me, f"rank {me} called {call} with {peer_name}={peer!r}: ranks are ints 0..{self.world_size - 1}")
+        if peer == me:
+            self._error(me, f"rank {me} called {call} with {peer_name}={peer}, itself: torch.distributed "
+                            f"refuses messages to yourself (copy the data locally instead)")
+        if not t.is_contiguous():
+            self._error(me, f"rank {me} called {call} with a non-contiguous tensor (shape {tuple(t.shape)}, "
+                            f"strides {t.stride()}): torch.distributed needs contiguous tensors")
+
+    def _send(self, me: int, tensor, dst, *, blocking: bool):
+        call = f"{'send' if blocking else 'isend'}(to rank {dst})"
+        self._check_tensor(me, tensor, call, dst, "dst")
+        with self._cv:
+            msg = _Msg("send", me, dst, tensor, blocking, _user_line(), snapshot=tensor.detach().clone())
+            tr = self.traffic[me]
+            tr.sent_elements += tensor.numel()
+            tr.sent_bytes += tensor.numel() * tensor.element_size()
+            tr.sent_messages += 1
+            self._posted_sends.append(msg)
+            self._sends[(me, dst)].append(msg)
+            self._match(me, me, dst)
+            if blocking:
+                self._block(me, lambda: msg.matched, call, [dst],
+                            f"for rank {dst} to post a matching recv from rank {me}")
+                return None
+            self._block(me, lambda: True, call, [], "")
+            return Work(self, me, msg)
+
+    def _recv(self, me: int, tensor, src, *, blocking: bool):
+        call = f"{'recv' if blocking else 'irecv'}(from rank {src})"
+        self._check_tensor(me, tensor, call, src, "src")
+        with self._cv:
+            msg = _Msg("recv", src, me, tensor, blocking, _user_line())
+            self._posted_recvs.append(msg)
+            self._recvs[(src, me)].append(msg)
+            self._match(me, src, me)
+            if blocking:
+                self._block(me, lambda: msg.matched, call, [src], f"for rank {src} to send to rank {me}")
+                return None
+            self._block(me, lambda: True, call, [], "")
+            return Work(self, me, msg)
+
+    def _match(self, me: int, src: int, dst: int) -> None:
+        sends, recvs = self._sends[(src, dst)], self._recvs[(src, dst)]
+        while sends and recvs:
+            s, r = sends.popleft(), recvs.popleft()
+            if s.tensor.numel() != r.tensor.numel() or s.tensor.dtype != r.tensor.dtype:
+                self._error(me, f"size mismatch: rank {src} sent {_describe(s.tensor)} to rank {dst} ({s.where}), "
+                                f"but the matching recv on rank {dst} has room for {_describe(r.tensor)} "
+                                f"({r.where}); messages between two ranks match in the order they were posted")
+            self._check_unchanged(me, s, "before the matching recv was posted")
+            data = s.snapshot
+            s.matched = r.matched = True
+            self.traffic[dst].received_elements += data.numel()
+            if r.blocking:
+                self._deliver(r, data)
+            else:
+                r.staged = data
+
+    def _deliver(self, r: _Msg, data: torch.Tensor) -> None:
+        with torch.no_grad():
+            r.tensor.copy_(data.reshape(r.tensor.shape).to(r.tensor.device))
+        r.delivered = True
+
+    def _check_unchanged(self, me: int, s: _Msg, when: str) -> None:
+        if s.blocking:
+            return
+        same = (s.tensor.shape == s.snapshot.shape and s.tensor.dtype == s.snapshot.dtype
+                and torch.equal(s.tensor.detach(), s.snapshot))
+        if not same:
+            self._error(me, f"rank {s.src} changed the buffer of its isend to rank {s.dst} ({s.where}) {when}: "
+                            f"a buffer handed to isend belongs to the library until work.wait() returns; "
+                            f"use a separate buffer (or wait first)")
+
+    def _wait_work(self, me: int, msg: _Msg) -> None:
+        with self._cv:
+            if msg.kind == "send":
+                self._block(me, lambda: msg.matched, f"isend(to rank {msg.dst}).wait()", [msg.dst],
+                            f"for rank {msg.dst} to post a matching recv from rank {me}")
+                self._check_unchanged(me, msg, "before its wait() returned")
+            else:
+                self._block(me, lambda: msg.matched, f"irecv(from rank {msg.src}).wait()", [msg.src],
+                            f"for rank {msg.src} to send to rank {me}")
+                if not msg.delivered:
+                    self._deliver(msg, msg.staged)
+
+    def _poll_work(self, me: int, msg: _Msg) -> bool:
+        with self._cv:
+            self._block(me, lambda: True, "is_completed()", [], "")
+            return msg.matched
+
+    # ---- collectives (reduce_scatter_tensor, all_gather_into_tensor) ------------------------
+    def _collective(self, me: int, name: str, output, input) -> None:
+        for t, what in ((output, "output"), (input, "input")):
+            if not isinstance(t, torch.Tensor):
+                self._error(me, f"rank {me} called {name} with a {type(t).__name__} as {what}, not a torch.Tensor")
+            if not t.is_contiguous():
+                self._error(me, f"rank {me} called {name} with a non-contiguous {what}: torch.distributed needs "
+                                f"contiguous tensors")
+        w = self.world_size
+        big, small = (input, output) if name == "reduce_scatter_tensor" else (output, input)
+        if big.numel() != w * small.numel():
+            self._error(me, f"rank {me} called {name} with input of {input.numel()} and output of "
+                            f"{output.numel()} elements: the {'input' if big is input else 'output'} must hold "
+                            f"exactly world_size × {small.numel()} = {w * small.numel()} elements "
+                            f"(pad the tensor to a multiple of world_size first)")
+        if small.dim() == 0 or tuple(big.shape) != (w * small.shape[0], *small.shape[1:]):
+            want = (w * small.shape[0], *small.shape[1:]) if small.dim() else "(a 0-d tensor cannot be split)"
+            self._error(me, f"rank {me} called {name} with input of shape {tuple(input.shape)} and output of "
+                            f"shape {tuple(output.shape)}: the {'input' if big is input else 'output'} must be "
+                            f"the world_size pieces concatenated along dim 0, shape {want} (gloo accepts only "
+                            f"that form; flatten to 1-D tensors to be safe)")
+        if input.dtype != output.dtype:
+            self._error(me, f"rank {me} called {name} with input {input.dtype} and output {output.dtype}: use one dtype")
+        with self._cv:
+            k = self._coll_seq[me]
+            self._coll_seq[me] += 1
+            slot = self._coll.setdefault(k, {"calls": {}, "done": False})
+            slot["calls"][me] = (name, output, input, _user_line())
+            self.traffic[me].sent_elements += (w - 1) * small.numel()     # what a ring would send
+            self.traffic[me].sent_bytes += (w - 1) * small.numel() * small.element_size()
+            self.traffic[me].sent_messages += w - 1
+            if len(slot["calls"]) == w:
+                self._complete_collective(me, k, slot)
+            missing = lambda: [r for r in range(w) if r not in slot["calls"]]
+            self._block(me, lambda: slot["done"], f"{name} (its collective call #{k + 1})", missing(),
+                        f"for every other rank to make its collective call #{k + 1}")
+
+    def _complete_collective(self, me: int, k: int, slot: dict) -> None:
+        calls = slot["calls"]
+        names = {c[0] for c in calls.values()}
+        if len(names) > 1:
+            listing = "; ".join(f"rank {r}: {calls[r][0]} ({calls[r][3]})" for r in sorted(calls))
+            self._error(me, f"the ranks disagree on collective call #{k + 1}: {listing}. Every rank must make "
+                            f"the same collective calls in the same order")
+        name = names.pop()
+        sizes = {(calls[r][2].numel(), calls[r][2].dtype) for r in calls}
+        if len(sizes) > 1:
+            listing = "; ".join(f"rank {r}: input of {_describe(calls[r][2])}" for r in sorted(calls))
+            self._error(me, f"the ranks' {name} calls (#{k + 1}) have different sizes: {listing}")
+        w = self.world_size
+        with torch.no_grad():
+            if name == "reduce_scatter_tensor":
+                total = calls[0][2].detach().reshape(-1).clone()
+                for r in range(1, w):
+                    total += calls[r][2].detach().reshape(-1).to(total.device)
+                c = calls[0][1].numel()
+                for r in range(w):
+                    out = calls[r][1]
+                    out.copy_(total[r * c:(r + 1) * c].reshape(out.shape).to(out.device))
+            else:
+                full = torch.cat([calls[r][2].detach().reshape(-1).to(calls[0][2].device) for r in range(w)])
+                for r in range(w):
+                    out = calls[r][1]
+                    out.copy_(full.reshape(out.shape).to(out.device))
+        slot["done"] = True
+
+    # ---- reports ------------------------------------------------------------------------------
+    def _check_leftovers(self) -> None:
+        for s in self._posted_sends:
+            if not s.matched:
+                self._failure = CommError(
+                    f"rank {s.src} sent {_describe(s.tensor)} to rank {s.dst} ({s.where}) but rank {s.dst} never "
+                    f"posted a matching recv: every send needs exactly one recv")
+                return
+        for r in self._posted_recvs:
+            if not r.matched:
+                self._failure = CommError(
+                    f"rank {r.dst} posted an irecv from rank {r.src} ({r.where}) that no send ever matched")
+                return
+        seqs = set(self._coll_seq)
+        if len(seqs) > 1:
+            listing = ", ".join(f"rank {r}: {n}" for r, n in enumerate(self._coll_seq))
+            self._failure = CommError(f"the ranks made different numbers of collective calls ({listing})")
+
+    def _deadlock_report(self) -> str:
+        lines = ["deadlock: no rank can move."]
+        for r in range(self.world_size):
+            if self._done[r]:
+                lines.append(f"  rank {r} has already returned")
+                continue
+            w = self._waits.get(r)
+            if w is None:
+                continue
+            peers = [p for p in w.waits_on if self._done[p]]
+            note = f" (but rank {peers[0]} has already returned)" if peers else ""
+            lines.append(f"  rank {r} is blocked in {w.what} at {w.where}, waiting {w.why}{note}")
+        cycle = self._cycle()
+        if cycle:
+            lines.append("  wait-for cycle: " + " -> ".join(f"rank {r}" for r in cycle))
+        return "\n".join(lines)
+
+    def _cycle(self) -> list[int]:
+        for start in range(self.world_size):
+            path, r = [], start
+            while r not in path:
+                w = self._waits.get(r)
+                if w is None or not w.waits_on or self._done[r]:
+                    break
+                path.append(r)
+                r = w.waits_on[0]
+            else:
+                return path[path.index(r):] + [r]
+        return []
+
+
+def run_ranks(fn: Callable[[torch.Tensor, SimComm], Any], tensors: list[torch.Tensor], *,
+              policy: str = "stay", seed: int = 0, p2p: bool = True, collectives: bool = False) -> SimWorld:
+    """Run the collective ``fn(tensor, comm)`` with rank r's tensor ``tensors[r]``; return the world
+    (for its ``traffic``). Raises what :meth:`SimWorld.run` raises."""
+    world = SimWorld(len(tensors), policy=policy, seed=seed)
+    world.run(lambda r, comm: fn(tensors[r], comm), p2p=p2p, collectives=collectives)
+    return world

@@ -1,0 +1,1707 @@
+"""A deterministic scheduler for threaded Python code: explore interleavings, replay the bad one.
+
+On CPython a data race almost never shows up in a stress test (the interpreter switches threads
+only at calls and loop back-edges, so an unlocked ``counter += 1`` loses nothing in practice).
+This module runs a piece of threaded code under *our* control instead:
+
+* ``threading`` (Thread, Lock, RLock, Condition, Semaphore, BoundedSemaphore, Event, ...),
+  ``time`` (sleep, monotonic, time, perf_counter) and ``queue.SimpleQueue`` are replaced by models
+  while a run is in progress. Every simulated thread is a real OS thread, but only one of them
+  runs at a time: the scheduler hands the baton from one to the next.
+* The scheduler may switch threads before every access the code under test makes to shared data
+  (attribute, subscript, global and closure reads and writes: traced with ``sys.settrace`` and
+  ``f_trace_opcodes``, which is deterministic on Python 3.11) and at every synchronisation call.
+* Time is virtual: it only moves when every thread is blocked, so ``sleep`` and timeouts are
+  deterministic too.
+
+:func:`explore` tries schedules best-first by the number of deviations from the default schedule
+(go on with the running thread; when it blocks or ends, the next one in turn), i.e. delay
+bounding, close to CHESS's preemption bounding: every schedule with at most ``max_preemptions``
+deviations first, then ``random_schedules`` seeded random ones. Shared-data accesses are only
+scheduling points where Eraser's lockset rule finds them racy (written by several threads without
+one common lock), which keeps the search small. The first failure found is one with the fewest
+deviations. It reports a lost update (the scenario's own check), an exception in any thread, a
+deadlock (with the wait-for cycle and your source lines), threads left blocked when the program
+ends (a lost wakeup), a livelock (a step budget), and tells the failing interleaving as a short
+story in your own lines. The schedule is a string: pass it to :func:`replay` to run exactly that
+interleaving again.
+
+Everything is counted in schedules and steps, never in seconds: the same code gets the same
+verdict on every run, on any machine, under any load.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import concurrent.futures.thread as _cf_thread
+import dataclasses
+import heapq
+import inspect
+import io
+import itertools
+import linecache
+import queue as _queue_mod
+import random
+import sys
+import threading
+import time
+import types
+import _thread
+
+__all__ = ["explore", "scenario_main", "replay", "run_schedule", "settle", "Report", "Failure", "Source",
+           "cell_source", "format_schedule", "parse_schedule"]
+
+# The real things, saved before anyone patches anything.
+_real_lock = _thread.allocate_lock
+_real_start = _thread.start_new_thread
+_real_get_ident = _thread.get_ident
+_REAL_MONOTONIC = time.monotonic
+_EPOCH = 1_767_225_600.0        # what time.time() says at virtual time 0 (2026-01-01 00:00 UTC)
+
+_active: "Run | None" = None    # the run in progress (one at a time per process)
+_explore_lock = _real_lock()    # explore/replay calls do not nest or overlap
+
+
+def _park():
+    """Block this OS thread for ever: its run is over (it failed) and it must not run on."""
+    lk = _real_lock()
+    lk.acquire()
+    lk.acquire()
+
+
+# --------------------------------------------------------------------------------------------
+# Loading the code under test
+# --------------------------------------------------------------------------------------------
+
+class Source:
+    """Source code loaded as a fresh module for every schedule, traced as 'your code'."""
+
+    _count = itertools.count(1)
+
+    def __init__(self, source: str, filename: str = "<your cell>") -> None:
+        self.source = source
+        self.filename = filename
+        self._code = compile(source, filename, "exec")
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+
+    def load(self) -> types.ModuleType:
+        name = f"ch13_sched_{next(self._count)}"
+        module = types.ModuleType(name)
+        module.__file__ = self.filename
+        sys.modules[name] = module
+        exec(self._code, module.__dict__)
+        return module
+
+
+def cell_source(obj) -> str:
+    """The whole notebook cell (as last run) that defined the class or function ``obj``."""
+    funcs = []
+    if isinstance(obj, type):
+        funcs = [v for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+        funcs += [v.fget for v in vars(obj).values() if isinstance(v, property) and v.fget]
+    elif isinstance(obj, types.FunctionType):
+        funcs = [obj]
+    for f in funcs:
+        lines = linecache.getlines(f.__code__.co_filename)
+        if lines:
+            return "".join(lines)
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        raise ValueError(f"cannot find the source of {obj!r}: run its cell first") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Which bytecodes of your code are scheduling points, and what they touch (for the story)
+# --------------------------------------------------------------------------------------------
+
+_ATTR_OPS = {"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR"}
+_SUBSCR_OPS = {"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR"}
+_NAME_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STORE_DEREF",
+             "LOAD_CLASSDEREF"}
+_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS
+_code_tables: dict[int, tuple] = {}     # id(code) -> (code, {offset: op info})
+_ast_cache: dict[str, dict] = {}         # source text -> {span: ast node}
+
+
+def _chain(node):
+    """``self.a.b`` -> ('self', 'a', 'b'); a constant -> ('=', value); anything else -> None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return (node.id, *reversed(parts))
+    if isinstance(node, ast.Constant) and not parts:
+        return ("=", node.value)
+    return None
+
+
+def _spans(filename: str) -> dict:
+    text = "".join(linecache.getlines(filename))
+    spans = _ast_cache.get(text)
+    if spans is None:
+        spans = {}
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            tree = None
+        if tree is not None:
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Attribute, ast.Subscript)):
+                    spans[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
+        _ast_cache[text] = spans
+    return spans
+
+
+def _table(code) -> dict:
+    entry = _code_tables.get(id(code))
+    if entry is not None and entry[0] is code:
+        return entry[1]
+    import dis
+    spans = _spans(code.co_filename)
+    table = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname not in _VISIBLE:
+            continue
+        pos = ins.positions
+        node = spans.get((pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset)) if pos else None
+        text = ast.unparse(node) if node is not None else None
+        if ins.opname in _ATTR_OPS:
+            base = _chain(node.value) if isinstance(node, ast.Attribute) and node.attr == ins.argval else None
+            table[ins.offset] = (ins.opname, ins.argval, base, None, text or f"?.{ins.argval}", [None, None])
+        elif ins.opname in _SUBSCR_OPS:
+            base = key = None
+            if isinstance(node, ast.Subscript):
+                base, key = _chain(node.value), _chain(node.slice)
+            table[ins.offset] = (ins.opname, None, base, key, text or "?[?]", [None, None])
+        else:
+            table[ins.offset] = (ins.opname, ins.argval, None, None, ins.argval, [None, None])
+    _code_tables[id(code)] = (code, table)
+    return table
+
+
+_MISSING = object()
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, range)
+_CONTAINERS = (list, dict, set, collections.deque, bytearray)
+_rebound_cache: dict[str, set] = {}
+
+
+def _rebound(filename: str) -> set:
+    """Names that some code of ``filename`` assigns with STORE_GLOBAL/STORE_DEREF (or deletes).
+
+    A global or closure variable never rebound and holding an immutable value cannot race, so
+    its reads are not scheduling points."""
+    text = "".join(linecache.getlines(filename))
+    names = _rebound_cache.get(text)
+    if names is None:
+        import dis
+        names = set()
+        try:
+            todo = [compile(text, filename, "exec")]
+        except SyntaxError:
+            todo = []
+        while todo:
+            code = todo.pop()
+            for ins in dis.get_instructions(code):
+                if ins.opname in ("STORE_GLOBAL", "STORE_DEREF", "DELETE_GLOBAL", "DELETE_DEREF"):
+                    names.add(ins.argval)
+            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        _rebound_cache[text] = names
+    return names
+
+
+def _static_get(obj, name):
+    """getattr without running properties or __getattr__ (None-safe): _MISSING when unsure."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        d = None
+    for klass in type(obj).__mro__:
+        v = klass.__dict__.get(name, _MISSING)
+        if v is not _MISSING:
+            if hasattr(type(v), "__set__") or hasattr(type(v), "__delete__"):
+                return _MISSING if not isinstance(v, types.MemberDescriptorType) else _member(v, obj)
+            if d is not None and name in d:
+                return d[name]
+            return v
+    if isinstance(obj, type):
+        for klass in obj.__mro__:
+            if name in klass.__dict__:
+                return klass.__dict__[name]
+    if isinstance(obj, types.ModuleType) and d is not None:
+        return d.get(name, _MISSING)
+    if d is not None and name in d:
+        return d[name]
+    return _MISSING
+
+
+def _member(desc, obj):
+    try:
+        return desc.__get__(obj, type(obj))
+    except AttributeError:
+        return _MISSING
+
+
+def _eval_chain(chain, frame):
+    if chain is None:
+        return _MISSING
+    if chain[0] == "=":
+        return chain[1]
+    loc = frame.f_locals
+    if chain[0] in loc:
+        v = loc[chain[0]]
+    elif chain[0] in frame.f_globals:
+        v = frame.f_globals[chain[0]]
+    else:
+        v = getattr(builtins, chain[0], _MISSING)
+    for part in chain[1:]:
+        if v is _MISSING:
+            return v
+        v = _static_get(v, part)
+    return v
+
+
+def _short(v, limit=60) -> str:
+    try:
+        if isinstance(v, (int, float, bool, str, type(None))):
+            s = repr(v)
+        elif isinstance(v, (list, tuple, dict, set, collections.deque)) and len(v) <= 8:
+            s = repr(v)
+        elif isinstance(v, (list, tuple, dict, set, collections.deque)):
+            s = f"<{type(v).__name__} of {len(v)}>"
+        elif isinstance(v, _Sync):
+            s = v._label()
+        else:
+            s = object.__repr__(v) if type(v).__repr__ is object.__repr__ else repr(v)
+            if " object at 0x" in s:
+                s = f"<{type(v).__name__}>"
+    except Exception:
+        s = f"<{type(v).__name__}>"
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------------------------
+# Simulated threads and the run
+# --------------------------------------------------------------------------------------------
+
+class _Sim:
+    """One simulated thread: a real OS thread that runs only when it holds the baton."""
+
+    def __init__(self, run: "Run", index: int, thread_obj, name: str) -> None:
+        self.run = run
+        self.index = index
+        self.name = name
+        self.thread = thread_obj
+        self.go = _real_lock()
+        self.go.acquire()
+        self.done = False
+        self.started = False
+        self.os_ident = None
+        self.waiting = None        # (description, object) while blocked
+        self.cond = None           # callable: True when it may proceed
+        self.deadline = None       # virtual time at which the wait times out
+        self.timed_out = False
+        self.settling = False
+        self.pending = None        # a write to report after it happened (story mode)
+        self.held: set = set()     # labels of the locks it holds (for the lockset rule)
+
+    def enabled(self) -> bool:
+        if self.done or not self.started:
+            return False
+        if self.cond is None:
+            return True
+        if self.timed_out:
+            return True
+        if self.deadline is not None and self.run.early_timeouts:
+            return True             # its timeout may fire now: time passing is a choice too
+        if self.settling:
+            return not any(t is not self and t.enabled() and not t.settling for t in self.run.threads)
+        return bool(self.cond())
+
+
+@dataclasses.dataclass
+class Failure:
+    """Why a run failed, and the interleaving that made it fail."""
+    kind: str                 # check | exception | deadlock | blocked_at_exit | livelock | hang
+    message: str              # what went wrong, in words
+    schedule: str = ""        # pass to replay() to run exactly this interleaving again
+    preemptions: int = 0
+    story: str = ""           # the interleaving, in your own lines
+    blocked: list = dataclasses.field(default_factory=list)   # [(thread, what, line)] at the end
+    exc: BaseException | None = None
+    scenario: str = ""
+
+    def explain(self) -> str:
+        parts = [self.message]
+        if self.story:
+            parts.append(f"How it happened ({self.preemptions} preemption"
+                         f"{'s' if self.preemptions != 1 else ''}; one line per step of your code):\n"
+                         + self.story)
+        return "\n".join(parts)
+
+
+@dataclasses.dataclass
+class Report:
+    schedules: int
+    failure: Failure | None
+    exhaustive: bool          # every schedule within max_preemptions was tried
+    max_preemptions: int
+    random_schedules: int
+    seconds: float = 0.0
+    threads: int = 0          # the most threads (besides main) any schedule started
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+class Run:
+    """One execution of the scenario under one schedule."""
+
+    def __init__(self, prefix, *, rng=None, record=False, traced=(), max_steps=20000,
+                 max_opcodes=500_000, switch_p=0.15, early_timeouts=False, racy=(), follow=None):
+        self.early_timeouts = early_timeouts
+        self.racy = set(racy)               # locations known to be accessed without a common lock
+        self.new_racy: set = set()
+        self.loc_state: dict = {}
+        self.follow = list(follow) if follow is not None else None   # replay of a step trace
+        self.all_points = follow is not None
+        self.k = 0                          # steps passed (follow mode)
+        self.diverged = False
+        self.preemptions = 0
+        self.trace: list[int] = []          # which thread passed each potential point (record mode)
+        self.prefix = list(prefix)
+        self.rng = rng
+        self.switch_p = switch_p
+        self.record = record
+        self.traced = set(traced)
+        self.max_steps = max_steps
+        self.max_opcodes = max_opcodes
+        self.threads: list[_Sim] = []
+        self.decisions: list[tuple] = []     # (enabled indices, current index or None, chosen index)
+        self.current: _Sim | None = None
+        self.clock = 0.0
+        self.steps = 0
+        self.opcodes = 0
+        self.failure: Failure | None = None
+        self.finished = False
+        self.done = _real_lock()
+        self.done.acquire()
+        self.events: list[tuple] = []        # (thread name, line, text of line, action)
+        self.student_modules: set[str] = set()
+        self.result = None
+        self.sync_count = collections.Counter()
+        self.spawned = 0
+
+    # ---- threads -------------------------------------------------------------------------
+    def new_sim(self, thread_obj, name=None) -> _Sim:
+        index = len(self.threads)
+        sim = _Sim(self, index, thread_obj, name or ("main" if index == 0 else f"T{index}"))
+        self.threads.append(sim)
+        return sim
+
+    def launch(self, sim: _Sim, body) -> None:
+        run = self
+
+        def bootstrap():
+            sim.os_ident = _real_get_ident()
+            sim.go.acquire()            # wait for the baton
+            if run.finished:
+                _park()
+            sys.settrace(run._global_trace)
+            try:
+                body()
+            except BaseException as e:   # noqa: BLE001 - any exception in any thread fails the run
+                sys.settrace(None)
+                if not run.finished:
+                    run._thread_exception(sim, e)
+                _park()
+            sys.settrace(None)
+            run._finish_thread(sim)
+
+        sim.started = True
+        _real_start(bootstrap, ())
+
+    # ---- the baton -----------------------------------------------------------------------
+    def _transfer(self, me: _Sim, nxt: _Sim) -> None:
+        self.current = nxt
+        nxt.go.release()
+        me.go.acquire()
+        if self.finished:
+            _park()
+
+    def _choose(self, me: _Sim | None, origin: _Sim | None = None) -> _Sim | None:
+        enabled = [t for t in self.threads if t.enabled()]
+        if not enabled:
+            return None
+        cur = me if (me is not None and me in enabled) else None
+        if self.follow is not None:
+            want = self.follow[self.k] if self.k < len(self.follow) else None
+            t = next((t for t in enabled if t.index == want), None)
+            if t is None:
+                if want is not None:
+                    self.diverged = True
+                t = cur if cur is not None else enabled[0]
+            if t.cond is not None and t.deadline is not None and not t.timed_out and not t.cond():
+                t.timed_out = True
+                self.clock = max(self.clock, t.deadline)
+            if cur is not None and t is not cur:
+                self.preemptions += 1
+            return t
+        if len(enabled) == 1:
+            t = enabled[0]
+            if t.cond is not None and t.deadline is not None and not t.timed_out and not t.cond():
+                t.timed_out = True
+                self.clock = max(self.clock, t.deadline)
+            return t
+        i = len(self.decisions)
+        chosen = None
+        if i < len(self.prefix):
+            want = self.prefix[i]
+            chosen = next((t for t in enabled if t.index == want), None)
+        if chosen is None and self.rng is not None and i >= len(self.prefix):
+            if cur is None or self.rng.random() < self.switch_p:
+                chosen = self.rng.choice(enabled)
+        default = cur if cur is not None else self._round_robin(enabled, me or origin)
+        if chosen is None:
+            chosen = default
+        self.decisions.append((tuple(t.index for t in enabled), cur.index if cur else None, chosen.index,
+                               default.index))
+        if cur is not None and chosen is not cur:
+            self.preemptions += 1
+        if chosen.cond is not None and chosen.deadline is not None and not chosen.timed_out \
+                and not chosen.cond():
+            chosen.timed_out = True                     # an early timeout: the clock jumps to it
+            self.clock = max(self.clock, chosen.deadline)
+        return chosen
+
+    def _user_call(self) -> bool:
+        """Was this synchronisation call made by your code or the scenario (not by the stdlib,
+        e.g. queue.Queue or concurrent.futures, on its behalf)? Only those are preemption points:
+        the stdlib's internal locking is trusted, and still blocks when it must."""
+        f = sys._getframe(2)
+        while f is not None and f.f_code.co_filename == __file__:
+            f = f.f_back
+        return f is not None and (f.f_code.co_filename in self.traced or f.f_code.co_filename == "<scenario>")
+
+    @staticmethod
+    def _round_robin(enabled, after):
+        """The default when the running thread blocks or ends: the next thread after it, in turn."""
+        if after is None:
+            return enabled[0]
+        return next((t for t in enabled if t.index > after.index), enabled[0])
+
+    def point(self, real: bool = True) -> None:
+        """A scheduling point of the current thread: another thread may run first.
+
+        ``real=False``: a potential point only (an access the lockset rule found harmless): no
+        choice is made, but the step is counted in the trace (and is a point when replaying one)."""
+        me = self.current
+        self.steps += 1
+        if self.steps > self.max_steps:
+            self._fail_livelock(me)
+        if real or self.follow is not None:
+            nxt = self._choose(me)
+            if nxt is not None and nxt is not me:
+                self._transfer(me, nxt)
+        self._passed(me)
+
+    def _passed(self, me: _Sim) -> None:
+        if self.follow is not None:
+            self.k += 1
+        if self.record:
+            self.trace.append(me.index)
+
+    def block(self, cond, deadline=None, waiting=("", None), point=False) -> bool:
+        """Wait until ``cond()`` (True) or virtual time passes ``deadline`` (False).
+
+        With ``point``, this is also a scheduling point when ``cond()`` already holds: another
+        thread may run first (and may make ``cond()`` false again: then this one waits).
+        """
+        me = self.current
+        if cond():
+            if not point or not self._user_call():
+                return True
+        elif self.record:
+            self._event(me, f"blocked: {waiting[0]}", depth=3)
+        me.cond, me.deadline, me.waiting, me.timed_out = cond, deadline, waiting, False
+        try:
+            while True:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    self._fail_livelock(me)
+                nxt = self._choose(me)
+                if nxt is None:
+                    nxt = self._advance_clock(me)
+                if nxt is not me:
+                    self._transfer(me, nxt)
+                if me.timed_out:
+                    if self.record:
+                        self._event(me, f"timed out waiting ({waiting[0]}) at t={self.clock:g}s", depth=3)
+                    self._passed(me)
+                    return False
+                if cond():
+                    self._passed(me)
+                    return True
+        finally:
+            me.cond, me.deadline, me.waiting, me.timed_out = None, None, None, False
+
+    def _advance_clock(self, me: _Sim) -> _Sim:
+        waiting = [t for t in self.threads if not t.done and t.started and t.deadline is not None]
+        if not waiting:
+            self._fail_stuck(me)
+        t = min(waiting, key=lambda s: (s.deadline, s.index))
+        self.clock = max(self.clock, t.deadline)
+        t.timed_out = True
+        return t
+
+    def _finish_thread(self, sim: _Sim) -> None:
+        if self.record:
+            self._event(sim, "finished", depth=0, student=False)
+        sim.done = True
+        nxt = self._choose(None, origin=sim)
+        if nxt is None:
+            if all(t.done for t in self.threads):
+                self.finished = True
+                self.done.release()
+                return
+            nxt = self._advance_clock(sim)
+        self.current = nxt
+        nxt.go.release()
+
+    # ---- failures ------------------------------------------------------------------------
+    def _end(self, failure: Failure) -> None:
+        if self.finished:
+            _park()
+        self.failure = failure
+        self.finished = True
+        self.done.release()
+        _park()
+
+    def _thread_exception(self, sim: _Sim, e: BaseException) -> None:
+        self.failure = Failure("exception", "", exc=e)
+        self.failure.message = f"{sim.name} raised {type(e).__name__}"
+        self.failure.blocked = [(sim.name, "raised", _exc_where(e, self.traced))]
+        self.finished = True
+        self.done.release()
+
+    def _fail_livelock(self, me: _Sim) -> None:
+        where = ", ".join(f"{t.name} at {self._where(t)}" for t in self.threads if not t.done and t.started)
+        self._end(Failure("livelock", f"no progress: after {self.max_steps} steps the threads were "
+                                      f"still running ({where}). A loop that waits by spinning "
+                                      f"(re-checking without blocking) never ends here.",
+                          blocked=[(t.name, "running", self._where(t)) for t in self.threads
+                                   if not t.done and t.started]))
+
+    def _fail_stuck(self, me: _Sim) -> None:
+        def what(t):
+            if not t.waiting:
+                return "?"
+            obj = t.waiting[1]
+            if isinstance(obj, (Lock, RLock)):       # who holds it now, not when the wait began
+                return f"{obj._label()} (held by {obj._holder.name if obj._holder else 'nobody'})"
+            return t.waiting[0]
+        blocked = [(t.name, what(t), self._where(t)) for t in self.threads if not t.done and t.started]
+        main_done = self.threads[0].done
+        kind = "blocked_at_exit" if main_done else "deadlock"
+        cycle = self._cycle()
+        lines = []
+        for name, what, where in blocked:
+            lines.append(f"  {name} waits for {what}, at {where}")
+        if kind == "deadlock":
+            msg = "deadlock: every thread is blocked and none can ever wake the others.\n"
+        else:
+            msg = ("threads left blocked: the program was over but these threads were still waiting "
+                   "and nothing will ever wake them (a lost wakeup, a missing release/notify, or a "
+                   "missing join's counterpart).\n")
+        if cycle:
+            msg += "The wait-for cycle:\n    " + "\n -> ".join(cycle) + "\n -> back to the first\nWho waits where:\n"
+        self._end(Failure(kind, msg + "\n".join(lines), blocked=blocked))
+
+    def _cycle(self) -> list[str]:
+        """Threads waiting for a lock held by a thread waiting for a lock held by ... itself."""
+        def holder(t):
+            if t.waiting and isinstance(t.waiting[1], (Lock, RLock)):
+                return t.waiting[1]._holder
+            return None
+        for start in self.threads:
+            seen = []
+            t = start
+            while t is not None and t not in seen and not t.done:
+                seen.append(t)
+                t = holder(t)
+            if t is not None and t in seen:
+                cyc = seen[seen.index(t):]
+                out = []
+                for s in cyc:
+                    lk = s.waiting[1]
+                    out.append(f"{s.name} (at {self._where(s)}) waits for {lk._label()} held by "
+                               f"{lk._holder.name} since {lk._where or '?'}")
+                return out
+        return []
+
+    # ---- where are we: your lines ----------------------------------------------------------
+    def _student_frame(self, frame):
+        while frame is not None and frame.f_code.co_filename not in self.traced:
+            frame = frame.f_back
+        return frame
+
+    def _where(self, t: _Sim) -> str:
+        frame = sys._current_frames().get(t.os_ident) if t.os_ident else None
+        f = self._student_frame(frame)
+        if f is None:
+            return "(not in your code)"
+        return _line_text(f.f_code.co_filename, f.f_lineno)
+
+    def _event(self, sim: _Sim, action: str, depth: int = 2, student=True) -> None:
+        f = self._student_frame(sys._getframe(depth)) if depth else None
+        if student and f is None:
+            return
+        line = f.f_lineno if f is not None else 0
+        text = linecache.getline(f.f_code.co_filename, line).strip() if f is not None else ""
+        self.events.append((sim.name, line, text, action))
+
+    # ---- tracing your code -----------------------------------------------------------------
+    def _global_trace(self, frame, event, arg):
+        if event != "call" or frame.f_code.co_filename not in self.traced:
+            return None
+        table = _table(frame.f_code)
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        run = self
+
+        def local(frame, event, arg):
+            if event == "opcode":
+                run.opcodes += 1
+                info = table.get(frame.f_lasti)
+                if info is None:
+                    if run.opcodes > run.max_opcodes:
+                        run._fail_livelock(run.current)
+                    if run.record and run.current.pending is not None:
+                        run._flush_write(run.current)
+                    return local
+                run._visible(frame, info)
+            elif run.record and run.current.pending is not None:
+                run._flush_write(run.current)
+            return local
+        return local
+
+    def _visible(self, frame, info) -> None:
+        """An instruction of your code that touches data: maybe a scheduling point."""
+        if self.finished:
+            sys.settrace(None)
+            _park()
+        me = self.current
+        if self.record and me.pending is not None:
+            self._flush_write(me)
+        op, name, base, key, text, verdict = info
+        write = op.startswith(("STORE", "DELETE"))
+        if op in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
+            if verdict[0] is None or self.record:
+                if op == "LOAD_GLOBAL":
+                    v = frame.f_globals.get(name, _MISSING)
+                    if v is _MISSING:
+                        v = getattr(builtins, name, _MISSING)
+                else:
+                    v = frame.f_locals.get(name, _MISSING)
+                if verdict[0] is None:
+                    verdict[0] = self._boring(v) or (isinstance(v, _IMMUTABLE)
+                                                     and name not in _rebound(frame.f_code.co_filename))
+            if verdict[0]:
+                return
+            if self.record:
+                self._event_at(me, frame, f"read {name} = {_short(v)}")
+        elif op == "LOAD_ATTR":
+            if verdict[0] is None or self.record:
+                obj = _eval_chain(base, frame)
+                v = _static_get(obj, name) if obj is not _MISSING else _MISSING
+                if verdict[0] is None:
+                    verdict[0] = v is not _MISSING and self._boring(v)
+            if verdict[0]:
+                return
+            if verdict[1] is None:
+                # reading a reference to a mutable container is how it gets mutated (append, pop,
+                # ...): for the lockset rule, count it as a write
+                verdict[1] = isinstance(v, _CONTAINERS)
+            write = verdict[1]
+            if self.record:
+                self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
+        elif op == "BINARY_SUBSCR":
+            if self.record:
+                v = self._subscr(base, key, frame)
+                self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
+        else:                                                   # a write or a delete
+            if self.record:
+                me.pending = (frame, frame.f_lineno, op, name, base, key, text)
+        if op in _ATTR_OPS:
+            label = ("attr", name)
+            obj = _eval_chain(base, frame)
+            where = (id(obj), name) if obj is not _MISSING else label
+        elif op in _SUBSCR_OPS:
+            label = ("item", text.split("[")[0])
+            obj = _eval_chain(base, frame)
+            where = (id(obj), "[]") if obj is not _MISSING else label
+        else:
+            label = where = ("var", name)
+            obj = None
+        self.point(real=self._racy_access(me, where, label, write, obj))
+
+    def _racy_access(self, me: _Sim, where, label, write: bool, obj=None) -> bool:
+        """Eraser's lockset rule: is ``label`` shared, written, and not always under one lock?
+
+        Accesses to such locations are scheduling points; the others need none (a switch at the
+        lock operations around them is just as good), which keeps the search small."""
+        if self.all_points:
+            return True
+        # ``where`` is the location in this run (the object and attribute), ``label`` its name
+        # across runs (the attribute): one racy instance makes every access by that name a point.
+        st = self.loc_state.get(where)
+        if st is None:
+            # exclusive to its first thread; holding ``obj`` keeps its id from being reused
+            self.loc_state[where] = [me.index, write, None, obj]
+        elif st[0] == me.index:
+            st[1] = st[1] or write
+        else:
+            if st[0] >= 0:                                       # a second thread: now shared
+                st[0], st[1], st[2] = -1, write, frozenset(me.held)
+            else:
+                st[1] = st[1] or write
+                st[2] = st[2] & me.held
+            if st[1] and not st[2] and label not in self.racy:
+                self.racy.add(label)
+                self.new_racy.add(label)
+        return label in self.racy
+
+    def _subscr(self, base, key, frame):
+        c = _eval_chain(base, frame)
+        k = _eval_chain(key, frame)
+        if c is _MISSING or k is _MISSING or type(c) not in (list, dict, tuple, collections.deque):
+            return _MISSING
+        try:
+            return c[k]
+        except Exception:
+            return _MISSING
+
+    def _flush_write(self, me: _Sim) -> None:
+        frame, line, op, name, base, key, text = me.pending
+        me.pending = None
+        if op.startswith("DELETE"):
+            self._event_at(me, frame, f"deleted {text}", line)
+            return
+        if op == "STORE_GLOBAL":
+            v = frame.f_globals.get(name, _MISSING)
+        elif op == "STORE_DEREF":
+            v = frame.f_locals.get(name, _MISSING)
+        elif op == "STORE_ATTR":
+            obj = _eval_chain(base, frame)
+            v = _static_get(obj, name) if obj is not _MISSING else _MISSING
+        else:
+            v = self._subscr(base, key, frame)
+        if v is not _MISSING and self._boring(v) and not isinstance(v, _Sync):
+            return                          # rebinding a function or class: not worth a line
+        self._event_at(me, frame, f"wrote {text} = {_short(v)}" if v is not _MISSING else f"wrote {text}", line)
+
+    def _event_at(self, me, frame, action, line=None):
+        line = line or frame.f_lineno
+        self.events.append((me.name, line, linecache.getline(frame.f_code.co_filename, line).strip(), action))
+
+    def _boring(self, v) -> bool:
+        """Values whose reads cannot race: code, modules, locks, your objects' references."""
+        if isinstance(v, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                          types.MethodType, _Sync, Thread, types.MethodWrapperType, staticmethod,
+                          classmethod)):
+            return True
+        if v is _MISSING:
+            return False
+        return getattr(type(v), "__module__", None) in self.student_modules
+
+    def story(self, limit: int = 40) -> str:
+        ev = self.events
+        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9):]
+        out = []
+        for e in rows:
+            if e is None:
+                out.append(f"  ... {len(ev) - limit + 1} more steps ...")
+                continue
+            name, line, text, action = e
+            loc = f"line {line:<3} {text[:40]:<40}" if line else " " * 50
+            out.append(f"  {name:<5} {loc}  {action}")
+        return "\n".join(out)
+
+
+def _line_text(filename, lineno) -> str:
+    return f"line {lineno}: {linecache.getline(filename, lineno).strip()}"
+
+
+def _exc_where(e: BaseException, traced) -> str:
+    import traceback
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in traced]
+    if not frames:
+        return "(not in your code)"
+    f = frames[-1]
+    return f"line {f.lineno}: {(f.line or '').strip()}"
+
+
+def _run_now() -> Run | None:
+    run = _active
+    if run is None or run.finished or run.current is None:
+        return None
+    if run.current.os_ident != _real_get_ident():
+        return None
+    return run
+
+
+def threads_started() -> int:
+    """(Harness helper) how many threads were started so far in this run (besides main)."""
+    run = _active
+    return run.spawned if run is not None else 0
+
+
+def settle() -> None:
+    """(Harness helper) wait until no other thread can take another step, then go on."""
+    run = _run_now()
+    if run is None:
+        return
+    me = run.current
+    me.settling = True
+    try:
+        run.block(lambda: not any(t is not me and t.enabled() for t in run.threads), None,
+                  ("the other threads to block or finish", None))
+    finally:
+        me.settling = False
+
+
+# --------------------------------------------------------------------------------------------
+# The models of threading's primitives
+# --------------------------------------------------------------------------------------------
+
+class _Sync:
+    _kind = "Sync"
+
+    def __init__(self) -> None:
+        run = _active
+        if run is not None and not run.finished:
+            run.sync_count[self._kind] += 1
+            self._n = run.sync_count[self._kind]
+        else:
+            self._n = 0
+        self._name = None
+
+    def _label(self) -> str:
+        return self._name or f"{self._kind}-{self._n}"
+
+    def _log(self, run, action):
+        """Story event, only when your code made the call (not the stdlib on your behalf)."""
+        if run.record:
+            f = sys._getframe(1)
+            while f is not None and f.f_code.co_filename == __file__:
+                f = f.f_back
+            if f is not None and f.f_code.co_filename in run.traced:
+                run.events.append((run.current.name, f.f_lineno,
+                                   linecache.getline(f.f_code.co_filename, f.f_lineno).strip(), action))
+
+
+def _deadline(run, timeout):
+    if timeout is None or timeout < 0:
+        return None
+    return run.clock + timeout
+
+
+def _caller_where(run) -> str:
+    f = run._student_frame(sys._getframe(2))
+    return _line_text(f.f_code.co_filename, f.f_lineno) if f is not None else ""
+
+
+class Lock(_Sync):
+    _kind = "Lock"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._locked = False
+        self._holder = None
+        self._where = ""
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if not blocking and timeout != -1:
+            raise ValueError("can't specify a timeout for a non-blocking call")
+        if timeout is not None and timeout < 0 and timeout != -1:
+            raise ValueError("timeout value must be a non-negative number")
+        run = _run_now()
+        if run is None:
+            if not self._locked:
+                self._locked = True
+                return True
+            if not blocking or (timeout is not None and timeout >= 0):
+                return False
+            raise RuntimeError(f"{self._label()} would block for ever outside the scheduler")
+        if not blocking or timeout == 0:
+            run.point()
+            if self._locked:
+                return False
+        elif not run.block(lambda: not self._locked, _deadline(run, timeout),
+                           (f"{self._label()} (held by {self._holder.name if self._holder else '?'})", self),
+                           point=True):
+            return False
+        self._locked = True
+        self._holder = run.current
+        run.current.held.add(self._label())
+        self._where = _caller_where(run)
+        self._log(run, f"acquired {self._label()}")
+        return True
+
+    def release(self) -> None:
+        run = _run_now()
+        if not self._locked:
+            raise RuntimeError("release unlocked lock")
+        if run is not None:
+            self._log(run, f"released {self._label()}")
+        if self._holder is not None:
+            self._holder.held.discard(self._label())
+        self._locked = False
+        self._holder = None
+
+    def locked(self) -> bool:
+        return self._locked
+
+    def _is_owned(self) -> bool:
+        return self._locked
+
+    def _release_save(self):
+        if self._holder is not None:
+            self._holder.held.discard(self._label())
+        self._locked = False
+        self._holder = None
+
+    def _acquire_restore(self, state) -> None:
+        self.acquire()
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    acquire_lock = acquire
+    release_lock = release
+    locked_lock = locked
+
+    def __repr__(self) -> str:
+        return f"<simulated {'locked' if self._locked else 'unlocked'} {self._label()}>"
+
+
+class RLock(Lock):
+    _kind = "RLock"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._count = 0
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        run = _run_now()
+        me = run.current if run is not None else None
+        if self._count and self._holder is me:
+            self._count += 1
+            return True
+        ok = Lock.acquire(self, blocking, timeout)
+        if ok:
+            self._count = 1
+            self._holder = me
+        return ok
+
+    __enter__ = acquire
+
+    def release(self) -> None:
+        run = _run_now()
+        me = run.current if run is not None else None
+        if not self._count or self._holder is not me:
+            raise RuntimeError("cannot release un-acquired lock")
+        if self._count > 1:
+            self._count -= 1
+            return
+        self._count = 0
+        Lock.release(self)
+
+    def _is_owned(self) -> bool:
+        run = _run_now()
+        return bool(self._count) and self._holder is (run.current if run else None)
+
+    def _release_save(self):
+        state = self._count
+        if self._holder is not None:
+            self._holder.held.discard(self._label())
+        self._count = 0
+        self._locked = False
+        self._holder = None
+        return state
+
+    def _acquire_restore(self, state) -> None:
+        Lock.acquire(self)
+        run = _run_now()
+        self._holder = run.current if run else None
+        self._count = state
+
+
+class Condition(_Sync):
+    _kind = "Condition"
+
+    def __init__(self, lock=None) -> None:
+        super().__init__()
+        self._lock = RLock() if lock is None else lock
+        self._waiters: collections.deque = collections.deque()
+
+    def acquire(self, *args, **kwargs):
+        return self._lock.acquire(*args, **kwargs)
+
+    def release(self):
+        return self._lock.release()
+
+    def __enter__(self):
+        return self._lock.acquire()
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+    def _owned(self) -> bool:
+        return self._lock._is_owned()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if not self._owned():
+            raise RuntimeError("cannot wait on un-acquired lock")
+        run = _run_now()
+        if run is None:
+            raise RuntimeError(f"{self._label()}.wait() would block for ever outside the scheduler")
+        waiter = [False]
+        self._waiters.append(waiter)
+        saved = self._lock._release_save()
+        self._log(run, f"waits on {self._label()} (released {self._lock._label()})")
+        ok = run.block(lambda: waiter[0], _deadline(run, timeout), (f"a notify on {self._label()}", self))
+        if not ok:
+            try:
+                self._waiters.remove(waiter)
+            except ValueError:
+                pass
+        self._lock._acquire_restore(saved)
+        self._log(run, f"woke from {self._label()} and re-acquired {self._lock._label()}")
+        return ok
+
+    def wait_for(self, predicate, timeout: float | None = None):
+        endtime = None
+        waittime = timeout
+        result = predicate()
+        while not result:
+            if waittime is not None:
+                if endtime is None:
+                    endtime = time.monotonic() + waittime
+                else:
+                    waittime = endtime - time.monotonic()
+                    if waittime <= 0:
+                        break
+            self.wait(waittime)
+            result = predicate()
+        return result
+
+    def notify(self, n: int = 1) -> None:
+        if not self._owned():
+            raise RuntimeError("cannot notify on un-acquired lock")
+        run = _run_now()
+        if run is not None:
+            woke = 0
+            while self._waiters and woke < n:
+                self._waiters.popleft()[0] = True
+                woke += 1
+            self._log(run, f"notified {woke} waiter{'s' if woke != 1 else ''} of {self._label()}")
+
+    def notify_all(self) -> None:
+        self.notify(len(self._waiters) or 1)
+
+    notifyAll = notify_all
+
+
+class Semaphore(_Sync):
+    _kind = "Semaphore"
+
+    def __init__(self, value: int = 1) -> None:
+        if value < 0:
+            raise ValueError("semaphore initial value must be >= 0")
+        super().__init__()
+        self._value = value
+        self._mutex = value == 1          # a binary semaphore used as a lock counts as one
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        if not blocking and timeout is not None:
+            raise ValueError("can't specify timeout for non-blocking acquire")
+        run = _run_now()
+        if run is None:
+            if self._value > 0:
+                self._value -= 1
+                return True
+            if not blocking or timeout is not None:
+                return False
+            raise RuntimeError(f"{self._label()} would block for ever outside the scheduler")
+        if not blocking or (timeout is not None and timeout <= 0):
+            run.point()
+            if self._value == 0:
+                return False
+        elif not run.block(lambda: self._value > 0, _deadline(run, timeout),
+                           (f"{self._label()} (value 0)", self), point=True):
+            return False
+        self._value -= 1
+        if self._mutex:
+            run.current.held.add(self._label())
+        self._log(run, f"acquired {self._label()} (value now {self._value})")
+        return True
+
+    __enter__ = acquire
+
+    def release(self, n: int = 1) -> None:
+        if n < 1:
+            raise ValueError("n must be one or more")
+        run = _run_now()
+        self._value += n
+        if self._mutex and run is not None:
+            run.current.held.discard(self._label())
+        if run is not None:
+            self._log(run, f"released {self._label()} (value now {self._value})")
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class BoundedSemaphore(Semaphore):
+    _kind = "BoundedSemaphore"
+
+    def __init__(self, value: int = 1) -> None:
+        super().__init__(value)
+        self._initial_value = value
+
+    def release(self, n: int = 1) -> None:
+        if self._value + n > self._initial_value:
+            raise ValueError("Semaphore released too many times")
+        super().release(n)
+
+
+class Event(_Sync):
+    _kind = "Event"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._flag = False
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    isSet = is_set
+
+    def set(self) -> None:
+        self._flag = True
+
+    def clear(self) -> None:
+        self._flag = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        run = _run_now()
+        if run is None:
+            return self._flag
+        return run.block(lambda: self._flag, _deadline(run, timeout), (f"{self._label()} to be set", self),
+                         point=True)
+
+
+class Thread:
+    """threading.Thread, run under the scheduler."""
+
+    def __init__(self, group=None, target=None, name=None, args=(), kwargs=None, *, daemon=None):
+        self._target = target
+        self._args = args
+        self._kwargs = kwargs or {}
+        self._name = name
+        self._daemonic = bool(daemon)
+        self._sim: _Sim | None = None
+        self._run_of: Run | None = None
+        self._ident = None
+
+    def start(self) -> None:
+        run = _run_now()
+        if self._sim is not None:
+            raise RuntimeError("threads can only be started once")
+        if run is None:
+            raise RuntimeError("this simulated thread can only start inside a scheduled run")
+        sim = run.new_sim(self)
+        self._sim = sim
+        self._run_of = run
+        self._ident = 1000 + sim.index
+        if self._name is None:
+            self._name = sim.name
+        run.spawned += 1
+        if run.record:
+            run._event(run.current, f"started {sim.name}", depth=1)
+        run.launch(sim, self.run)
+
+    def run(self) -> None:
+        try:
+            if self._target is not None:
+                self._target(*self._args, **self._kwargs)
+        finally:
+            del self._target, self._args, self._kwargs
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._sim is None:
+            raise RuntimeError("cannot join thread before it is started")
+        run = _run_now()
+        if run is None or self._run_of is not run:
+            return
+        if self._sim is run.current:
+            raise RuntimeError("cannot join current thread")
+        sim = self._sim
+        if run.block(lambda: sim.done, _deadline(run, timeout), (f"{sim.name} to finish (join)", self),
+                     point=True):
+            if run.record:
+                run._event(run.current, f"joined {sim.name}", depth=1)
+
+    def is_alive(self) -> bool:
+        return self._sim is not None and self._sim.started and not self._sim.done
+
+    @property
+    def name(self) -> str:
+        return self._name or "Thread"
+
+    @name.setter
+    def name(self, v) -> None:
+        self._name = str(v)
+
+    @property
+    def ident(self):
+        return self._ident
+
+    native_id = ident
+
+    @property
+    def daemon(self) -> bool:
+        return self._daemonic
+
+    @daemon.setter
+    def daemon(self, v) -> None:
+        self._daemonic = bool(v)
+
+    def isDaemon(self):
+        return self._daemonic
+
+    def setDaemon(self, v):
+        self._daemonic = bool(v)
+
+    def getName(self):
+        return self.name
+
+    def setName(self, v):
+        self.name = v
+
+    def __repr__(self) -> str:
+        return f"<simulated Thread {self.name}>"
+
+
+class Timer(Thread):
+    """threading.Timer on the models: waits ``interval`` virtual seconds unless cancelled."""
+
+    def __init__(self, interval, function, args=None, kwargs=None):
+        super().__init__()
+        self.interval = interval
+        self.function = function
+        self.args = args if args is not None else []
+        self.kwargs = kwargs if kwargs is not None else {}
+        self.finished = Event()
+
+    def cancel(self) -> None:
+        self.finished.set()
+
+    def run(self) -> None:
+        self.finished.wait(self.interval)
+        if not self.finished.is_set():
+            self.function(*self.args, **self.kwargs)
+        self.finished.set()
+
+
+class _MainThread(Thread):
+    def __init__(self) -> None:
+        super().__init__(name="MainThread")
+
+
+def _current_thread():
+    run = _run_now()
+    if run is None:
+        return _REAL["threading.current_thread"]()
+    return run.current.thread
+
+
+def _main_thread():
+    run = _active
+    if run is None or not run.threads:
+        return _REAL["threading.main_thread"]()
+    return run.threads[0].thread
+
+
+def _enumerate():
+    run = _run_now()
+    if run is None:
+        return _REAL["threading.enumerate"]()
+    return [t.thread for t in run.threads if t.started and not t.done]
+
+
+def _active_count():
+    return len(_enumerate())
+
+
+def _sleep(seconds) -> None:
+    run = _run_now()
+    if run is None:
+        return _REAL["time.sleep"](seconds)
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    run.point()
+    if seconds > 0:
+        if run.record:
+            run._event(run.current, f"sleeps {seconds:g}s", depth=2)
+        run.block(lambda: False, run.clock + seconds, (f"sleep({seconds:g}) to end", None))
+
+
+def _monotonic() -> float:
+    run = _run_now()
+    return run.clock if run is not None else _REAL["time.monotonic"]()
+
+
+def _wall() -> float:
+    run = _run_now()
+    return _EPOCH + run.clock if run is not None else _REAL["time.time"]()
+
+
+def _ns(f):
+    return lambda: int(f() * 1e9)
+
+
+class SimpleQueue:
+    """queue.SimpleQueue in pure Python on the models (the C one would block invisibly)."""
+
+    def __init__(self) -> None:
+        self._items = collections.deque()
+        self._cond = Condition(Lock())
+
+    def put(self, item, block=True, timeout=None) -> None:
+        if _run_now() is None:
+            self._items.append(item)
+            return
+        with self._cond:
+            self._items.append(item)
+            self._cond.notify()
+
+    put_nowait = put
+
+    def get(self, block=True, timeout=None):
+        if _run_now() is None:
+            if self._items:
+                return self._items.popleft()
+            raise _queue_mod.Empty
+        with self._cond:
+            if not block:
+                if not self._items:
+                    raise _queue_mod.Empty
+            elif timeout is None:
+                while not self._items:
+                    self._cond.wait()
+            else:
+                end = _monotonic() + timeout
+                while not self._items:
+                    left = end - _monotonic()
+                    if left <= 0:
+                        raise _queue_mod.Empty
+                    self._cond.wait(left)
+            return self._items.popleft()
+
+    def get_nowait(self):
+        return self.get(False)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+
+_REAL = {
+    "threading.Lock": threading.Lock, "threading.RLock": threading.RLock,
+    "threading.Condition": threading.Condition, "threading.Semaphore": threading.Semaphore,
+    "threading.BoundedSemaphore": threading.BoundedSemaphore, "threading.Event": threading.Event,
+    "threading.Thread": threading.Thread, "threading.Timer": threading.Timer,
+    "threading.current_thread": threading.current_thread,
+    "threading.currentThread": threading.currentThread, "threading.main_thread": threading.main_thread,
+    "threading.enumerate": threading.enumerate, "threading.active_count": threading.active_count,
+    "threading._time": threading._time, "time.sleep": time.sleep, "time.monotonic": time.monotonic,
+    "time.time": time.time, "time.perf_counter": time.perf_counter,
+    "time.monotonic_ns": time.monotonic_ns, "time.time_ns": time.time_ns,
+    "time.perf_counter_ns": time.perf_counter_ns, "queue.time": _queue_mod.time,
+    "queue.SimpleQueue": _queue_mod.SimpleQueue,
+    "cf._global_shutdown_lock": _cf_thread._global_shutdown_lock,
+}
+_MODULES = {"threading": threading, "time": time, "queue": _queue_mod, "cf": _cf_thread}
+_PATCH = {
+    "threading.Lock": Lock, "threading.RLock": RLock, "threading.Condition": Condition,
+    "threading.Semaphore": Semaphore, "threading.BoundedSemaphore": BoundedSemaphore,
+    "threading.Event": Event, "threading.Thread": Thread, "threading.Timer": Timer,
+    "threading.current_thread": _current_thread,
+    "threading.currentThread": _current_thread, "threading.main_thread": _main_thread,
+    "threading.enumerate": _enumerate, "threading.active_count": _active_count,
+    "threading._time": _monotonic, "time.sleep": _sleep, "time.monotonic": _monotonic,
+    "time.time": _wall, "time.perf_counter": _monotonic, "time.monotonic_ns": _ns(_monotonic),
+    "time.time_ns": _ns(_wall), "time.perf_counter_ns": _ns(_monotonic), "queue.time": _monotonic,
+    "queue.SimpleQueue": SimpleQueue,
+}
+
+
+class _Patched:
+    """threading/time/queue replaced by the models for the duration of a ``with`` block."""
+
+    def __enter__(self):
+        import gc
+        self._gc = gc.isenabled()
+        gc.disable()                   # no collector callbacks at arbitrary points of a run
+        self._random = random.getstate()
+        self._stdout, self._stderr = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = io.StringIO()   # prints of the code under test go nowhere
+        for key, value in _PATCH.items():
+            mod, attr = key.split(".", 1)
+            setattr(_MODULES[mod], attr, value)
+        _cf_thread._global_shutdown_lock = Lock()
+        # simulated threads get 1 MiB stacks, not the default 8: threads of failed runs stay
+        # parked, and the sandbox counts their stacks against its memory limit
+        self._stack = _thread.stack_size(1 << 20)
+        return self
+
+    def __exit__(self, *exc):
+        import gc
+        for key, value in _REAL.items():
+            mod, attr = key.split(".", 1)
+            setattr(_MODULES[mod], attr, value)
+        sys.stdout, sys.stderr = self._stdout, self._stderr
+        _thread.stack_size(self._stack)
+        random.setstate(self._random)
+        if self._gc:
+            gc.enable()
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# Running schedules
+# --------------------------------------------------------------------------------------------
+
+def format_schedule(steps) -> str:
+    """Which thread took each step (0 = main, 1 = T1, ...), run-length encoded: '0x12 1x3 0x2'."""
+    out = []
+    for k, grp in itertools.groupby(steps):
+        out.append(f"{k}x{len(list(grp))}")
+    return " ".join(out)
+
+
+def parse_schedule(text: str) -> list[int]:
+    steps = []
+    for part in text.split():
+        k, _, n = part.partition("x")
+        steps += [int(k)] * int(n or 1)
+    return steps
+
+
+def _preemptions(decisions) -> int:
+    return sum(1 for _, cur, chosen, _d in decisions if cur is not None and chosen != cur)
+
+
+def run_schedule(main, prefix=(), *, traced=(), rng=None, record=False, max_steps=20000,
+                 max_opcodes=500_000, watchdog_s=30.0, early_timeouts=False, racy=(),
+                 follow=None) -> Run:
+    """Run ``main(run)`` once as the main simulated thread, following ``prefix`` (patches must be on)."""
+    global _active
+    run = Run(prefix, rng=rng, record=record, traced=traced, max_steps=max_steps, max_opcodes=max_opcodes,
+              early_timeouts=early_timeouts, racy=racy, follow=follow)
+    random.seed(0)
+    sim = run.new_sim(_MainThread(), "main")
+    run.current = sim
+    _active = run
+
+    def body():
+        run.result = main(run)
+
+    run.launch(sim, body)
+    sim.go.release()
+    if not run.done.acquire(timeout=watchdog_s):     # the hang guard, never a verdict on a normal run
+        run.finished = True
+        run.failure = Failure("hang", "a thread blocked outside the simulator (on something created "
+                              "before the run started, or a C-level wait) and never came back")
+    _active = None
+    for t in [t.thread for t in run.threads]:
+        _cf_thread._threads_queues.pop(t, None)
+    return run
+
+
+def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, random_schedules=0,
+            seed=0, max_steps=20000, max_opcodes=500_000, replays=2, early_timeouts=False,
+            bound: str = "delay") -> Report:
+    """Search schedules of ``main`` for a failure, fewest preemptions first.
+
+    ``main(run)`` runs as the main thread of every schedule: it should load the code under test
+    afresh, start threads and return a result; ``check(result)`` returns a message (a failure) or
+    None. ``traced`` is the set of filenames whose code gets scheduling points. With
+    ``early_timeouts`` a timed wait (sleep, acquire(timeout=...)) may also end while other threads
+    could still run (time passing is one more choice); without, time moves only when every thread
+    waits.
+
+    Scheduling points: every lock/semaphore/condition/join/sleep call, and every access to a
+    shared location that the lockset rule (Eraser) finds written by several threads without one
+    common lock. When a run discovers such a location, the search starts again with it as a
+    point, so the search is complete for the final set of points.
+
+    ``bound="delay"`` (the default) counts every deviation from the default schedule;
+    ``bound="preemption"`` counts only switches away from a thread that could have gone on (CHESS's
+    preemption bounding: free choices at blocking points are all explored, which grows fast with
+    the number of threads; the bench uses it to measure coverage).
+    """
+    opts = dict(max_steps=max_steps, max_opcodes=max_opcodes, early_timeouts=early_timeouts)
+    t0 = _REAL_MONOTONIC()
+    racy: set = set()
+    with _explore_lock, _Patched():
+        seq = itertools.count()
+        heap = [(0, next(seq), ())]
+        n = 0
+        exhaustive = True
+        found = None
+        branching = False
+        most = 0
+        while heap:
+            if n >= max_schedules:
+                exhaustive = False
+                break
+            cost, _, prefix = heapq.heappop(heap)
+            run = _one(main, prefix, traced, check, None, racy=frozenset(racy), **opts)
+            n += 1
+            most = max(most, len(run.threads) - 1)
+            if run.failure is not None:
+                found = run
+                break
+            if run.new_racy:                 # more points than we thought: start the search again
+                racy |= run.new_racy
+                heap = [(0, next(seq), ())]
+                branching = False
+                continue
+            branching = branching or bool(run.decisions)
+            # delay bounding: every choice other than the default (go on with the running
+            # thread; after a block or an end, the next thread in turn) costs one
+            base = tuple(d[2] for d in run.decisions)
+            for i in range(len(prefix), len(run.decisions)):
+                enabled, cur, chosen, default = run.decisions[i]
+                step = 1 if bound == "delay" or cur is not None else 0
+                if cost + step > max_preemptions:
+                    continue
+                for alt in enabled:
+                    if alt != chosen:
+                        heapq.heappush(heap, (cost + step, next(seq), base[:i] + (alt,)))
+        r = 0
+        if found is None and not branching:
+            random_schedules = 0            # a single possible interleaving: nothing random to try
+        if found is None:
+            while r < random_schedules:
+                rng = random.Random(seed * 1_000_003 + r)
+                run = _one(main, (), traced, check, rng, racy=frozenset(racy), **opts)
+                n += 1
+                r += 1
+                if run.failure is not None:
+                    found = run
+                    break
+                racy |= run.new_racy
+        failure = None
+        if found is not None:
+            failure = _explain(main, found, traced, check, opts, replays)
+    return Report(n, failure, exhaustive and found is None, max_preemptions, r, _REAL_MONOTONIC() - t0, most)
+
+
+def _one(main, prefix, traced, check, rng, record=False, **opts) -> Run:
+    run = run_schedule(main, prefix, traced=traced, rng=rng, record=record, **opts)
+    if run.failure is None and check is not None:
+        msg = check(run.result)
+        if msg:
+            run.failure = Failure("check", msg)
+    if run.failure is not None and run.failure.kind == "exception":
+        e = run.failure.exc
+        if isinstance(e, AssertionError) and _raised_in_harness(e, traced):
+            run.failure.kind = "check"
+            run.failure.message = str(e) or "a check failed"
+        else:
+            name, _, where = run.failure.blocked[0]
+            run.failure.message = f"{name} raised {type(e).__name__}: {e} (at {where})"
+    return run
+
+
+def _raised_in_harness(e, traced) -> bool:
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    return bool(frames) and frames[-1].filename not in traced
+
+
+def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
+    """Turn the failing run into a step trace anyone can replay, and tell its story.
+
+    The failing choices are re-run with the recorder on, which notes which thread took every
+    step; that trace is then replayed with a scheduling point at every step (what
+    :func:`replay` does), which gives the story, and replayed again to check it fails the same
+    way every time."""
+    prefix = [d[2] for d in found.decisions]
+    rec = _one(main, prefix, traced, check, None, record=True, racy=frozenset(found.racy - found.new_racy),
+               **opts)
+    steps = rec.trace
+    story_run = _one(main, (), traced, check, None, record=True, follow=steps, **opts)
+    failure = story_run.failure or rec.failure or found.failure
+    failure.schedule = format_schedule(story_run.trace if story_run.failure else steps)
+    failure.preemptions = _preemptions(found.decisions)
+    failure.story = (story_run if story_run.failure else rec).story()
+    same = story_run.failure is not None and story_run.failure.kind == found.failure.kind
+    for _ in range(replays):
+        again = _one(main, (), traced, check, None, follow=steps, **opts)
+        same = same and again.failure is not None and again.failure.kind == found.failure.kind
+    if not same:
+        failure.message += ("\n(note: replaying this schedule did not fail the same way every time: "
+                            "the code depends on something besides the interleaving, such as "
+                            "object addresses or the real clock)")
+    return failure
+
+
+def scenario_main(load, code: str, extra: dict | None = None):
+    """A ``main`` for explore(): load the code under test afresh, then run the scenario ``code``.
+
+    The scenario sees the fresh module as ``m`` (plus ``threading``, ``time`` and ``settle``);
+    whatever it stores in ``result`` is handed to the check.
+    """
+    compiled = compile(code, "<scenario>", "exec")
+
+    def main(run):
+        m = load()
+        sys.modules.pop(m.__name__, None)      # one module per schedule: do not keep them all
+        run.student_modules.add(m.__name__)
+        ns = {"m": m, "threading": threading, "time": time, "settle": settle,
+              "threads_started": threads_started,
+              "__name__": "__scenario__", **(extra or {})}
+        exec(compiled, ns)
+        return ns.get("result")
+    return main
+
+
+def replay(main, schedule: str, *, traced, check=None, max_steps=20000, early_timeouts=False,
+           quiet=False) -> Failure | None:
+    """Run exactly one schedule (a string from a failure report) and tell its story."""
+    with _explore_lock, _Patched():
+        run = _one(main, (), traced, check, None, record=True, max_steps=max_steps,
+                   early_timeouts=early_timeouts, follow=parse_schedule(schedule))
+    if run.diverged and not quiet:
+        print("(this schedule does not fit this code any more: did the cell change? replayed as far "
+              "as it fits)")
+    if run.failure is not None:
+        run.failure.schedule = schedule
+        run.failure.preemptions = run.preemptions
+        run.failure.story = run.story()
+        return run.failure
+    if not quiet:
+        print("this schedule ran to the end without a failure; what happened:\n" + run.story())
+    return None
