@@ -66,13 +66,21 @@ def test_release_has_no_solution():
 
 
 def solution_region_lines() -> dict[str, list[str]]:
-    """grade_id -> the distinctive lines inside its answer cell's solution regions."""
+    """grade_id -> the distinctive lines found only inside its answer cell's solution regions
+    (a line the instructor also shows elsewhere, say a demo of the index formula, is no leak)."""
     out = {}
     for path in source_notebooks():
-        for gid, cell in answer_cells(nbformat.read(path, as_version=4)).items():
+        nb = nbformat.read(path, as_version=4)
+        shown = set()
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                outside = re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", cell.source, flags=re.S)
+                shown |= {line.strip() for line in outside.splitlines()}
+        for gid, cell in answer_cells(nb).items():
             regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S)
             out[gid] = [line.strip() for region in regions for line in region.splitlines()
-                        if len(line.strip()) > 25 and not line.strip().startswith("#")]
+                        if len(line.strip()) > 25 and not line.strip().startswith("#")
+                        and line.strip() not in shown]
     return out
 
 
