@@ -69,13 +69,14 @@ def solution_region_lines() -> dict[str, list[str]]:
     """grade_id -> the distinctive lines found only inside its answer cell's solution regions
     (a line the instructor also shows elsewhere, say a demo of the index formula, is no leak)."""
     out = {}
-    for path in source_notebooks():
-        nb = nbformat.read(path, as_version=4)
-        shown = set()
+    notebooks = [nbformat.read(path, as_version=4) for path in source_notebooks()]
+    shown = set()
+    for nb in notebooks:
         for cell in nb.cells:
             if cell.cell_type == "code":
                 outside = re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", cell.source, flags=re.S)
                 shown |= {line.strip() for line in outside.splitlines()}
+    for nb in notebooks:
         for gid, cell in answer_cells(nb).items():
             regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S)
             out[gid] = [line.strip() for region in regions for line in region.splitlines()
