@@ -28,3 +28,11 @@ class RobustOverwriteCells(OverwriteCells):
             before = [present.index(name) for name in order[:i] if name in present]
             nb.cells.insert(before[-1] + 1 if before else 0, cell)
         return nb, resources
+
+    def add_missing_task_cells(self, nb, resources):
+        # DeduplicateIds leaves `nbgrader: {}` on the duplicates it demotes; nbgrader 0.9.6 then
+        # raises KeyError('grade_id') here and the whole submission fails.
+        for cell in nb.cells:
+            if "nbgrader" in cell.metadata and "grade_id" not in cell.metadata["nbgrader"]:
+                del cell.metadata["nbgrader"]
+        return super().add_missing_task_cells(nb, resources)
