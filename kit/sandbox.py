@@ -190,6 +190,16 @@ def _copy_into(src_fd_path: str, dest: str) -> None:
             print(f"kit.sandbox: not copied into the workdir: {name}: {e}", file=sys.stderr)
 
 
+def _under_tmpfs(paths: list[str]) -> list[str]:
+    """The outermost of ``paths`` (resolved) that lie inside a folder the sandbox replaces."""
+    found = []
+    for p in sorted({os.path.realpath(p) for p in paths}):
+        if any(p == t or p.startswith(t + "/") for t in TMPFS_MB) and \
+                not any(p.startswith(f + "/") for f in found):
+            found.append(p)
+    return found
+
+
 def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep: list[str],
                      hide: list[str], uid: int, gid: int) -> None:
     """Inside the new mount namespace: fresh /tmp, hidden paths covered, a private workdir copy."""
@@ -197,9 +207,16 @@ def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep:
     for p in [workdir] + writeback + keep:
         if p:
             fds[p] = os.open(p, os.O_PATH)
+    # The kit and its Python may live under /tmp (a CI clone, a test's course): carry them over
+    # the fresh tmpfs before anything is hidden inside them.
+    carried = {p: os.open(p, os.O_PATH) for p in _under_tmpfs([ROOT, sys.prefix, sys.base_prefix])}
     for target, mb in TMPFS_MB.items():
         if os.path.isdir(target):
             _tmpfs(target, mb)
+    for p, fd in carried.items():
+        os.makedirs(p, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
+        os.close(fd)
     for p in hide:
         if not os.path.lexists(p):      # (under /tmp: already gone with the host's /tmp)
             continue
