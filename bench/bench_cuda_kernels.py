@@ -1,48 +1,18 @@
 """Benchmark: how long does grading notebook 02 (vec_add, vec_add_grid_stride, tiled_matmul) take?
 
-For each grade_id, grades the notebook's reference solution the way autograde does
-(kit.grading.grade_cell: `python -m graders` in its own sandboxed process, CPU simulator), at
-least 3 times, and prints the median; the baseline is the same runner grading the release's stub
-(which fails every test at once), measured in the same run. The sum of the three medians is the
-time to grade one correct submission of the notebook (the issue's budget: 20 s on the CPU
-simulator). Prints figures only; asserts nothing about time.
+Grades the notebook's reference solutions as autograde does, at least 3 times each, against the
+release's stub (which fails every test at once) as the baseline measured in the same run. The sum
+of the medians is the time to grade one correct submission of the notebook (the issue's budget:
+20 s on the CPU simulator). Prints figures only; asserts nothing about time.
 
     .venv/bin/python bench/bench_cuda_kernels.py [--runs 3] [--no-sandbox]
 """
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import statistics
 import sys
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-GRADE_IDS = ["vec_add", "vec_add_grid_stride", "tiled_matmul"]
-
-
-def sources(grade_id: str) -> tuple[str, str]:
-    """(reference solution, release stub) of the answer cell, from the instructor notebook."""
-    import nbformat
-    from kit.answers import answer_cells, notebook_of
-    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
-    ref = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
-    stub = re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
-                  lambda m: f"{m.group(1)}raise NotImplementedError()\n", cell + "\n", flags=re.M | re.S)
-    return ref, stub
-
-
-def timed(grade_id: str, source: str, sandbox: bool) -> tuple[float, float, float]:
-    from kit.grading import grade_cell
-    t0 = time.perf_counter()
-    verdict = grade_cell(grade_id, source, sandbox=sandbox)
-    dt = time.perf_counter() - t0
-    got = sum(r["points"] for r in verdict.results)
-    total = sum(r["max_points"] for r in verdict.results)
-    return dt, got, total
+from common import notebook_table
 
 
 def main(argv=None) -> int:
@@ -50,27 +20,9 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-sandbox", action="store_true", help="run the grader without kit.sandbox")
     args = ap.parse_args(argv)
-    runs = max(3, args.runs)
-    sandbox = not args.no_sandbox
-    print(f"grading notebook 02 on the CPU simulator, median of {runs} runs, "
-          f"{'sandboxed' if sandbox else 'unsandboxed'} `python -m graders` processes")
-    print(f"{'grade_id':<22}{'reference (s)':>14}{'score':>10}{'stub (s)':>10}{'ratio':>8}")
-    total_ref = total_stub = 0.0
-    for gid in GRADE_IDS:
-        ref, stub = sources(gid)
-        ref_times, stub_times, score = [], [], ""
-        for _ in range(runs):
-            dt, got, total = timed(gid, stub, sandbox)
-            stub_times.append(dt)
-            dt, got, total = timed(gid, ref, sandbox)
-            ref_times.append(dt)
-            score = f"{got:g}/{total:g}"
-        r, s = statistics.median(ref_times), statistics.median(stub_times)
-        total_ref += r
-        total_stub += s
-        print(f"{gid:<22}{r:>14.2f}{score:>10}{s:>10.2f}{r / s:>8.2f}")
-    print(f"{'notebook 02 in all':<22}{total_ref:>14.2f}{'':>10}{total_stub:>10.2f}{total_ref / total_stub:>8.2f}")
-    print(f"budget for a correct submission on the CPU simulator: 20 s; measured {total_ref:.1f} s")
+    wall, _ = notebook_table("notebook 02 on the CPU simulator", ["vec_add", "vec_add_grid_stride", "tiled_matmul"],
+                             max(3, args.runs), not args.no_sandbox)
+    print(f"budget for a correct submission on the CPU simulator: 20 s; measured {wall:.1f} s")
     return 0
 
 

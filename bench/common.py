@@ -1,0 +1,61 @@
+"""What the per-notebook benchmarks share: the reference and the stub of an answer cell, and
+grading one the way autograde does (kit.grading.grade_cell: `python -m graders` in its own
+sandboxed process), timed in wall and CPU seconds."""
+from __future__ import annotations
+
+import os
+import re
+import resource
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+
+def sources(grade_id: str) -> tuple[str, str]:
+    """(reference solution, release stub) of the answer cell, from the instructor notebook."""
+    import nbformat
+    from kit.answers import answer_cells, notebook_of, strip_solution_markers
+    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
+    stub = re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
+                  lambda m: f"{m.group(1)}raise NotImplementedError()\n", cell + "\n", flags=re.M | re.S)
+    return strip_solution_markers(cell), stub
+
+
+def timed(grade_id: str, source: str, sandbox: bool = True) -> tuple[float, float, float, float]:
+    """(wall seconds, CPU seconds of every process it started, points, max points)."""
+    from kit.grading import grade_cell
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    verdict = grade_cell(grade_id, source, sandbox=sandbox)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu, verdict.score, verdict.max_score
+
+
+def notebook_table(title: str, grade_ids: list[str], runs: int, sandbox: bool) -> tuple[float, float]:
+    """Prints reference vs stub medians per grade_id; returns (notebook wall s, notebook CPU s)."""
+    print(f"{title}: {os.cpu_count()} cores, median of {runs} runs, "
+          f"{'sandboxed' if sandbox else 'unsandboxed'} `python -m graders` processes, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'grade_id':<22}{'reference (s)':>14}{'score':>10}{'stub (s)':>10}{'ratio':>8}{'CPU s':>8}")
+    total_ref = total_stub = total_cpu = 0.0
+    for gid in grade_ids:
+        ref, stub = sources(gid)
+        ref_times, stub_times, cpus, score = [], [], [], ""
+        for _ in range(runs):
+            stub_times.append(timed(gid, stub, sandbox)[0])
+            wall, cpu, got, total = timed(gid, ref, sandbox)
+            ref_times.append(wall)
+            cpus.append(cpu)
+            score = f"{got:g}/{total:g}"
+        r, s, c = statistics.median(ref_times), statistics.median(stub_times), statistics.median(cpus)
+        total_ref, total_stub, total_cpu = total_ref + r, total_stub + s, total_cpu + c
+        print(f"{gid:<22}{r:>14.2f}{score:>10}{s:>10.2f}{r / s:>8.2f}{c:>8.1f}")
+    print(f"{'the notebook':<22}{total_ref:>14.2f}{'':>10}{total_stub:>10.2f}{total_ref / total_stub:>8.2f}"
+          f"{total_cpu:>8.1f}")
+    return total_ref, total_cpu
