@@ -35,7 +35,7 @@ from ch13lib import mapreduce as lib
 from graders.api import Answer, Fail, Grader, check_property
 
 GUARD_S = 20.0           # hang guard of a barrier wait (a parallel solution passes it in milliseconds)
-CORPUS_EXAMPLES = 30     # hypothesis corpora per property
+CORPUS_EXAMPLES = 15     # hypothesis corpora per property (each run may start actors: keep it bounded)
 MARK = "InjectedFault"   # in the message of every exception the probes raise
 # No "explain" phase: each Fail carries its own replayable example (the shrunk input).
 PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
@@ -55,7 +55,7 @@ class WordCountGrader(Grader):
                 lib.stop_local_ray()
 
 
-grader = WordCountGrader("word_count", timeout_s=240)
+grader = WordCountGrader("word_count", timeout_s=360)
 
 
 # ---------------------------------------------------------------------------------------------
