@@ -638,7 +638,8 @@ def runs_in_ray_in_parallel(answer: Answer):
     by_task = collections.defaultdict(set)
     for c in reduce_calls:
         by_task[c["task"]].add(c["target"])
-    for keys in by_task.values():
+    # Tasks in a fixed order (by their keys), not in the order Ray happened to run them.
+    for keys in sorted(by_task.values(), key=lambda ks: sorted(map(repr, ks))):
         parts = {module.partition(k, n_reduce) for k in keys}
         if len(parts) > 1:
             a, b = sorted(keys, key=lambda k: (module.partition(k, n_reduce), k))[0], \
