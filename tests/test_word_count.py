@@ -162,6 +162,22 @@ def test_self_check_reports_stub_and_wrong(grader, capsys):
     with open(os.path.join(CATALOGUE, "wrong_no_retries.py"), encoding="utf-8") as f:
         ok, out = run_self_check(f.read(), capsys)
     assert not ok and "WorkerCrashedError" in out
+    with open(os.path.join(CATALOGUE, "wrong_streaming_double_count.py"), encoding="utf-8") as f:
+        ok, out = run_self_check(f.read(), capsys)
+    assert not ok and "✘ a worker killed after emitting 2 pairs" in out
+
+
+def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
+    """The streaming entry's map task closes over its reducer actors, so they outlive every run;
+    unreaped, ~30 runs left ~65 idle worker processes (~1,300 threads, past the sandbox's
+    RLIMIT_NPROC) and grading hung. The grader's own actors are spared."""
+    from ch13lib.mapreduce import live_actors
+    with open(os.path.join(CATALOGUE, "wrong_streaming_double_count.py"), encoding="utf-8") as f:
+        source = f.read()
+    results = {r.test: r for r in grade(grader, source)}
+    assert not results["survives_crashes"].passed and "counts too high" in results["survives_crashes"].message
+    assert results["run_mapreduce_counts"].passed
+    assert live_actors() == set()
 
 
 def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
