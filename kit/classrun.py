@@ -3,7 +3,8 @@
     python -m kit.classrun [--jobs N] [--force] [--student ID ...] [--timeout S] [--ray ADDRESS]
 
 Each student is one `nbgrader autograde ch13_04 --student ID` process (the same path and the same
-scores as a serial run; sqlite serialises the gradebook writes). A student whose notebook is not
+scores as a serial run; sqlite serialises the gradebook writes), forked from a server that imported
+nbgrader once (kit/launch.py). A student whose notebook is not
 readable is graded notebook by notebook, so the rest of their work still counts. A rerun skips
 students already graded after their last submission unless --force. One student's crash or hang
 is killed with its whole process tree and never stalls the run.
@@ -18,7 +19,6 @@ import argparse
 import concurrent.futures
 import dataclasses
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -26,6 +26,7 @@ import time
 from kit import ASSIGNMENT, ROOT
 from kit.course import Course, nbgrader_env
 from kit.jobs import job_rss, kill_job, new_token
+from kit.launch import run_nbgrader
 from kit.preflight import check_submission, release_folder
 
 STUDENT_TIMEOUT_S = 1800.0   # last guard for one student's whole run; graders have their own
@@ -58,16 +59,19 @@ def up_to_date(course: Course, student: str) -> bool:
 
 
 class _MemorySampler(threading.Thread):
-    """Samples the summed resident memory of one student's processes (all of its job's tree)."""
+    """Samples the summed resident memory of one student's processes: the nbgrader process
+    (``pid``, once known) and every process of its job (kernel, graders, their children)."""
 
     def __init__(self, token: str, interval_s: float = 0.25) -> None:
         super().__init__(daemon=True)
         self.token, self.interval_s, self.peak = token, interval_s, 0
+        self.pid: int | None = None
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(self.interval_s):
-            self.peak = max(self.peak, job_rss(self.token))
+            own = job_rss(self.token, pids=[self.pid]) if self.pid else 0
+            self.peak = max(self.peak, own + job_rss(self.token))
 
 
 def _autograde(course: Course, student: str, notebook: str | None, timeout: float,
@@ -75,18 +79,16 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
     token = new_token()
     sampler = _MemorySampler(token)
     sampler.start()
-    args = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, f"--student={student}", "--force"]
+    argv = ["autograde", ASSIGNMENT, f"--student={student}", "--force"]
     if notebook:
-        args.append(f"--notebook={notebook}")
+        argv.append(f"--notebook={notebook}")
     env = nbgrader_env()
     env["CH13_JOB_STUDENT"] = token
     try:
-        proc = subprocess.run(args, cwd=course.root, env=env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, start_new_session=True)
-        ok = proc.returncode == 0
-        err = "" if ok else _first_error(proc.stderr)
-    except subprocess.TimeoutExpired:
-        ok, err = False, f"autograde stopped after {timeout:g} s"
+        done = run_nbgrader(argv, cwd=course.root, env=env, timeout=timeout,
+                            on_start=lambda pid: setattr(sampler, "pid", pid))
+        ok = done.returncode == 0
+        err = "" if ok else f"autograde stopped after {timeout:g} s" if done.timed_out else _first_error(done.log)
     finally:
         sampler.done.set()
         sampler.join()
@@ -144,12 +146,18 @@ def grade_class(course: Course, only: list[str] | None = None, *, jobs: int | No
     runs: list[StudentRun] = []
     start = time.perf_counter()
     finished = _on_ray(course, todo, ray_address, force, timeout) if ray_address else \
-        _on_threads(course, todo, jobs or os.cpu_count() or 1, force, timeout)
+        _on_threads(course, todo, jobs or default_jobs(), force, timeout)
     for run in finished:
         runs.append(run)
         if progress:
             progress(_progress_line(run, len(runs), len(todo), time.perf_counter() - start))
     return sorted(runs, key=lambda r: r.student)
+
+
+def default_jobs() -> int:
+    """Students graded at once by default: one more than the cores, since part of every student's
+    run waits (kernel start-up, the sandbox, sqlite) rather than computes."""
+    return (os.cpu_count() or 1) + 1
 
 
 def _on_threads(course, todo, jobs, force, timeout):
@@ -197,7 +205,7 @@ def _progress_line(run: StudentRun, done: int, total: int, elapsed: float) -> st
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m kit.classrun", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--jobs", type=int, default=None, help="parallel students (default: CPU count)")
+    ap.add_argument("--jobs", type=int, default=None, help="parallel students (default: cores + 1)")
     ap.add_argument("--force", action="store_true", help="regrade students already graded")
     ap.add_argument("--student", action="append", help="grade only these students")
     ap.add_argument("--timeout", type=float, default=STUDENT_TIMEOUT_S, help="last guard per student, s")

@@ -1,0 +1,79 @@
+"""The class runner (kit.classrun): the same scores on local cores and on a Ray cluster of two
+nodes on loopback, as a serial plain `nbgrader autograde`; a rerun skips what is graded unless
+forced or resubmitted."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from kit import ASSIGNMENT
+from kit.answers import reference_solutions
+from kit.classrun import grade_class
+
+pytestmark = pytest.mark.slow
+
+WRONG_QUIZ = ("q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
+              "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n")
+
+
+@pytest.fixture(scope="module")
+def students(course):
+    refs = reference_solutions()
+    answers = {
+        "cr_right": {"quiz": refs["quiz"], "amdahl": refs["amdahl"]},
+        "cr_wrong": {"quiz": WRONG_QUIZ, "amdahl": "def amdahl_speedup(p, n):\n    return 1 / ((1 - p) + p / n)\n"},
+        "cr_half": {"quiz": refs["quiz"], "amdahl": "def amdahl_speedup(p, n):\n    return n\n"},
+    }
+    for student, cells in answers.items():
+        course.submit(student, course.submission_from_answers(cells))
+    return sorted(answers)
+
+
+def scores(course, names):
+    return {s: {g: c.score for g, c in course.scores(s).items() if g in ("quiz", "amdahl")} for s in names}
+
+
+@pytest.fixture(scope="module")
+def serial(course, students):
+    """The reference: one plain, serial `nbgrader autograde` of these students."""
+    proc = course.nbgrader("autograde", ASSIGNMENT, "--force", "--student=cr_*", check=False, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return scores(course, students)
+
+
+def test_local_cores_match_serial_and_rerun_resumes(course, students, serial):
+    runs = grade_class(course, students, force=True, progress=None)
+    assert all(r.ok and not r.skipped for r in runs), [r.problems for r in runs]
+    assert scores(course, students) == serial
+    assert serial["cr_right"] == {"quiz": 10.0, "amdahl": 5.0}
+    assert serial["cr_wrong"]["quiz"] == 0.0 and serial["cr_half"]["amdahl"] < 5.0
+
+    again = grade_class(course, students, progress=None)
+    assert all(r.skipped for r in again)
+    time.sleep(0.05)              # a later submission time than the last grading
+    path = course.path("submitted", "cr_half", ASSIGNMENT, "06_quiz.ipynb")
+    os.utime(path)
+    third = {r.student: r.skipped for r in grade_class(course, students, progress=None)}
+    assert third == {"cr_half": False, "cr_right": True, "cr_wrong": True}
+    assert scores(course, students) == serial
+
+
+def test_ray_cluster_of_two_nodes_matches_serial(course, students, serial):
+    os.environ.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0",
+                      RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    import ray
+    from ray.cluster_utils import Cluster
+    assert not ray.is_initialized()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        runs = grade_class(course, students, force=True, progress=None, ray_address=cluster.address)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert all(r.ok for r in runs), [r.problems for r in runs]
+    assert all(r.node and r.node != "local" for r in runs)
+    assert scores(course, students) == serial
