@@ -21,7 +21,7 @@ demo: setup            ## generate -> autograde -> feedback -> export on the dem
 	$(PY) -m kit.demo
 
 test: setup e2e-deps   ## the kit's whole test suite (browser tests required when chromium is here)
-	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q
+	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q --durations=15
 
 e2e-deps:              ## Debian's chromium and a CJK font for the browser tests (root; otherwise they skip)
 	@if [ -x /usr/bin/chromium ] && [ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ]; then :; \
