@@ -59,3 +59,46 @@ def notebook_table(title: str, grade_ids: list[str], runs: int, sandbox: bool) -
     print(f"{'the notebook':<22}{total_ref:>14.2f}{'':>10}{total_stub:>10.2f}{total_ref / total_stub:>8.2f}"
           f"{total_cpu:>8.1f}")
     return total_ref, total_cpu
+
+
+def runner_once(grade_id: str, source: str, env: dict) -> tuple[float, float]:
+    """(wall seconds, points) of one `python -m graders <grade_id>` subprocess, as autograde runs
+    it (the HMAC key on stdin), without the sandbox."""
+    import json
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix=f"bench-{grade_id}-") as work:
+        answer = os.path.join(work, "answer.py")
+        results = os.path.join(work, "results.jsonl")
+        with open(answer, "w", encoding="utf-8") as f:
+            f.write(source)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "graders", grade_id, answer, results], cwd=ROOT, env=env,
+                       input=b"bench-key\n", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        elapsed = time.perf_counter() - start
+        points = 0.0
+        with open(results, encoding="utf-8") as f:
+            for line in f:
+                item = json.loads(json.loads(line)["line"])
+                points += item.get("points", 0.0) if "test" in item else 0.0
+    return elapsed, points
+
+
+def runner_table(grade_id: str, runs: int, extra_env: dict, target: str) -> None:
+    """Prints the medians of `python -m graders` on the stub (the baseline) and the reference."""
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONHASHSEED="0", HYPOTHESIS_PROFILE="grading",
+               PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1", **extra_env)
+    reference, stub = sources(grade_id)
+    print(f"{grade_id}: grading with `python -m graders` (subprocess), {runs} runs each, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    medians = {}
+    for label, source in (("stub (baseline)", stub), ("reference", reference)):
+        times, scores = [], set()
+        for _ in range(runs):
+            t, points = runner_once(grade_id, source, env)
+            times.append(t)
+            scores.add(points)
+        medians[label] = statistics.median(times)
+        print(f"  {label:16s} median {medians[label]:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}  "
+              f"points {sorted(scores)}")
+    print(f"  reference / baseline = {medians['reference'] / medians['stub (baseline)']:.2f}x ({target})")
