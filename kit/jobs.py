@@ -28,8 +28,14 @@ import uuid
 
 UID_BASE = 200_000          # per-job uids: UID_BASE .. UID_BASE + UID_SPAN - 1 (no passwd entry)
 UID_SPAN = 1_000_000
-DEFAULT_JOB_MEMORY_MB = int(os.environ.get("CH13_JOB_MEMORY_MB", "4096"))   # measured peak: ~1 GiB (Ray, gloo)
-DEFAULT_JOB_PROCESSES = int(os.environ.get("CH13_JOB_PROCESSES", "512"))     # measured peak: ~15
+DEFAULT_JOB_MEMORY_MB = 4096     # CH13_JOB_MEMORY_MB overrides; measured peak: ~1 GiB (Ray, gloo)
+DEFAULT_JOB_PROCESSES = 512      # CH13_JOB_PROCESSES overrides; measured peak: ~15
+
+
+def _setting(name: str, default: int) -> int:
+    """Read when a job starts, not at import: nbgrader processes fork from a server that imported
+    this module earlier, under another environment (kit/launch.py)."""
+    return int(os.environ.get(name, default))
 
 
 def new_token() -> str:
@@ -142,8 +148,8 @@ class Watchdog(threading.Thread):
                  max_processes: int | None = None, interval_s: float = 0.2) -> None:
         super().__init__(daemon=True, name=f"ch13-watchdog-{token[:8]}")
         self.token, self.uid = token, uid if uid is not None else sandbox_uid(token)
-        self.limit = (limit_mb or DEFAULT_JOB_MEMORY_MB) * 2**20
-        self.max_processes = max_processes or DEFAULT_JOB_PROCESSES
+        self.limit = (limit_mb or _setting("CH13_JOB_MEMORY_MB", DEFAULT_JOB_MEMORY_MB)) * 2**20
+        self.max_processes = max_processes or _setting("CH13_JOB_PROCESSES", DEFAULT_JOB_PROCESSES)
         self.interval_s = interval_s
         self.problem = ""
         self.peak_mb = 0.0
