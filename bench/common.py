@@ -3,11 +3,14 @@ grading one the way autograde does (kit.grading.grade_cell: `python -m graders` 
 sandboxed process), timed in wall and CPU seconds."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -480,11 +480,8 @@ def run_mapreduce_counts(answer: Answer):
 
     # End to end with the student's own map_fn / reduce_fn.
     records = ["It was the best of times,", "it was the worst of times;", "", "数据 数据 并行"]
-    before = lib.live_actors()
-    try:
+    with lib.reaping():
         raw = module.run_mapreduce(records, module.map_fn, module.reduce_fn, 3, 2)
-    finally:
-        lib.reap_actors(before)
     got = _plain(raw, "run_mapreduce(records, map_fn, reduce_fn, 3, 2)")
     if got != _count(records):
         raise Fail(f"with your own map_fn and reduce_fn, run_mapreduce returned wrong counts: "

@@ -25,7 +25,7 @@ import time
 
 from kit import ASSIGNMENT, ROOT
 from kit.course import Course, nbgrader_env
-from kit.jobs import job_rss, kill_job, new_token
+from kit.jobs import job_pids, job_rss, kill_job, new_token
 from kit.launch import run_nbgrader
 from kit.preflight import check_submission, release_folder
 
@@ -70,8 +70,8 @@ class _MemorySampler(threading.Thread):
 
     def run(self) -> None:
         while not self.done.wait(self.interval_s):
-            own = job_rss(self.token, pids=[self.pid]) if self.pid else 0
-            self.peak = max(self.peak, own + job_rss(self.token))
+            pids = set(job_pids(self.token)) | ({self.pid} if self.pid else set())
+            self.peak = max(self.peak, job_rss(self.token, pids=list(pids)))
 
 
 def _autograde(course: Course, student: str, notebook: str | None, timeout: float,

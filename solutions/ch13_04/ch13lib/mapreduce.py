@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import contextlib
 import os
 import shutil
 import subprocess
@@ -116,6 +117,16 @@ def reap_actors(spare=frozenset(), polls: int = 200) -> int:
             break
         time.sleep(0.025)
     return len(victims)
+
+
+@contextlib.contextmanager
+def reaping():
+    """Kill, on leaving the block, the actors it left alive (see ``reap_actors``)."""
+    before = live_actors()
+    try:
+        yield
+    finally:
+        reap_actors(before)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -243,11 +254,8 @@ def self_check(namespace: dict) -> bool:
     want = dict(collections.Counter(w for r in corpus for w in r.split()))
 
     def run(label, *args):
-        before = live_actors()
-        try:
+        with reaping():     # actors this run left behind must not pile up run after run
             return attempt(label, lambda: run_mapreduce(*args))
-        finally:
-            reap_actors(before)     # actors this run left behind must not pile up run after run
 
     for n_map, n_reduce in ((2, 2), (len(corpus) + 3, 3)):
         done, got = run(f"run_mapreduce(n_map={n_map}, n_reduce={n_reduce})",
@@ -261,27 +269,23 @@ def self_check(namespace: dict) -> bool:
 
     folder = tempfile.mkdtemp(prefix="ch13wc-")
     try:
-        _check_retry(run, report, corpus, want, folder)
+        # The victim is the last record of its map task whether tasks take records[i::n] or slices:
+        # pairs a task pushed out before dying (instead of returning them) get counted twice.
+        probe = DieOnce(corpus[4], 2, folder, os.getpid())
+        done, got = run("run_mapreduce with a worker that dies (retry the task: @ray.remote(max_retries=3))",
+                        corpus, probe, reference_reduce_fn, 2, 2)
+        if done:
+            died = os.path.exists(os.path.join(folder, "died"))
+            calls = _calls(folder)
+            in_driver = [c for c in calls if c[0] == os.getpid() or c[1] == "None"]
+            report(not in_driver, "map_fn runs inside Ray tasks, not in the driver",
+                   f"{len(in_driver)} of {len(calls)} map_fn calls ran in this notebook's process: call map_fn "
+                   "inside a @ray.remote function.")
+            report(died and got == want,
+                   f"a worker killed after emitting 2 pairs of {corpus[4]!r} is retried; every record counted once",
+                   f"expected {want}\n      got {got}" if died else "the worker never died: map_fn did not run in a Ray worker")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     ray_ok = ray.is_initialized()
     print("all checks passed ✔" if ok else "some checks failed ✘ (see above)")
     return ok and ray_ok
-
-
-def _check_retry(run, report, corpus, want, folder) -> None:
-    # The victim is the last record of its map task whether tasks take records[i::n] or slices:
-    # pairs a task pushed out before dying (instead of returning them) get counted twice.
-    probe = DieOnce(corpus[4], 2, folder, os.getpid())
-    done, got = run("run_mapreduce with a worker that dies (retry the task: @ray.remote(max_retries=3))",
-                    corpus, probe, reference_reduce_fn, 2, 2)
-    if done:
-        died = os.path.exists(os.path.join(folder, "died"))
-        calls = _calls(folder)
-        in_driver = [c for c in calls if c[0] == os.getpid() or c[1] == "None"]
-        report(not in_driver, "map_fn runs inside Ray tasks, not in the driver",
-               f"{len(in_driver)} of {len(calls)} map_fn calls ran in this notebook's process: call map_fn "
-               "inside a @ray.remote function.")
-        report(died and got == want,
-               f"a worker killed after emitting 2 pairs of {corpus[4]!r} is retried; every record counted once",
-               f"expected {want}\n      got {got}" if died else "the worker never died: map_fn did not run in a Ray worker")
