@@ -11,6 +11,11 @@ import json
 import os
 import sys
 
+# numba reads this once, at its first import (graders import ch13lib's simulators).
+if "--gpu" not in sys.argv:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+os.environ["CH13_DEVICE"] = "gpu" if "--gpu" in sys.argv else "cpu"
+
 
 def _emitter(key: bytes, results):
     def emit(item: dict) -> None:
@@ -27,44 +32,35 @@ def main(argv=None) -> int:
     ap.add_argument("results_file", nargs="?")
     ap.add_argument("--plan", action="store_true", help="print the plan as JSON and exit")
     ap.add_argument("--gpu", action="store_true", help="grade on real CUDA instead of the simulators")
+    ap.add_argument("--no-sandbox", action="store_true", help="run the subject without kit.sandbox (tests only)")
+    ap.add_argument("--course", help="the course folder whose gradebook and submissions the subject must not see")
+    ap.add_argument("--budget", type=float, help="the cell's budget in CPU-seconds (default: the grader's timeout_s)")
     args = ap.parse_args(argv)
-    if not args.gpu:
-        # numba reads this once, at its first import: it must be set before any grader imports it.
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    os.environ["CH13_DEVICE"] = "gpu" if args.gpu else "cpu"
 
     from graders import load_grader
     from graders.api import Result
     from graders.screen import screen
 
     grader = load_grader(args.grade_id)
+    if args.budget:
+        grader.timeout_s = args.budget
     if args.plan:
         print(json.dumps(grader.plan()))
         return 0
     with open(args.answer_file, encoding="utf-8") as f:
         source = f.read()
-    # The key arrives on stdin before any student code runs: a line the student's code writes
-    # into the results file cannot carry a valid MAC without it (kit/grading.py checks).
+    # The judge runs no student code (kit/subject.py does, in its own sandboxed process); the key
+    # still signs each line, so a results file written by anything else is noticed.
     key = sys.stdin.buffer.readline().strip()
     sys.stdin.close()
-    # Not dumpable: nothing of the job, the student's code included, can read the key from memory
-    # through /proc/self/mem or ptrace (also when run without kit.sandbox). PR_SET_DUMPABLE = 4.
-    import ctypes
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
-    # Opened before the student's code runs; line-buffered so each verdict lands at once.
     results = open(args.results_file, "w", buffering=1, encoding="utf-8")
 
     emit = _emitter(key, results)
-    del key     # only the emitter's closure keeps it
+    del key
     emit({"plan": grader.plan()})
-
     flagged = screen(source)
-    if flagged:
-        why = ("not graded: this cell reaches into the grading process, which no exercise needs. "
-               "A TA will review it.\n" + "\n".join(flagged))
-        for t in grader.tests:
-            emit(Result(t.name, 0.0, t.points, False, why).to_json())
-        return 0
+    if flagged:       # an early warning for the TA; the score is the tests' alone
+        emit({"flags": flagged})
     try:
         compile(source, f"<answer cell {args.grade_id}>", "exec")
     except SyntaxError as e:
@@ -72,14 +68,13 @@ def main(argv=None) -> int:
         for t in grader.tests:
             emit(Result(t.name, 0.0, t.points, False, why).to_json())
         return 0
-    for result in grader.run(source):
+    for result in grader.run(source, sandbox=not args.no_sandbox, gpu=args.gpu, course=args.course):
         emit(result.to_json())
     results.close()
     return 0
 
 
 if __name__ == "__main__":
-    # os._exit skips interpreter shutdown: threads a student left running cannot keep us alive.
     sys.stdout.flush()
     code = main()
     sys.stdout.flush()

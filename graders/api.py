@@ -9,11 +9,15 @@ wall-clock limit is the runner's guard against hangs.
 from __future__ import annotations
 
 import dataclasses
-import linecache
-import sys
-import traceback
-import types
 from collections.abc import Callable, Iterator
+
+from hypothesis import HealthCheck, settings
+from hypothesis._settings import local_settings
+
+# Every test runs under these, set here in the judge: no profile that anything else loads can
+# weaken the search (derandomized, no example database on disk, no deadline).
+PINNED = settings(settings.get_profile("default"), derandomize=True, database=None, deadline=None, print_blob=False,
+                  suppress_health_check=list(HealthCheck))
 
 
 class Fail(Exception):
@@ -47,52 +51,68 @@ class Test:
 
 
 class Answer:
-    """The source of one answer cell, loadable as a fresh module as often as a test needs."""
+    """The judge's handle on one answer cell. The cell runs in a subject process (kit/subject.py);
+    this object only asks it for plain data. Nothing here executes the student's code."""
 
-    def __init__(self, grade_id: str, source: str) -> None:
+    def __init__(self, grade_id: str, source: str, subject) -> None:
         self.grade_id = grade_id
-        self.source = source
+        self.source = source                  # text only: read it, never execute it here
         self.filename = f"<answer cell {grade_id}>"
-        self._count = 0
-        self._module: types.ModuleType | None = None
-        self._code = None      # compiled once: schedulers load the cell thousands of times
-        # Tracebacks and inspect.getsource quote the student's own lines.
-        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        self.subject = subject
 
-    def load(self) -> types.ModuleType:
-        """Execute the cell in a new module (registered in sys.modules so pickling works)."""
-        self._count += 1
-        name = f"answer_{self.grade_id}_{self._count}"
-        module = types.ModuleType(name)
-        module.__file__ = self.filename
-        sys.modules[name] = module
-        if self._code is None:
-            self._code = compile(self.source, self.filename, "exec")
-        exec(self._code, module.__dict__)
-        return module
+    def _ask(self, op: str, name: str | None = None, args=(), kwargs=None):
+        reply = self.subject.request(op, name, args, kwargs)
+        _flagged(reply)
+        return reply.value
 
-    @property
-    def module(self) -> types.ModuleType:
-        """One shared module for tests that need no fresh state."""
-        if self._module is None:
-            self._module = self.load()
-        return self._module
+    def names(self) -> list[str]:
+        """The public names the cell defines (runs the cell once in the subject)."""
+        return list(self._ask("load"))
+
+    def get(self, *names: str) -> dict:
+        """name -> {"defined", "callable", "type", and "value" (plain data) or "unsendable"}."""
+        return self._ask("get", None, names)
+
+    def require(self, *names: str, what: str = "") -> None:
+        """Fail unless every name is defined (and callable) in the cell."""
+        info = self.get(*names)
+        for name in names:
+            if not info[name].get("defined") or not info[name].get("callable"):
+                raise Fail(f"`{name}` is not defined in the {self.grade_id} cell" + (f" ({what})" if what else ""))
+
+    def call(self, name: str, *args, **kwargs):
+        """``name(*args, **kwargs)`` in the subject; its return value as plain data."""
+        return self._ask("call", name, args, kwargs)
+
+    def run(self, harness: Callable | str, *args, **kwargs):
+        """A public harness function of ch13lib (listed in its module's SUBJECT_API) on the cell,
+        in the subject: ``harness(cell, *args, **kwargs)``; its return value as plain data."""
+        if not isinstance(harness, str):
+            harness = f"{harness.__module__}:{harness.__name__}"
+        return self._ask("run", harness, args, kwargs)
 
 
-def student_traceback(exc: BaseException, filename: str) -> str:
-    """The traceback of ``exc`` cut down to the frames in the student's cell (or the last frame)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if f.filename == filename] or frames[-1:]
-    lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own]
-    return "\n".join(lines + [f"{type(exc).__name__}: {exc}"])
+def _flagged(reply) -> None:
+    if reply.tampered:
+        raise Fail("not graded: your code replaced " + ", ".join(f"`{c}`" for c in reply.tampered[:5])
+                   + ", which the grading harness relies on (monkeypatching the harness or the libraries "
+                   "it calls is not allowed). A TA will review it.")
+    if reply.refused:
+        raise Fail("not graded: your code asked for " + "; ".join(reply.refused[:3])
+                   + ", which no exercise needs (the sandbox refused it). A TA will review it.")
 
 
 class Grader:
-    """The tests of one answer cell. Register tests with ``@grader.test(points)``."""
+    """The tests of one answer cell. Register tests with ``@grader.test(points)``.
 
-    def __init__(self, grade_id: str, *, timeout_s: float = 120.0) -> None:
+    ``harness``: the public ch13lib modules whose SUBJECT_API functions the tests run on the cell
+    (the subject imports them before the cell runs). ``timeout_s``: the cell's budget in CPU-seconds
+    of the subject (and idle wall seconds), the hang guard, never a budget of the tests."""
+
+    def __init__(self, grade_id: str, *, timeout_s: float = 120.0, harness: tuple[str, ...] = ()) -> None:
         self.grade_id = grade_id
-        self.timeout_s = timeout_s      # the runner's hang guard for the whole cell, not a budget
+        self.timeout_s = timeout_s
+        self.harness = list(harness)
         self.tests: list[Test] = []
 
     def test(self, points: float, name: str | None = None):
@@ -110,27 +130,47 @@ class Grader:
         return {"grade_id": self.grade_id, "timeout_s": self.timeout_s,
                 "tests": [{"test": t.name, "max_points": t.points} for t in self.tests]}
 
-    def run(self, source: str) -> Iterator[Result]:
-        """Run every test on ``source``; each result is yielded as soon as it is known."""
-        answer = Answer(self.grade_id, source)
-        for t in self.tests:
-            yield run_test(t, answer)
+    def subject(self, source: str, **options):
+        from kit.judge import Subject
+        return Subject(self.grade_id, source, harness=self.harness, budget_s=self.timeout_s, **options)
+
+    def run(self, source: str, **options) -> Iterator[Result]:
+        """Run every test on ``source`` (in a subject process); each result as soon as it is known.
+
+        ``options`` go to kit.judge.Subject (sandbox, gpu, course)."""
+        subject = self.subject(source, **options)
+        answer = Answer(self.grade_id, source, subject)
+        try:
+            for t in self.tests:
+                yield run_test(t, answer)
+        finally:
+            subject.close()
+
+
+def _raised_text(e) -> str:
+    return "your code raised an exception:\n" + e.describe()
 
 
 def run_test(t: Test, answer: Answer) -> Result:
+    from kit.judge import Lost, Raised
     try:
-        t.func(answer)
+        with local_settings(PINNED):       # the judge's own settings, whatever profile is loaded
+            t.func(answer)
     except Fail as f:
         return Result(t.name, 0.0, t.points, False, f.message, f.example)
-    except NotImplementedError:
-        return Result(t.name, 0.0, t.points, False,
-                      "not implemented yet: the stub still raises NotImplementedError")
-    except (KeyboardInterrupt, SystemExit, GeneratorExit) as e:
-        return Result(t.name, 0.0, t.points, False,
-                      f"your code raised {type(e).__name__}, which ends the grading of this test")
-    except BaseException as e:      # the student's code crashed: show where, in their lines
-        return Result(t.name, 0.0, t.points, False,
-                      "your code raised an exception:\n" + student_traceback(e, answer.filename))
+    except Lost as e:
+        return Result(t.name, 0.0, t.points, False, str(e))
+    except Raised as e:
+        try:
+            _flagged(e.reply)
+        except Fail as f:
+            return Result(t.name, 0.0, t.points, False, f.message)
+        if e.type == "NotImplementedError":
+            return Result(t.name, 0.0, t.points, False,
+                          "not implemented yet: the stub still raises NotImplementedError")
+        if e.from_harness:
+            return Result(t.name, 0.0, t.points, False, e.message)
+        return Result(t.name, 0.0, t.points, False, _raised_text(e))
     return Result(t.name, t.points, t.points, True)
 
 
@@ -149,19 +189,20 @@ def check_property(given_test: Callable[[], None]) -> None:
     """Run a ``@hypothesis.given`` test; on failure raise Fail with the shrunk example.
 
     The property should ``raise Fail(message)`` (or an AssertionError) on a bad example;
-    hypothesis shrinks it and the falsifying example becomes the Fail's ``example``.
+    hypothesis shrinks it and the falsifying example becomes the Fail's ``example``. The cell's
+    exceptions arrive as kit.judge.Raised; a lost subject (hang, crash) ends the test at once.
     """
+    from kit.judge import Lost, Raised
     try:
         given_test()
-    except NotImplementedError:
+    except (Lost, NotImplementedError):
         raise
+    except Raised as e:
+        if e.type == "NotImplementedError" or e.flagged:
+            raise
+        message = e.message if e.from_harness else f"your code raised {e.describe()}"
+        raise Fail(message, _falsifying(e)) from None
     except Fail as f:
         raise Fail(f.message, _falsifying(f) or f.example) from None
-    except Exception as e:      # an AssertionError, or the student's code crashed on an example
-        example = _falsifying(e)
-        if isinstance(e, AssertionError):
-            raise Fail(str(e) or "a property failed", example) from None
-        frames = traceback.extract_tb(e.__traceback__)
-        own = [f for f in frames if f.filename.startswith("<answer cell")] or frames[-1:]
-        where = "".join(f"\n  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own)
-        raise Fail(f"your code raised {type(e).__name__}: {e}{where}", example) from None
+    except AssertionError as e:
+        raise Fail(str(e) or "a property failed", _falsifying(e)) from None

@@ -24,13 +24,15 @@ EXPLAIN = {
 
 
 def _value(answer: Answer, name: str):
-    module = answer.module
-    if not hasattr(module, name):
+    """The cell's value of ``name``, as plain data sent by the subject (kit/subject.py)."""
+    info = answer.get(name)[name]
+    if not info.get("defined"):
         raise Fail(f"`{name}` is not defined in the quiz cell")
-    value = getattr(module, name)
-    if value is None or value is ...:
+    if info.get("type") == "ellipsis" or ("value" in info and info["value"] is None):
         raise Fail(f"`{name}` is not answered yet")
-    return value
+    if "value" not in info:
+        raise Fail(f"an answer must be plain data (numbers, strings, lists, dicts), not {info.get('type')}")
+    return info["value"]
 
 
 def _norm(value):
@@ -45,6 +47,8 @@ def _norm(value):
         return {str.strip(str.lower(str(k))): _norm(v) for k, v in dict.items(value)}
     if isinstance(value, (list, tuple)):
         return [_norm(v) for v in list(value)]
+    if hasattr(value, "dtype") and getattr(value, "shape", None) == ():     # a numpy scalar
+        return float(value)
     raise Fail(f"an answer must be plain data (numbers, strings, lists, dicts), not {type(value).__name__}")
 
 

@@ -17,6 +17,7 @@ import tempfile
 
 from kit import ROOT
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
+from kit.judge import BACKSTOP
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -26,6 +27,7 @@ class Verdict:
     grade_id: str
     results: list[dict]           # graders.api.Result.to_json() of every test, in plan order
     problem: str = ""             # why some tests have no verdict of their own (hang, crash, missing cell)
+    flags: list[str] = dataclasses.field(default_factory=list)   # the screen's early warnings, for the TA
 
     @property
     def score(self) -> float:
@@ -40,6 +42,8 @@ class Verdict:
         lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} points"]
         if self.problem:
             lines.append(f"!! {self.problem}")
+        if self.flags:
+            lines.append("flagged for a TA's review (the score is the tests' alone): " + "; ".join(self.flags[:5]))
         previous = None
         for r in self.results:
             mark = "PASS" if r["passed"] else "FAIL"
@@ -126,30 +130,24 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
         with open(answer, "w", encoding="utf-8") as f:
             f.write(source)
         open(results_file, "w").close()
-        args = [grade_id, "answer.py", "results.jsonl"] + (["--gpu"] if gpu else [])
-        if sandbox:
-            # Its own uid, its own copy of the work folder (only the results file is the real one),
-            # graders/ hidden once its grader is loaded, no network, the course's files hidden.
-            os.chmod(results_file, 0o600)
-            if uid is not None:
-                os.chown(results_file, uid, uid)
-            cmd = [_python(), "-m", "kit.sandbox", "--no-network", "--workdir", work,
-                   "--writeback", results_file, "--course", os.getcwd(), "--grader", grade_id] + \
-                  (["--uid", str(uid)] if uid is not None else []) + (["--gpu"] if gpu else []) + ["--"] + args
-        else:
-            cmd = [_python(), "-m", "graders"] + args
+        # The judge: trusted code only (the grader, hypothesis, the hidden data). It runs the
+        # student's cell in a subject process of its own, sandboxed (kit/judge.py, kit/subject.py).
+        cmd = [_python(), "-m", "graders", grade_id, answer, results_file] + (["--gpu"] if gpu else []) + \
+              (["--course", os.getcwd()] if sandbox else ["--no-sandbox"]) + ["--budget", f"{timeout_s:g}"]
         # Output goes to a file, never into this process's memory: a student who prints gigabytes
         # is stopped by the sandbox's file-size limit, and only the tail is ever read back.
         log = open(work + ".output.log", "wb")       # beside the work folder, not copied into the sandbox
         try:
-            proc = subprocess.Popen(cmd, cwd=work if not sandbox else ROOT, env=_env(token),
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(token),
                                     stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         finally:
             log.close()
         watchdog.start()
         try:
-            proc.communicate(key + b"\n", timeout=timeout_s)
+            # The judge's own guard counts the subject's CPU time; this wall-clock one only ends a
+            # judge that outlives it (kit/judge.py: BACKSTOP times the cell's budget).
+            proc.communicate(key + b"\n", timeout=timeout_s * BACKSTOP + 60)
             problem = "" if proc.returncode == 0 else _death(proc.returncode, _tail(log.name))
         except subprocess.TimeoutExpired:
             kill_job(token, uid)
@@ -194,6 +192,7 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
         lines = []
     names = {t["test"]: t for t in planned}
     forged = 0
+    flags: list[str] = []
     for raw in lines:
         try:
             wrapped = json.loads(raw)
@@ -203,6 +202,9 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
             item = json.loads(line)
         except (ValueError, KeyError, TypeError, AttributeError):
             forged += 1
+            continue
+        if isinstance(item, dict) and isinstance(item.get("flags"), list):
+            flags = [str(f)[:300] for f in item["flags"][:20]]
             continue
         # Only well-formed results for planned tests count, each once, never above its points.
         if not isinstance(item, dict) or item.get("test") not in names or item["test"] in got:
@@ -219,4 +221,4 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
     if not problem and len(got) < len(planned):
         problem = "the grading process ended before every test had run"
     results = [got.get(t["test"]) or _missing(t, "no verdict: " + (problem or "not run")) for t in planned]
-    return Verdict(grade_id, results, problem)
+    return Verdict(grade_id, results, problem, flags)

@@ -85,7 +85,7 @@ def job_pids(token: str, uid: int | None = None) -> list[int]:
     return pids
 
 
-def _kill_as(uid: int) -> None:
+def kill_as(uid: int) -> None:
     """kill(-1, SIGKILL) as ``uid``: every process of that uid dies in one sweep of the kernel."""
     pid = os.fork()
     if pid == 0:     # the child: become the job's uid (it can then signal only the job) and sweep
@@ -116,7 +116,7 @@ def kill_job(token: str, uid: int | None = None) -> int:
             break
         found += len(pids)
         if uid is not None and os.geteuid() == 0:
-            _kill_as(uid)
+            kill_as(uid)
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)

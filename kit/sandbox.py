@@ -9,8 +9,6 @@
     --keep PATH        a path that stays visible and writable (the kernel's ipc socket folder)
     --hide PATH        hide this path too; repeatable
     --course DIR       hide this course's gradebook, submitted/, autograded/, feedback/ (as the kit's own)
-    --grader GID       load the grader GID as root, then hide graders/ and run it as the job's uid
-    --gpu              with --grader: grade on the GPU
 
 Three tiers, chosen by what the machine allows (docs/sandbox.md):
 
@@ -300,169 +298,21 @@ def drop_privileges(uid: int, gid: int, tier: str) -> None:
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)      # setuid binaries (su, mount...) gain nothing
 
 
-def preload_grader(grade_id: str, gpu: bool):
-    """Import the grader (trusted code) before graders/ is hidden from the student's code."""
-    if not gpu:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    os.environ["CH13_DEVICE"] = "gpu" if gpu else "cpu"
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
-    import graders
-    import graders.__main__ as runner
-    import graders.api  # noqa: F401
-    import graders.screen  # noqa: F401
-    graders.load_grader(grade_id)
-    return runner
-
-
-WATCHED_MODULES = ("math", "cmath", "operator", "functools", "itertools", "json", "hmac", "hashlib",
-                   "threading", "time", "random", "queue", "copy", "collections", "statistics",
-                   "numpy", "torch", "torch.distributed", "ray", "hypothesis", "hypothesis.strategies")
-
-
-def _watched(name: str) -> bool:
-    return name in WATCHED_MODULES or name == "graders" or name.startswith(("graders.", "ch13lib"))
-
-
-def _from_answer(value, depth: int = 0) -> bool:
-    """Was ``value`` made by the student's cell (a function, class or instance defined there)?
-
-    Looks only at types and C-level attributes, never runs the student's code (no getattr on
-    their objects: a __getattr__ of theirs could do anything)."""
-    import functools
-    import types
-    from inspect import getattr_static
-    if depth > 3:
-        return False
-    if isinstance(value, types.FunctionType):
-        return value.__code__.co_filename.startswith("<answer cell")
-    inner = None
-    if isinstance(value, (types.MethodType, staticmethod, classmethod)):
-        inner = value.__func__
-    elif isinstance(value, functools.partial):
-        inner = value.func
-    elif isinstance(value, property):
-        inner = value.fget
-    if inner is not None:
-        return _from_answer(inner, depth + 1)
-    for t in ((value,) if isinstance(value, type) else ()) + (type(value),):
-        if str(getattr_static(t, "__module__", "") or "").startswith("answer_"):
-            return True
-    return False
-
-
-def _plain(key: str) -> bool:
-    return not (key.startswith("__") and key.endswith("__"))   # dunders: the import system's and Ray's
-
-
-def _snapshot() -> dict:
-    """label -> (namespace, its entries now, reprs of the grader's own containers, strict).
-
-    Namespaces: every watched module, and every class defined in the grader's and the simulators'
-    modules (``type(comm).send = ...`` is a monkeypatch too). strict: the grader's own (stateless)
-    modules and classes, where any change is the student's."""
-    snap = {}
-    for name, mod in list(sys.modules.items()):
-        if mod is None or not _watched(name):
-            continue
-        own = name == "graders" or name.startswith("graders.")
-        d = vars(mod)
-        snap[name] = (d, {k: v for k, v in d.items() if _plain(k)},
-                      {k: repr(v) for k, v in d.items() if own and isinstance(v, (dict, list, set))}, own)
-        if own or name.startswith("ch13lib"):
-            for k, v in list(d.items()):
-                if isinstance(v, type) and v.__module__ == name:
-                    snap[f"{name}.{k}"] = (v, {a: b for a, b in vars(v).items() if _plain(a)}, {}, own)
-    return snap
-
-
-def _entries(ns) -> dict:
-    return vars(ns) if isinstance(ns, type) else ns
-
-
-def _tampered(snap: dict) -> list[str]:
-    """Attributes of grader, simulator and library modules (and classes) the student's code replaced."""
-    out = []
-    for label, (ns, before, reprs, strict) in snap.items():
-        d = _entries(ns)
-        for key, old in before.items():
-            new = d.get(key, old)
-            if new is old:
-                if key in reprs and repr(new) != reprs[key]:
-                    out.append(f"{label}.{key}")
-                continue
-            # Elsewhere (simulators, libraries) state changes legitimately: only a public name
-            # now bound to something the student's cell made counts.
-            if strict or (not key.startswith("_") and _from_answer(new)):
-                out.append(f"{label}.{key}")
-        for key, new in list(d.items()):
-            if key not in before and _plain(key) and _from_answer(new) and (strict or isinstance(ns, type)):
-                out.append(f"{label}.{key}")
-    return out
-
-
-def _restore(snap: dict) -> None:
-    for ns, before, _, _ in snap.values():
-        if isinstance(ns, type):
-            for key in [k for k in vars(ns) if k not in before and _plain(k) and _from_answer(vars(ns)[k])]:
-                delattr(ns, key)
-            for key, value in before.items():
-                if vars(ns).get(key) is not value:
-                    setattr(ns, key, value)
-        else:
-            ns.update(before)
-
-
-def guard_grader_state() -> None:
-    """After each test, check that the student's code left the grader's modules (and the library
-    functions graders call: math.isclose, threading.Lock, torch.distributed...) as they were.
-
-    The static screen refuses the obvious ways to reach them; this catches the rest at run time
-    (an alias, a computed name). A test during which something was replaced fails with the
-    names, whatever it would have said, and the originals are put back for the next test.
-    """
-    import graders.api as api
-    original = api.run_test
-    snap: dict = {}
-
-    def run_test(t, answer):
-        result = original(t, answer)
-        changed = _tampered(snap)
-        if changed:
-            _restore(snap)
-        # Simulator modules imported during the test (lazily) are seen for the first time now:
-        # one that already holds something of the student's cell was patched during the test.
-        fresh = {k: v for k, v in _snapshot().items() if k not in snap}
-        tainted = [f"{label}.{key}" for label, (_, entries, _, _) in fresh.items()
-                   for key, value in entries.items() if not key.startswith("_") and _from_answer(value)]
-        changed += tainted
-        snap.update({k: v for k, v in fresh.items() if not any(c.startswith(k + ".") for c in tainted)})
-        if changed:
-            return api.Result(t.name, 0.0, t.points, False,
-                              "not graded: your code replaced " + ", ".join(f"`{c}`" for c in sorted(changed)[:5])
-                              + ", which the grader relies on (monkeypatching the grader, its simulators or "
-                              "the libraries it calls is not allowed). A TA will review it.")
-        return result
-
-    api.run_test = run_test
-    snap.update(_snapshot())     # taken with this wrapper in place, before any student code runs
-
-
 def main(argv: list[str]) -> None:
-    opts = {"no_network": False, "workdir": None, "uid": None, "grader": None, "gpu": False, "course": None,
+    opts = {"no_network": False, "workdir": None, "uid": None, "course": None,
             "writeback": [], "keep": [], "hide": []}
     while argv and argv[0] != "--":
         opt = argv.pop(0)
-        if opt in ("--no-network", "--gpu"):
+        if opt == "--no-network":
             opts[opt[2:].replace("-", "_")] = True
-        elif opt in ("--workdir", "--uid", "--grader", "--course"):
+        elif opt in ("--workdir", "--uid", "--course"):
             opts[opt[2:]] = argv.pop(0)
         elif opt in ("--writeback", "--keep", "--hide"):
             opts[opt[2:]].append(os.path.abspath(argv.pop(0)))
         else:
             sys.exit(f"kit.sandbox: unknown option {opt}")
     cmd = argv[1:]
-    if not cmd and not opts["grader"]:
+    if not cmd:
         sys.exit("kit.sandbox: no command")
     root = os.geteuid() == 0
     if root:
@@ -475,9 +325,7 @@ def main(argv: list[str]) -> None:
     tier = enter_namespaces(opts["no_network"])
     missing = []
     if tier:
-        hide = hidden_paths(opts["course"]) + opts["hide"]
-        if not opts["grader"]:
-            hide.append(os.path.join(ROOT, "graders"))
+        hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
         try:
             build_filesystem(tier, workdir, opts["writeback"], opts["keep"], hide, uid, gid)
         except OSError as e:      # fail closed: a half-built sandbox must not run student code
@@ -500,20 +348,8 @@ def main(argv: list[str]) -> None:
             os.chown(workdir, uid, gid)
         os.chdir(workdir)
     set_limits(shared_uid=not (root and opts["uid"]))
-    runner = None
-    if opts["grader"]:
-        runner = preload_grader(opts["grader"], opts["gpu"])
-        guard_grader_state()
-        if tier:     # the grader is loaded: its source (and every other grader's) disappears
-            _tmpfs(os.path.join(ROOT, "graders"), 1, mode="0755")
     drop_privileges(uid, gid, tier)
     os.umask(0o022)
-    if runner is not None:
-        sys.argv = ["python -m graders"] + cmd
-        sys.stdout.flush()
-        code = runner.main(cmd)
-        sys.stdout.flush()
-        os._exit(code)
     os.execvp(cmd[0], cmd)
 
 

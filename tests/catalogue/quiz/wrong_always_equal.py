@@ -1,5 +1,5 @@
 # verdict: fail
-# message: q2 does not have the form
+# message: must be plain data
 # why: answers are objects whose __eq__ is always True (passes naive == asserts)
 class Yes(dict):
     def __eq__(self, other):

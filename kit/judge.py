@@ -1,0 +1,310 @@
+"""The judge's end of the channel to a subject (kit/subject.py): start it sandboxed, ask, guard.
+
+The judge (graders/__main__.py running one grader) never executes the student's code: it asks a
+:class:`Subject` for plain data and decides. A subject that dies, hangs, sends too much, sends
+something that is not plain data, or writes frames of its own costs the test that was running; the
+next request starts a fresh subject. A subject that hangs while the cell itself first runs costs
+every test (there is nothing to grade).
+
+Hang guard, counted in the subject's own CPU time (its whole process tree), so a CPU burner graded
+beside an honest student cannot make the honest one look hung:
+- busy: the request used more CPU-seconds than the cell's remaining budget;
+- idle: past the remaining budget in wall time, and the job used almost no CPU for the last
+  ``IDLE_WINDOW_S`` seconds (a deadlock, a wait nothing ends);
+- backstop: ``BACKSTOP`` times the remaining budget in wall time, whatever the CPU says.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from kit import ROOT, wire
+from kit.jobs import job_pids, kill_as, sandbox_uid
+
+IDLE_WINDOW_S = 5.0
+IDLE_CPU_S = 0.2          # CPU-seconds over the idle window below which the job counts as idle
+BACKSTOP = 3.0
+POLL_S = 0.25
+TICKS = os.sysconf("SC_CLK_TCK")
+SOURCE_DIR = os.path.join(ROOT, "source", "ch13_04")
+
+
+class Lost(Exception):
+    """The subject could not answer: the message says why, in the student's terms."""
+
+
+@dataclasses.dataclass
+class Reply:
+    value: object = None
+    refused: list = dataclasses.field(default_factory=list)
+    tampered: list = dataclasses.field(default_factory=list)
+
+
+class Raised(Exception):
+    """The student's code (or a harness on it) raised: type name, message and cell traceback as text."""
+
+    def __init__(self, info: dict) -> None:
+        self.type = str(info.get("type", "Exception"))
+        self.module = str(info.get("module", ""))
+        self.message = str(info.get("message", ""))
+        self.traceback = str(info.get("traceback", ""))
+        self.reply = Reply()
+        super().__init__(f"{self.type}: {self.message}")
+
+    @property
+    def flagged(self) -> bool:
+        """The cell was refused something or replaced part of the harness during this request."""
+        return bool(self.reply.refused or self.reply.tampered)
+
+    def is_a(self, type_name: str) -> bool:
+        """Raised as ``type_name`` by a request the guard has nothing against."""
+        return self.type == type_name and not self.flagged
+
+    @property
+    def from_harness(self) -> bool:
+        """A failure a public harness reported (a CheckFailed, a SimFailure...), not a crash."""
+        return self.module.startswith("ch13lib")
+
+    def describe(self) -> str:
+        where = f"\n{self.traceback}" if self.traceback else ""
+        return f"{self.type}: {self.message}{where}"
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15])     # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / TICKS
+
+
+_made_reachable = False
+
+
+def _reachable() -> None:
+    """As root: the job's uid must be able to reach the interpreter and the kit (kit.sandbox)."""
+    global _made_reachable
+    if not _made_reachable:
+        import sysconfig
+        from kit.sandbox import make_reachable
+        make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
+        _made_reachable = True
+
+
+class Subject:
+    """One subject process at a time for one answer cell; restarted after a lost request."""
+
+    def __init__(self, grade_id: str, source: str, *, harness: list[str], budget_s: float,
+                 sandbox: bool = True, gpu: bool = False, course: str | None = None) -> None:
+        self.grade_id, self.source, self.harness = grade_id, source, list(harness)
+        self.budget_s = budget_s                 # CPU-seconds (and idle wall seconds) for the whole cell
+        self.sandbox, self.gpu, self.course = sandbox, gpu, course
+        self.token = os.environ.get("CH13_JOB") or secrets.token_hex(16)
+        self.uid = sandbox_uid(self.token) if sandbox else None
+        self.proc: subprocess.Popen | None = None
+        self.dead_for_good = ""                  # the cell hangs or dies as it first runs
+        self.work = tempfile.mkdtemp(prefix=f"ch13-subject-{grade_id}-")
+        os.chmod(self.work, 0o755)
+        self.log_path = self.work + ".log"
+        with open(os.path.join(self.work, "answer.py"), "w", encoding="utf-8") as f:
+            f.write(source)
+        self._ids = 0
+        self.starts = 0
+        self.loaded = False
+
+    # ------------------------------------------------------------ process
+    def _command(self) -> list[str]:
+        subject = [sys.executable, "-m", "kit.subject", self.grade_id, "answer.py"] + self.harness
+        if not self.sandbox:
+            return subject
+        cmd = [sys.executable, "-m", "kit.sandbox", "--no-network", "--workdir", self.work,
+               "--hide", os.path.join(ROOT, "graders")]
+        if self.course:
+            cmd += ["--course", self.course]
+        if self.uid is not None:
+            cmd += ["--uid", str(self.uid)]
+        return cmd + ["--"] + subject
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env.update(PYTHONPATH=os.pathsep.join([ROOT, SOURCE_DIR]), CH13_JOB=self.token,
+                   CH13_DEVICE="gpu" if self.gpu else "cpu", PYTHONHASHSEED="0",
+                   PYTHONDONTWRITEBYTECODE="1")
+        if not self.gpu:
+            env["NUMBA_ENABLE_CUDASIM"] = "1"
+        return env
+
+    def start(self) -> None:
+        if self.proc is not None:
+            return
+        if self.sandbox:
+            _reachable()
+        self.starts += 1
+        log = open(self.log_path, "ab")          # noqa: SIM115 - handed to the child
+        try:
+            self.proc = subprocess.Popen(self._command(), cwd=self.work, env=self._env(),
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         start_new_session=True)
+        finally:
+            log.close()
+
+    def pids(self) -> list[int]:
+        """The subject's processes: its uid's (as root) or its token's, never the judge itself."""
+        found = job_pids(self.token, self.uid) if self.uid is not None else job_pids(self.token)
+        return [p for p in found if p != os.getpid() and p != os.getppid()] or \
+            ([self.proc.pid] if self.proc else [])
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        for _ in range(3):       # a dying parent may fork once more: sweep until none is left
+            pids = self.pids() if self.uid is None else job_pids(self.token, self.uid)
+            pids = [p for p in pids if p != os.getpid()]
+            if not pids:
+                break
+            if self.uid is not None and os.geteuid() == 0:
+                kill_as(self.uid)
+            for pid in pids:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        proc.wait()
+        proc.stdout.close()
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.work, ignore_errors=True)
+        if os.path.exists(self.log_path):
+            os.remove(self.log_path)
+
+    def output_tail(self, size: int = 1500) -> str:
+        """The end of what the student's code printed (their own output, capped)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(max(0, os.path.getsize(self.log_path) - size))
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(line for line in text.splitlines() if not line.startswith("kit.sandbox:"))
+
+    # ------------------------------------------------------------ requests
+    def request(self, op: str, name: str | None = None, args=(), kwargs=None) -> Reply:
+        if self.dead_for_good:
+            raise Lost(self.dead_for_good)
+        if self.budget_s <= 0:
+            raise Lost(self._hang_text())
+        first = not self.loaded
+        self.start()
+        if first and op != "load":
+            self.loaded = True
+            self.request("load")
+        self._ids += 1
+        nonce = secrets.token_hex(8)
+        message = {"id": self._ids, "nonce": nonce, "op": op, "name": name,
+                   "args": list(args), "kwargs": dict(kwargs or {})}
+        try:
+            wire.write_frame(self.proc.stdin.fileno(), message)
+            self.proc.stdin.flush()
+            answer = self._wait(self.proc.stdout.fileno())
+        except Lost as e:
+            self.stop()
+            if op == "load":
+                self.dead_for_good = f"{e} (while your cell itself ran, before any test)"
+                raise Lost(self.dead_for_good) from None
+            raise
+        except (OSError, EOFError, BrokenPipeError):
+            code = self._exit_code()
+            self.stop()
+            why = self._died_text(code)
+            if op == "load":
+                self.dead_for_good = why + " (while your cell itself ran, before any test)"
+                raise Lost(self.dead_for_good) from None
+            raise Lost(why) from None
+        except wire.WireError as e:
+            self.stop()
+            raise Lost(f"the process running your code sent something that is not plain data ({e})") from None
+        self.loaded = True
+        if type(answer) is not dict or answer.get("id") != self._ids or answer.get("nonce") != nonce:
+            self.stop()
+            raise Lost("the channel to the grader carried a frame the harness did not write "
+                       "(flagged for the TA's review)")
+        reply = Reply(refused=[str(x) for x in answer.get("refused") or []][:20],
+                      tampered=[str(x) for x in answer.get("tampered") or []][:20])
+        if reply.tampered or reply.refused:
+            self.stop()          # the next test gets a subject the cell has not changed
+        if "raised" in answer and type(answer["raised"]) is dict:
+            error = Raised(answer["raised"])
+            error.reply = reply
+            raise error
+        if "ok" not in answer:
+            raise Lost("the process running your code sent an answer without a value")
+        reply.value = answer["ok"]
+        return reply
+
+    def _wait(self, fd: int):
+        start = time.monotonic()
+        pids = None
+        cpu0 = None
+        window: list[tuple[float, float]] = []
+        while True:
+            ready, _, _ = select.select([fd], [], [], POLL_S)
+            if ready:
+                break
+            now = time.monotonic() - start
+            if now < 0.5:
+                continue
+            pids = self.pids()
+            cpu = _cpu_seconds(pids)
+            if cpu0 is None:
+                cpu0 = cpu
+                continue
+            used = cpu - cpu0
+            window.append((now, cpu))
+            window = [(t, c) for t, c in window if now - t <= IDLE_WINDOW_S]
+            idle = now > IDLE_WINDOW_S and window[-1][1] - window[0][1] < IDLE_CPU_S and \
+                window[-1][0] - window[0][0] >= IDLE_WINDOW_S - 2 * POLL_S
+            if used > self.budget_s or (now > self.budget_s and idle) or now > BACKSTOP * self.budget_s:
+                self.budget_s = 0          # the cell's time is spent: later tests say so at once
+                raise Lost(self._hang_text())
+        if cpu0 is not None:
+            self.budget_s -= max(0.0, _cpu_seconds(pids) - cpu0)
+        return wire.read_frame(fd)
+
+    def _hang_text(self) -> str:
+        return ("grading stopped: your code never finished within the cell's time "
+                "(an infinite loop, a deadlock, or a wait that nothing ends)")
+
+    def _exit_code(self):
+        try:
+            return self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _died_text(self, code) -> str:
+        if code is not None and code < 0:
+            return (f"the process running your code was killed by signal {-code} "
+                    "(a crash in native code, or a resource limit)")
+        tail = self.output_tail().strip().splitlines()[-3:]
+        return (f"the process running your code exited (status {code})"
+                + (": " + " | ".join(tail) if tail else ""))

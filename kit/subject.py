@@ -1,0 +1,274 @@
+"""The subject: the only process that runs a student's answer cell while it is graded.
+
+    python -m kit.subject GRADE_ID ANSWER_FILE [HARNESS_MODULE ...]
+
+Started by the judge (graders/__main__.py, through kit/judge.py) inside kit.sandbox. It holds no
+key, no test, no hidden input or answer, and writes no verdict: it loads the cell, runs what the
+judge asks (read a name, call a function, run a public harness of ch13lib on the cell) and sends
+back plain data over the channel (kit/wire.py). The judge decides.
+
+Before the cell first runs it imports the harness modules, notes every attribute of them (and of
+the libraries graders rely on), and installs the audit hook of kit/audit.py. After each request it
+reports what the cell refused to be denied (audit events) and which of those attributes it
+replaced; the judge fails that test and starts a fresh subject for the next.
+
+The channel: requests arrive on a descriptor moved off stdin, answers leave on one moved off
+stdout; the cell's prints go to stderr (the judge's log of the job). Each request carries a nonce
+that the answer echoes, and answers come strictly in order, so a frame the cell writes itself is
+noticed (docs/design.md, "Judge and subject").
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import linecache
+import os
+import random
+import sys
+import traceback
+import types
+
+STUDENT_PREFIX = "<answer cell"
+# Libraries whose attributes a grader relies on: replacing one from the cell is tampering.
+WATCHED_MODULES = ("math", "cmath", "operator", "functools", "itertools", "json", "threading", "time",
+                   "random", "queue", "copy", "collections", "statistics", "numpy", "torch",
+                   "torch.distributed", "ray", "numba", "numba.cuda", "signal", "os", "sys", "builtins")
+MESSAGE_CAP = 4000
+
+
+class Cell:
+    """The student's answer cell, loadable as a fresh module as often as a harness needs."""
+
+    def __init__(self, grade_id: str, source: str) -> None:
+        self.grade_id = grade_id
+        self.source = source
+        self.filename = f"{STUDENT_PREFIX} {grade_id}>"
+        self._count = 0
+        self._module: types.ModuleType | None = None
+        self._code = compile(source, self.filename, "exec")   # once: schedulers load it thousands of times
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+
+    def load(self) -> types.ModuleType:
+        """Execute the cell in a new module (registered in sys.modules so pickling works)."""
+        self._count += 1
+        name = f"answer_{self.grade_id}_{self._count}"
+        module = types.ModuleType(name)
+        module.__file__ = self.filename
+        sys.modules[name] = module
+        exec(self._code, module.__dict__)
+        return module
+
+    @property
+    def module(self) -> types.ModuleType:
+        """One shared module for requests that need no fresh state."""
+        if self._module is None:
+            self._module = self.load()
+        return self._module
+
+
+def student_traceback(exc: BaseException, filename: str) -> str:
+    """The traceback of ``exc`` cut to the frames in the student's cell (or the last frame)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if f.filename == filename] or frames[-1:]
+    return "\n".join(f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own)
+
+
+def _text(x) -> str:
+    try:
+        s = str(x)
+        if type(s) is not str:
+            raise TypeError
+    except BaseException:      # noqa: BLE001 - a __str__ that raises or lies
+        s = f"<a {type(x).__name__} whose str() failed>"
+    return s[:MESSAGE_CAP]
+
+
+def raised(exc: BaseException, cell: Cell | None) -> dict:
+    t = type(exc)
+    module = str(type.__dict__["__module__"].__get__(t) or "") if isinstance(t, type) else ""
+    return {"type": str(t.__name__)[:100], "module": module[:100], "message": _text(exc),
+            "traceback": student_traceback(exc, cell.filename) if cell else ""}
+
+
+# ---------------------------------------------------------------- the tamper guard
+
+def _from_answer(value, depth: int = 0) -> bool:
+    """Made by the student's cell (a function, class or instance defined there)? Types only, never
+    the student's code (no getattr on their objects: a __getattr__ of theirs could do anything)."""
+    from inspect import getattr_static
+    if depth > 3:
+        return False
+    if isinstance(value, types.FunctionType):
+        return value.__code__.co_filename.startswith(STUDENT_PREFIX)
+    inner = None
+    if isinstance(value, (types.MethodType, staticmethod, classmethod)):
+        inner = value.__func__
+    elif isinstance(value, functools.partial):
+        inner = value.func
+    elif isinstance(value, property):
+        inner = value.fget
+    if inner is not None:
+        return _from_answer(inner, depth + 1)
+    for t in ((value,) if isinstance(value, type) else ()) + (type(value),):
+        if str(getattr_static(t, "__module__", "") or "").startswith("answer_"):
+            return True
+    return False
+
+
+def _plain(key: str) -> bool:
+    return not (key.startswith("__") and key.endswith("__"))
+
+
+def snapshot(harness: list[str]) -> dict:
+    """label -> (namespace, its entries now): the watched libraries, and every module of ch13lib
+    with its classes (``type(comm).send = ...`` is a monkeypatch too)."""
+    snap = {}
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not (name in WATCHED_MODULES or name.startswith("ch13lib") or name in harness):
+            continue
+        d = vars(mod)
+        snap[name] = (d, {k: v for k, v in d.items() if _plain(k)})
+        if name.startswith("ch13lib"):
+            for k, v in list(d.items()):
+                if isinstance(v, type) and v.__module__ == name:
+                    snap[f"{name}.{k}"] = (v, {a: b for a, b in vars(v).items() if _plain(a)})
+    return snap
+
+
+def tampered(snap: dict) -> list[str]:
+    """Attributes of the harness and the watched libraries that now hold something of the cell's,
+    and attributes of ch13lib (the harness itself) that were replaced at all."""
+    out = []
+    for label, (ns, before) in snap.items():
+        d = vars(ns) if isinstance(ns, type) else ns
+        strict = label.startswith("ch13lib")
+        for key, old in before.items():
+            new = d.get(key, old)
+            if new is not old and ((strict and not key.startswith("_")) or _from_answer(new)):
+                out.append(f"{label}.{key}")
+        for key in [k for k in list(d) if k not in before and _plain(k)]:
+            if _from_answer(d[key]):
+                out.append(f"{label}.{key}")
+    return sorted(out)[:10]
+
+
+# ---------------------------------------------------------------- requests
+
+def _resolve(name: str, table: dict):
+    if name not in table:
+        raise LookupError(f"the judge asked for an unknown harness function {name!r}")
+    return table[name]
+
+
+def _attribute(cell: Cell, names: list[str]) -> dict:
+    from kit import wire
+    from inspect import getattr_static
+    out = {}
+    module = cell.module
+    for name in names:
+        try:
+            value = getattr_static(module, name)
+        except AttributeError:
+            out[name] = {"defined": False}
+            continue
+        entry = {"defined": True, "callable": callable(value), "type": str(type(value).__name__)}
+        try:
+            wire.to_plain(value)         # sendable? (the answer frame encodes it again)
+            entry["value"] = value
+        except wire.WireError as e:
+            entry["unsendable"] = str(e)
+        out[name] = entry
+    return out
+
+
+def handle(request: dict, cell: Cell, table: dict):
+    op = request.get("op")
+    args, kwargs = request.get("args") or [], request.get("kwargs") or {}
+    if op == "load":
+        cell.module
+        return sorted(k for k in vars(cell.module) if not k.startswith("_"))
+    if op == "get":
+        return _attribute(cell, list(args))
+    if op == "call":
+        fn = getattr(cell.module, request["name"])
+        return fn(*args, **kwargs)
+    if op == "run":
+        return _resolve(request["name"], table)(cell, *args, **kwargs)
+    raise LookupError(f"unknown request {op!r}")
+
+
+def _move_fd(fd: int) -> int:
+    """Dup ``fd`` to a random high descriptor (close-on-exec) and close the original."""
+    for _ in range(100):
+        target = random.SystemRandom().randrange(300, 1000)
+        try:
+            os.fstat(target)
+            continue
+        except OSError:
+            pass
+        os.dup2(fd, target, inheritable=False)
+        return target
+    return os.dup(fd)
+
+
+def main(argv: list[str]) -> int:
+    grade_id, answer_file, harness = argv[0], argv[1], argv[2:]
+    from kit import audit, wire
+
+    requests_fd, answers_fd = _move_fd(0), _move_fd(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)                  # the cell's prints go to the job's log, never onto the channel
+    os.close(devnull)
+    sys.stdin = open(os.devnull)   # noqa: SIM115 - input() gets EOF
+
+    table = {}
+    for name in harness:           # the public harnesses, imported before any student code
+        module = importlib.import_module(name)
+        for attr in getattr(module, "SUBJECT_API", ()):
+            table[f"{name}:{attr}"] = getattr(module, attr)
+    with open(answer_file, encoding="utf-8") as f:
+        source = f.read()
+    try:
+        cell = Cell(grade_id, source)
+        compile_error = None
+    except SyntaxError as e:
+        cell, compile_error = None, f"line {e.lineno}: {e.msg}"
+    snap = snapshot(harness)
+    audit.install()
+
+    while True:
+        try:
+            request = wire.read_frame(requests_fd, from_subject=False)
+        except (EOFError, OSError):
+            return 0
+        rid, nonce = request.get("id"), request.get("nonce")
+        if request.get("op") == "exit":
+            return 0
+        answer = {"id": rid, "nonce": nonce}
+        try:
+            if cell is None:
+                raise SyntaxError(compile_error)
+            answer["ok"] = handle(request, cell, table)
+        except BaseException as e:       # noqa: BLE001 - the cell's exception, sent as plain data
+            answer["raised"] = raised(e, cell)
+        answer["refused"] = audit.refused()
+        answer["tampered"] = tampered(snap)
+        try:
+            frame = wire.encode(answer)
+        except BaseException as e:       # noqa: BLE001 - a value that is not plain data
+            answer.pop("ok", None)
+            answer["raised"] = {"type": "WireError", "module": "kit.wire", "traceback": "",
+                                "message": _text(e) if isinstance(e, wire.WireError) else
+                                f"the value could not be sent back: {type(e).__name__}"}
+            frame = wire.encode(answer)
+        view = memoryview(frame)
+        while view:
+            view = view[os.write(answers_fd, view):]
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    os._exit(code)        # threads the cell left running cannot keep the subject alive
