@@ -51,11 +51,11 @@ LIMITS = {                                   # per process; generous for Ray, to
     resource.RLIMIT_CPU: 900,                # CPU seconds: a last guard; budgets are in steps
     resource.RLIMIT_DATA: int(os.environ.get("CH13_PROC_DATA_MB", "2048")) * MB,   # heap + private maps (measured peak ~0.8 GiB);
 }                                            # RLIMIT_AS would break Ray/torch/numba (huge reservations)
-TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024}   # a disk bomb fills these, nothing else
+TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024, "/run/lock": 1}   # a disk bomb fills these, nothing else
 WORKDIR_MB = 512
 SANDBOX_USER = "nobody"
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x10000000, 0x40000000, 0x08000000
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 
@@ -147,7 +147,8 @@ def enter_namespaces(network: bool) -> str:
     """New mount (and network) namespaces: 'root', 'userns' or '' when none could be made."""
     if os.environ.get("CH13_SANDBOX_NAMESPACES", "1") == "0":
         return ""
-    flags = CLONE_NEWNS | (CLONE_NEWNET if network else 0)
+    # Its own IPC namespace: SysV shared memory, semaphores and message queues die with the job.
+    flags = CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWNET if network else 0)
     if os.geteuid() == 0:
         if _libc.unshare(flags) != 0:
             return ""

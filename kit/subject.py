@@ -137,14 +137,15 @@ def snapshot(harness: list[str]) -> dict:
 
 def tampered(snap: dict) -> list[str]:
     """Attributes of the harness and the watched libraries that now hold something of the cell's,
-    and attributes of ch13lib (the harness itself) that were replaced at all."""
+    and functions and classes of ch13lib (the harness itself) that were replaced by anything."""
     out = []
     for label, (ns, before) in snap.items():
         d = vars(ns) if isinstance(ns, type) else ns
         strict = label.startswith("ch13lib")
         for key, old in before.items():
             new = d.get(key, old)
-            if new is not old and ((strict and not key.startswith("_")) or _from_answer(new)):
+            replaced_code = strict and not key.startswith("_") and isinstance(old, (types.FunctionType, type))
+            if new is not old and (replaced_code or _from_answer(new)):
                 out.append(f"{label}.{key}")
         for key in [k for k in list(d) if k not in before and _plain(k)]:
             if _from_answer(d[key]):

@@ -365,8 +365,8 @@ def test_nothing_was_planted_or_left_on_disk(redteam, course):
 PROBE = r'''
 import json, os, socket
 seen = {"uid": os.getuid(), "tier": os.environ.get("CH13_SANDBOX_TIER"),
-        "graders": os.path.exists(os.path.join(os.environ["PYTHONPATH"], "graders", "quiz.py")),
-        "tmp": len([n for n in os.listdir("/tmp") if not n.startswith(("ch13-grade-", "ch13-sandbox-"))
+        "graders": os.path.exists(os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "graders", "quiz.py")),
+        "tmp": len([n for n in os.listdir("/tmp") if not n.startswith(("ch13-grade-", "ch13-sandbox-", "ch13-subject-"))
                     and n not in __CARRIED__]),
         "cwd": sorted(os.listdir("."))[:10]}
 try:
@@ -374,11 +374,11 @@ try:
     seen["host_port"] = "open"
 except OSError:
     seen["host_port"] = "closed"
-try:
-    open("/proc/self/mem", "rb").close()
-    seen["own_memory"] = "readable"
-except OSError:
-    seen["own_memory"] = "refused"
+try:      # the judge (the subject's parent: kit.sandbox execs the subject) holds the key
+    open(f"/proc/{os.getppid()}/mem", "rb").close()
+    seen["judge_memory"] = "readable"
+except (OSError, ValueError):
+    seen["judge_memory"] = "refused"
 raise RuntimeError("SEEN" + json.dumps(seen) + "SEEN")
 '''
 
@@ -426,9 +426,9 @@ def tiers():
 def test_tier_root_isolates_everything(tiers):
     s = tiers["root"]
     assert s["tier"] == "root" and s["uid"] >= 200_000
-    assert not s["graders"] and s["host_port"] == "closed" and s["own_memory"] == "refused"
+    assert not s["graders"] and s["host_port"] == "closed" and s["judge_memory"] == "refused"
     assert s["tmp"] == 0            # a private /tmp: only its own work folder and home
-    assert s["cwd"] == ["answer.py", "results.jsonl"]
+    assert s["cwd"] == ["answer.py"]      # the subject's folder: the cell, no results file, no key
 
 
 def test_tier_userns_isolates_files_and_network(tiers):
@@ -436,7 +436,7 @@ def test_tier_userns_isolates_files_and_network(tiers):
     if s["tier"] != "userns":
         pytest.skip(f"unprivileged user namespaces are not available here ({s['tier']})")
     assert s["uid"] == 65533 and not s["graders"] and s["host_port"] == "closed"
-    assert s["own_memory"] == "refused"
+    assert s["judge_memory"] == "refused"
     assert s["tmp"] == 0
 
 
@@ -445,5 +445,5 @@ def test_tier_limits_only_is_what_the_docs_say(tiers):
     assert s["tier"] == "limits-only" and s["uid"] == 65533
     # documented as NOT covered in this tier: hidden files and the network
     assert s["graders"] and s["host_port"] == "open" and s["tmp"] > 0
-    # still covered: the MAC key cannot be read from the grader's memory
-    assert s["own_memory"] == "refused"
+    # still covered: the judge's memory (its key, its hidden answers) cannot be read
+    assert s["judge_memory"] == "refused"

@@ -101,3 +101,11 @@ def test_release_has_no_hidden_test_and_no_grader_code():
             leaked += [f"{gid}.{t.name}" for i in range(len(lines) - 2) if " ".join(lines[i:i + 3]) in flat]
     assert not leaked, f"hidden test code in the release: {sorted(set(leaked))}"
     assert not glob.glob(os.path.join(ROOT, "release", "**", "graders*"), recursive=True)
+
+
+def test_committed_plans_are_up_to_date():
+    """graders/plans.json is what the graders declare now (grading reads it instead of asking them)."""
+    from kit.release import PLANS, plans_text
+    with open(PLANS, encoding="utf-8") as f:
+        committed = f.read()
+    assert committed == plans_text(), "graders/plans.json is stale: run `make release` and commit it"

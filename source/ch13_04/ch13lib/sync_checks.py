@@ -22,6 +22,9 @@ from ch13lib import grading, sched
 # (capped), then a few seeded random ones. Counted in schedules, never in seconds.
 PUBLIC_BUDGET = dict(max_preemptions=1, max_schedules=400, random_schedules=20)
 
+# What the hidden graders may run on an answer cell in the grading subject (kit/subject.py).
+SUBJECT_API = ("explore_cell",)
+
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
@@ -39,12 +42,16 @@ class Scenario:
 # --------------------------------------------------------------------------------------------
 
 class Res:
-    """A resource made by a pool's factory: named conn1, conn2, ... in the order they are made."""
+    """A resource made by a pool's factory: named conn1, conn2, ... in the order they are made.
+
+    Each factory is a fresh subclass (see :func:`new_factory`) with its own ``made`` count, so
+    this class itself never changes (the grading subject treats a changed harness as tampering)."""
     made = 0
 
     def __init__(self) -> None:
-        Res.made += 1
-        self.n = Res.made
+        cls = type(self)
+        cls.made += 1
+        self.n = cls.made
 
     def __repr__(self) -> str:
         return f"conn{self.n}"
@@ -57,9 +64,8 @@ class Res:
 
 
 def new_factory():
-    """A fresh factory (``Res``), counting from conn1 again."""
-    Res.made = 0
-    return Res
+    """A fresh factory (a class of ``Res``), counting from conn1 again."""
+    return type("Res", (Res,), {"made": 0, "__module__": __name__})
 
 
 class Holders:
@@ -97,6 +103,27 @@ def run(source: str, scenario: Scenario, *, load=None, filename=None, **budget) 
         load, filename = src.load, src.filename
     main = sched.scenario_main(load, scenario.code, HELPERS)
     return sched.explore(main, traced={filename}, early_timeouts=scenario.early_timeouts, **budget)
+
+
+def explore_cell(cell, scenario: Scenario, obj_name: str, **budget) -> dict:
+    """The grading subject's side of a hidden test (kit/subject.py runs it beside the answer cell).
+
+    Explores ``scenario`` (a :class:`Scenario` or its fields) on ``cell`` (loaded afresh for every
+    schedule) within ``budget`` (explore()'s keywords: schedules and steps, never seconds) and
+    reports plain data: ``ok``, how far the search went (``schedules``, ``exhaustive``,
+    ``random_schedules``, and ``threads``, the most threads any schedule started), and for a
+    failure its ``kind``, ``schedule`` and the feedback the student reads (``message``,
+    ``example``; see :func:`feedback`). The judge decides what that is worth."""
+    if isinstance(scenario, dict):
+        scenario = Scenario(**scenario)
+    rep = run(None, scenario, load=cell.load, filename=cell.filename, **budget)
+    out = {"ok": rep.ok, "schedules": rep.schedules, "exhaustive": rep.exhaustive,
+           "random_schedules": rep.random_schedules, "threads": rep.threads}
+    if not rep.ok:
+        message, example = feedback(scenario, rep.failure, obj_name)
+        out.update(kind=str(rep.failure.kind), schedule=str(rep.failure.schedule),
+                   message=str(message), example=str(example))
+    return out
 
 
 def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple[str, str]:
@@ -268,6 +295,14 @@ assert (a.balance, b.balance) == (110, 90), (f"balances {a.balance}, {b.balance}
                          "the two locks in one global order (for example by account id), whatever "
                          "the direction of the transfer."),)),
 ]
+
+
+def public_scenario(name: str) -> Scenario:
+    """The public scenario called ``name`` (the hidden graders pick them by name, not position)."""
+    for s in COUNTER_SCENARIOS + POOL_SCENARIOS + BUFFER_SCENARIOS + BANK_SCENARIOS:
+        if s.name == name:
+            return s
+    raise KeyError(f"no public scenario is called {name!r}")
 
 
 def check_counter(SafeCounter, count_with_threads=None) -> None:
