@@ -77,3 +77,40 @@ def test_ray_cluster_of_two_nodes_matches_serial(course, students, serial):
     assert all(r.ok for r in runs), [r.problems for r in runs]
     assert all(r.node and r.node != "local" for r in runs)
     assert scores(course, students) == serial
+
+
+BURNER = '''
+import os, time
+# Keeps every core busy for 40 s from the kernel (no audit hook there), then answers honestly.
+children = []
+for _ in range(2 * (os.cpu_count() or 1)):
+    pid = os.fork()
+    if pid == 0:
+        end = time.monotonic() + 40
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+'''
+
+
+def test_a_cpu_burner_does_not_cost_honest_students_their_grade(course):
+    """Honest students graded beside a kernel that burns every core keep their full marks: the
+    subject's hang guard counts its own CPU time, not the wall clock the burner stretches."""
+    import nbformat
+    refs = reference_solutions()
+    honest = {"quiz": refs["quiz"], "amdahl": refs["amdahl"]}
+    names = ["cb_burner", "cb_honest_1", "cb_honest_2", "cb_honest_3"]
+    for name in names:
+        notebooks = course.submission_from_answers(honest)
+        if name == "cb_burner":
+            nb = notebooks["06_quiz"]
+            nb.cells.insert(1, nbformat.v4.new_code_cell(BURNER))
+        course.submit(name, notebooks)
+    runs = grade_class(course, names, force=True, progress=None)
+    assert all(r.ok for r in runs), [r.problems for r in runs]
+    got = scores(course, names)
+    for name in names[1:]:
+        assert got[name] == {"quiz": 10.0, "amdahl": 5.0}, (name, got)
