@@ -15,6 +15,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from kit.execute import SafeExecute  # noqa: E402
 from kit.external_grade import ExternalGrade  # noqa: E402
 from kit.overwrite import RobustOverwriteCells  # noqa: E402
+from kit.stubs import ClearSolutionsInPlace  # noqa: E402
 
 c = get_config()  # noqa: F821
 
@@ -26,6 +27,11 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # Each answer region becomes this stub in the release (indented like the region it replaces).
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE / 在此作答\nraise NotImplementedError()"}
 c.ClearSolutions.enforce_metadata = True
+# nbgrader's own list, with ClearSolutions replaced: cells marked `ch13.stub = in_place` (the quiz)
+# keep no raise below the stub the student fills in (kit/stubs.py).
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+c.GenerateAssignment.preprocessors = [ClearSolutionsInPlace if p.__name__ == "ClearSolutions" else p
+                                      for p in GenerateAssignment.class_traits()["preprocessors"].default()]
 
 # Solutions are committed: without execution they are deterministic (and quick to regenerate).
 c.GenerateSolution.preprocessors = [IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme]

@@ -41,6 +41,11 @@ EXPLOIT_CELLS = {
 }
 
 
+IN_PLACE_ANSWERS = {"q1": "5.26", "q2": '{"deadlock": "B", "livelock": "A", "starvation": "C"}',
+                    "q3": '{"order": ["thread", "warp", "block", "grid"], "warp_size": 32, "shared_memory_scope": "block"}',
+                    "q4": '{"allreduce": "all", "reduce": "root"}', "q5": "17.5"}
+
+
 def release_nb(course, name):
     return course.release_notebook(name)
 
@@ -72,6 +77,12 @@ def graded(course):
     noisy = {gid: "import sys, warnings\nwarnings.warn('deprecated thing')\n"
                   "print('debug output', file=sys.stderr)\n" + refs[gid] for gid in HONEST_WRONG_SCORE}
     subs["noisy_but_right"] = {"06_quiz": filled(course, noisy)}
+    # a student who replaces each `...` of the quiz stub in place and touches nothing else
+    in_place = release_nb(course, "06_quiz")
+    cell = answer_cells(in_place)["quiz"]
+    for name, value in IN_PLACE_ANSWERS.items():
+        cell.source = cell.source.replace(f"{name} = ...", f"{name} = {value}", 1)
+    subs["quiz_filled_in_place"] = {"06_quiz": in_place}
     # a student who edits the locked test cell to print full marks, and one who deletes it
     edited = filled(course, WRONG)
     for cell in hidden_test_cells(edited).values():
@@ -93,6 +104,13 @@ def test_reference_solutions_get_full_marks(graded):
     assert scores["reference"], proc.stderr[-3000:]
     for gid, cell in scores["reference"].items():
         assert cell.score == cell.max_score, f"{gid}:\n{cell.report}"
+
+
+def test_the_quiz_filled_in_place_gets_full_marks(graded):
+    """The released quiz cell, each `...` replaced by a right answer and nothing else touched."""
+    scores, _ = graded
+    cell = scores["quiz_filled_in_place"]["quiz"]
+    assert cell.score == cell.max_score == 10, cell.report
 
 
 def test_untouched_release_gets_zero(graded):

@@ -12,6 +12,7 @@ import pytest
 from graders import grade_ids, load_grader
 from kit import ASSIGNMENT, ROOT
 from kit.answers import answer_cells, hidden_test_cells, source_notebooks
+from kit.stubs import IN_PLACE_POINTER
 
 
 def notebook_view(path: str) -> list[tuple]:
@@ -59,7 +60,11 @@ def test_release_has_no_solution():
     for path in glob.glob(os.path.join(ROOT, "release", ASSIGNMENT, "*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         for gid, cell in answer_cells(nb).items():
-            assert "raise NotImplementedError()" in cell.source, f"{gid}: no stub in the release"
+            if cell.metadata.get("ch13", {}).get("stub") == "in_place":     # kit/stubs.py: the quiz
+                assert IN_PLACE_POINTER in cell.source and "raise" not in cell.source, gid
+                assert re.search(r"^\w+ = \.\.\.", cell.source, re.M), f"{gid}: no `name = ...` stub"
+            else:
+                assert "raise NotImplementedError()" in cell.source, f"{gid}: no stub in the release"
     for gid, lines in solution_region_lines().items():
         leaked = [line for line in lines if line in text]
         assert not leaked, f"{gid}: solution lines in the release: {leaked[:3]}"
