@@ -20,7 +20,9 @@ import sys
 STUDENT_PREFIX = "<answer cell"
 # Modules whose frames are transparent: a student who asks traceback.walk_stack() for frames asked.
 HELPERS = frozenset({"traceback", "inspect", "string", "pdb", "bdb", "cgitb", "pydoc", "dis", "code",
-                     "codeop", "operator", "functools", "reprlib", "pprint", "copy", "copyreg"})
+                     "codeop", "operator", "functools", "reprlib", "pprint", "copy", "copyreg",
+                     # Python-level wrappers that raise the event on the caller's behalf
+                     "subprocess", "os", "pty", "multiprocessing", "concurrent", "asyncio"})
 ONE_HOP = frozenset({"logging"})      # logging.currentframe() called by the student, not logging's own use
 TRUSTED = ("ch13lib", "kit")          # harness code that may trace, walk frames and list gc objects
 FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_code",
@@ -28,16 +30,16 @@ FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "gi_cod
 FUNC_ATTRS = frozenset({"__code__", "__globals__", "__defaults__", "__kwdefaults__", "__closure__"})
 FORBIDDEN_IMPORTS = ("graders", "kit", "hypothesis", "pytest", "_pytest", "nbgrader", "ctypes", "_ctypes",
                      "cffi", "_cffi_backend", "_testcapi", "_testinternalcapi", "_xxsubinterpreters", "gc")
-# Any event with one of these prefixes, asked for by the student, is refused.
-FROM_STUDENT = ("sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
-                "code.__new__", "function.__new__", "compile", "exec", "ctypes.", "os.system", "os.exec",
-                "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "subprocess.Popen", "os.kill",
-                "os.killpg", "pty.spawn", "import", "sys._getframemodulename",
-                "cpython.remote_debugger_script")
+# Events refused when the student asked for them (exact names, then prefixes).
+FROM_STUDENT = frozenset({"sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
+                          "code.__new__", "function.__new__", "compile", "exec", "os.system", "os.fork",
+                          "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "subprocess.Popen", "os.kill",
+                          "os.killpg", "pty.spawn", "import", "sys._getframemodulename"})
+FROM_STUDENT_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 # Only trusted harness code may raise these, whoever is further up the stack.
-TRUSTED_ONLY = ("sys.settrace", "sys.setprofile", "sys._current_frames", "gc.get_objects",
-                "gc.get_referrers", "gc.get_referents", "sys.addaudithook", "sys.monitoring",
-                "cpython.PyInterpreterState_Clear", "cpython._PySys_ClearAuditHooks")
+TRUSTED_ONLY = frozenset({"sys.settrace", "sys.setprofile", "sys._current_frames", "gc.get_objects",
+                          "gc.get_referrers", "gc.get_referents", "sys.addaudithook",
+                          "cpython.PyInterpreterState_Clear", "cpython._PySys_ClearAuditHooks"})
 
 _events: list[str] = []        # what was refused, for the TA (read by kit/subject.py)
 _busy = False
@@ -80,11 +82,15 @@ def _relevant(event: str, args: tuple) -> bool:
 
 def _hook(event: str, args: tuple) -> None:
     global _busy
-    trusted_only = event.startswith(TRUSTED_ONLY)
-    if _busy or not (trusted_only or event.startswith(FROM_STUDENT)):
+    # The fast path first: the scheduler's tracer alone raises ~10^6 events a grading (f_code reads).
+    if event == "object.__getattr__":
+        if len(args) < 2 or args[1] not in FRAME_ATTRS:
+            return
+    elif event not in FROM_STUDENT and event not in TRUSTED_ONLY and not event.startswith(FROM_STUDENT_PREFIXES):
         return
-    if not _relevant(event, args):
+    if _busy or not _relevant(event, args):
         return
+    trusted_only = event in TRUSTED_ONLY
     _busy = True
     try:
         caller = sys._getframe(1)

@@ -46,7 +46,7 @@ def _array(x, torch_tensor: bool) -> dict:
         shape = list(t.shape)
     else:
         import numpy as np
-        a = np.ascontiguousarray(x)
+        a = np.asarray(x)                 # tobytes() is C-ordered; keeps 0-d scalars 0-d
         dtype, shape, data = str(a.dtype), list(a.shape), a.tobytes()
     if dtype not in DTYPES:
         raise WireError(f"an array of dtype {dtype} cannot be sent back")
@@ -113,9 +113,9 @@ def _nd(spec: dict):
     if spec.get("torch") is True:
         import torch
         if dtype == "bfloat16":
-            return torch.from_numpy(np.frombuffer(raw, dtype=np.int16).copy()).view(torch.bfloat16).reshape(shape)
-        return torch.from_numpy(np.frombuffer(raw, dtype=dtype).copy().reshape(shape))
-    a = np.frombuffer(raw, dtype=dtype).copy().reshape(shape)
+            return torch.from_numpy(np.frombuffer(raw, dtype=np.int16).copy()).view(torch.bfloat16).reshape(tuple(shape))
+        return torch.from_numpy(np.frombuffer(raw, dtype=dtype).copy().reshape(tuple(shape)))
+    a = np.frombuffer(raw, dtype=dtype).copy().reshape(tuple(shape))
     return a[()] if shape == [] and spec.get("scalar") else a
 
 

@@ -103,6 +103,57 @@ def test_stub_says_not_implemented():
     assert all("not implemented yet" in r.message for r in results), [r.message for r in results]
 
 
+ONE_WORKER = """
+import threading
+class SafeCounter:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._value = 0
+    def increment(self):
+        with self._lock:
+            self._value += 1
+    @property
+    def value(self):
+        with self._lock:
+            return self._value
+def count_with_threads(n_threads, n_increments):
+    counter = SafeCounter()
+    def work():
+        for _ in range(n_threads * n_increments):
+            counter.increment()
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    return counter.value
+"""
+
+
+def test_one_worker_for_all_threads_is_caught_by_the_judge():
+    """The thread count of count_with_threads(3, 1) in the default schedule comes back from the
+    subject as a number; the judge (graders/counter.py) decides that 1 is not 3."""
+    results = {r.test: r for r in grade("counter", ONE_WORKER)}
+    assert results["no_lost_update"].passed
+    assert not results["count_with_threads"].passed
+    assert "started 1 thread(s), expected 3" in results["count_with_threads"].message
+
+
+def test_explore_cell_reports_plain_data():
+    """The subject's side of the graders returns what kit.wire can send: the verdict of the search,
+    and for a failure the feedback the student reads."""
+    from kit import wire
+    from kit.subject import Cell
+    race = sync_checks.public_scenario("two threads, two increments each")
+    bad = sync_checks.explore_cell(Cell("counter", UNLOCKED), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
+    wire.encode(bad)
+    assert bad["ok"] is False and bad["kind"] == "check" and "an update was lost" in bad["message"]
+    assert f'sync_checks.replay(SafeCounter, SCENARIO, "{bad["schedule"]}")' in bad["example"]
+    good = sync_checks.explore_cell(Cell("counter", ONE_WORKER), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
+    wire.encode(good)
+    assert good["ok"] is True and "message" not in good and good["threads"] == 2
+    with pytest.raises(KeyError):
+        sync_checks.public_scenario("no such scenario")
+
+
 # ---- the scheduler on its own ---------------------------------------------------------------
 
 UNLOCKED = """

@@ -1,0 +1,279 @@
+"""The judge-subject split (kit/wire.py, kit/judge.py, kit/subject.py, kit/audit.py), unit by unit.
+
+Fast: each subject here is a plain `python -m kit.subject` (no sandbox, nothing heavy imported),
+so `make test-fast` covers the glue that every grading goes through.
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from kit import wire
+from kit.judge import Lost, Raised, Subject
+
+
+# ---------------------------------------------------------------- the wire
+
+@pytest.mark.parametrize("value", [
+    None, True, 0, -1, 2**70, 1.5, "text ✔", b"\x00\xff", [1, [2, "x"]], (1, (2, 3)), {1, 2},
+    {"a": 1, "$b": 2}, {1: "one", (2, 3): "tuple key"}, [math.inf, -math.inf],
+])
+def test_plain_data_round_trips_exactly(value):
+    back = wire.decode(wire.encode(value)[wire.HEADER.size:])
+    assert back == value and type(back) is type(value)
+
+
+def test_nan_round_trips():
+    assert math.isnan(wire.decode(wire.encode(float("nan"))[8:]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int8", "uint8", "bool", "complex64"])
+def test_arrays_round_trip_with_dtype_and_shape(dtype):
+    a = (np.arange(12).reshape(3, 4) % 2).astype(dtype)
+    back = wire.decode(wire.encode(a)[8:])
+    assert back.dtype == a.dtype and back.shape == a.shape and (back == a).all()
+    scalar = wire.decode(wire.encode(a[1, 1])[8:])
+    assert scalar == a[1, 1] and scalar.shape == ()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bfloat16, torch.float16])
+def test_tensors_round_trip_as_tensors(dtype):
+    t = torch.arange(6, dtype=torch.float32).reshape(2, 3).to(dtype)
+    back = wire.decode(wire.encode(t)[8:])
+    assert isinstance(back, torch.Tensor) and back.dtype == t.dtype and torch.equal(back, t)
+
+
+class LyingInt(int):
+    def __eq__(self, other):
+        return True
+
+
+class LyingFloat(float):
+    __module__ = "builtins"
+
+
+class Obj:
+    pass
+
+
+@pytest.mark.parametrize("value", [LyingInt(3), LyingFloat(1.0), Obj(), [1, Obj()], {"k": LyingInt(1)},
+                                   type("D", (dict,), {})(), lambda: 0])
+def test_the_encoder_refuses_anything_but_exact_plain_types(value):
+    with pytest.raises(wire.WireError, match="cannot be sent"):
+        wire.encode(value)
+
+
+def test_nesting_is_bounded():
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(wire.WireError, match="nested too deeply"):
+        wire.encode(deep)
+
+
+@pytest.mark.parametrize("body", [
+    b'{"$dc": "ch13lib.collective_cases:Case", "fields": {}}',      # objects only travel to the subject
+    b'{"$evil": 1}',
+    b'{"$nd": {"dtype": "float32", "shape": [4], "data": "AAAA"}}',   # bytes do not match the shape
+    b'{"$nd": {"dtype": "object", "shape": [1], "data": "AAAAAAAAAAA="}}',
+    b'{"$bytes": "not base64!"}',
+    b"\xff\xfe garbage",
+    b'{"a": ' * 5000,
+])
+def test_the_judge_refuses_malformed_frames(body):
+    with pytest.raises(wire.WireError):
+        wire.decode(body, from_subject=True)
+
+
+def test_a_frame_over_the_limit_is_refused_before_it_is_read(tmp_path):
+    import os
+    r, w = os.pipe()
+    os.write(w, struct.pack(">Q", wire.MAX_FRAME + 1))
+    with pytest.raises(wire.WireError, match="over the limit"):
+        wire.read_frame(r)
+    os.close(r)
+    os.close(w)
+
+
+# ---------------------------------------------------------------- the subject
+
+def subject(source: str, budget_s: float = 20.0) -> Subject:
+    return Subject("unit", source, harness=[], budget_s=budget_s, sandbox=False)
+
+
+def test_values_calls_and_exceptions_come_back_as_plain_data():
+    s = subject("X = [1, (2, 3)]\nY = object()\ndef f(a, b=1):\n    return {'sum': a + b}\n"
+                "def boom():\n    raise ValueError('no')\n")
+    try:
+        info = s.request("get", None, ["X", "Y", "Z", "f"]).value
+        assert info["X"]["value"] == [1, (2, 3)] and "value" not in info["Y"] and "unsendable" in info["Y"]
+        assert info["Z"] == {"defined": False} and info["f"]["callable"] is True
+        assert s.request("call", "f", [2], {"b": 3}).value == {"sum": 5}
+        with pytest.raises(Raised) as e:
+            s.request("call", "boom")
+        assert e.value.is_a("ValueError") and e.value.message == "no" and "line 6" in e.value.traceback
+        assert s.starts == 1           # one process served them all
+    finally:
+        s.close()
+
+
+def test_a_value_that_lies_about_its_type_is_refused_in_the_subject():
+    s = subject("class Liar(int):\n    def __eq__(self, o):\n        return True\n"
+                "def f():\n    return Liar(1)\n")
+    try:
+        with pytest.raises(Raised) as e:
+            s.request("call", "f")
+        assert e.value.type == "WireError" and "cannot be sent" in e.value.message
+    finally:
+        s.close()
+
+
+def test_an_exception_whose_str_raises_still_makes_a_message():
+    s = subject("class Weird(Exception):\n    def __str__(self):\n        raise RuntimeError('ha')\n"
+                "def f():\n    raise Weird()\n")
+    try:
+        with pytest.raises(Raised) as e:
+            s.request("call", "f")
+        assert e.value.type == "Weird" and "whose str() failed" in e.value.message
+    finally:
+        s.close()
+
+
+def test_a_subject_that_dies_costs_one_request_and_the_next_gets_a_fresh_one():
+    s = subject("import os\ncalls = []\ndef die():\n    os._exit(3)\ndef ok():\n    return 1\n")
+    try:
+        with pytest.raises(Lost, match="exited"):
+            s.request("call", "die")
+        assert s.request("call", "ok").value == 1 and s.starts == 2
+    finally:
+        s.close()
+
+
+def test_a_cell_that_hangs_as_it_loads_costs_every_request_at_once():
+    s = subject("while True:\n    pass\n", budget_s=1.0)
+    try:
+        with pytest.raises(Lost, match="never finished") as first:
+            s.request("call", "f")
+        assert "before any test" in str(first.value)
+        with pytest.raises(Lost, match="never finished"):
+            s.request("call", "f")
+        assert s.starts == 1
+    finally:
+        s.close()
+
+
+def test_a_busy_request_stops_at_the_budget_in_cpu_seconds():
+    s = subject("def spin():\n    while True:\n        pass\n", budget_s=1.0)
+    try:
+        with pytest.raises(Lost, match="never finished"):
+            s.request("call", "spin")
+    finally:
+        s.close()
+
+
+def test_frames_the_cell_writes_itself_are_noticed():
+    forge = ("import os, struct, json\n"
+             "def f():\n"
+             "    body = json.dumps({'id': 1, 'nonce': 'x', 'ok': 99}).encode()\n"
+             "    for fd in range(3, 1024):\n"
+             "        try:\n"
+             "            os.write(fd, struct.pack('>Q', len(body)) + body)\n"
+             "        except OSError:\n"
+             "            pass\n"
+             "    return 0\n")
+    s = subject(forge)
+    try:
+        with pytest.raises(Lost, match="did not write|not plain data"):
+            s.request("call", "f")
+    finally:
+        s.close()
+
+
+def test_too_much_data_costs_the_request():
+    s = subject("def f():\n    return b'x' * (70 * 2**20)\n")
+    try:
+        with pytest.raises(Lost, match="over the limit"):
+            s.request("call", "f")
+    finally:
+        s.close()
+
+
+# ---------------------------------------------------------------- the guard in the subject
+
+@pytest.mark.parametrize("attack,event", [
+    ("import sys\nsys._getframe(1)", "sys._getframe"),
+    ("import traceback\nlist(traceback.walk_stack(None))", "sys._getframe"),
+    ("import inspect\ninspect.stack()", "sys._getframe"),
+    ("import sys\nsys._current_frames()", "sys._current_frames"),
+    ("import gc\ngc.get_objects()", "gc"),
+    ("import sys\nsys.settrace(lambda *a: None)", "sys.settrace"),
+    ("import threading\nthreading.settrace(lambda *a: None)\nthreading.Thread(target=len, args=((),)).start()",
+     "sys.settrace"),
+    ("try:\n    1/0\nexcept Exception as e:\n    e.__traceback__.tb_frame", "tb_frame"),
+    ("import json\njson.dumps.__code__ = (lambda *a, **k: '').__code__", "__code__"),
+    ("exec('x = 1')", "compile"),
+    ("import hypothesis", "import hypothesis"),
+    ("import ctypes", "import ctypes"),
+    ("import subprocess\nsubprocess.run(['true'])", "subprocess.Popen"),
+])
+def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
+    source = "def f():\n" + "".join(f"    {line}\n" for line in attack.splitlines()) + "    return 1\n"
+    s = subject(source)
+    try:
+        try:      # refused in the cell's own thread (it raises) or in a thread it started (it is reported)
+            reply = s.request("call", "f")
+        except Raised as e:
+            reply = e.reply
+        assert event in " ".join(reply.refused), reply
+    finally:
+        s.close()
+
+
+HONEST = '''
+import collections, dataclasses, logging, threading, warnings
+
+Point = collections.namedtuple("Point", "x y")
+
+@dataclasses.dataclass
+class Box:
+    size: int = 0
+
+class Counter:
+    def __init__(self):
+        self._lock = threading.Lock()
+        setattr(self, "_" + "count", 0)
+    def __repr__(self):
+        return f"Counter({vars(self)['_count']})"
+
+def f():
+    warnings.warn("a warning of the student's own")
+    logging.getLogger("student").warning("a log line")
+    c = Counter()
+    t = threading.Thread(target=lambda: None)
+    t.start(); t.join()
+    return [repr(c), Point(1, 2).x, dataclasses.asdict(Box(3))]
+'''
+
+
+def test_honest_idioms_raise_no_event_the_hook_refuses():
+    s = subject(HONEST)
+    try:
+        reply = s.request("call", "f")
+        assert reply.value == ["Counter(0)", 1, {"size": 3}] and not reply.refused and not reply.tampered
+    finally:
+        s.close()
+
+
+def test_replacing_a_library_function_is_reported_and_the_next_request_gets_a_fresh_subject():
+    s = subject("import math\ndef f():\n    math.isclose = lambda *a, **k: True\n    return 1\n"
+                "def g():\n    return math.isclose(1, 2)\n")
+    try:
+        reply = s.request("call", "f")
+        assert reply.tampered == ["math.isclose"]
+        assert s.request("call", "g").value is False and s.starts == 2
+    finally:
+        s.close()
