@@ -177,7 +177,8 @@ def run_test(t: Test, answer: Answer) -> Result:
 def _falsifying(e: BaseException) -> str:
     """The shrunk example hypothesis attached to ``e``, as ``name=value`` lines."""
     for note in getattr(e, "__notes__", []):
-        for prefix in ("Falsifying example: ", "Falsifying explicit example: ", "Failing test case: "):
+        for prefix in ("Falsifying example: ", "Falsifying explicit example: ", "Failing explicit example: ",
+                       "Failing test case: "):
             if note.startswith(prefix):
                 call = note[len(prefix):]
                 inner = call[call.find("(") + 1: call.rfind(")")]
@@ -194,7 +195,13 @@ def check_property(given_test: Callable[[], None]) -> None:
     """
     from kit.judge import Lost, Raised
     try:
-        given_test()
+        try:
+            given_test()
+        except BaseExceptionGroup as group:      # two distinct failures: report the first
+            first = group.exceptions[0]
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first
     except (Lost, NotImplementedError):
         raise
     except Raised as e:

@@ -7,6 +7,9 @@ thread returning while its block waits at a barrier, out-of-bounds and negative 
 to A or B are faults. It also counts global reads, which tells a tiled kernel from a naive one.
 Sizes straddle the tile (1, 15, 16, 17, 33 ...), K spans one to four tiles, C is square or not.
 Inputs are small integers in float32, so every sum is exact and C must equal numpy's exactly.
+As in graders/vec_add.py, the cell runs in the grading subject, which sends back observations
+(ch13lib.cuda_check's ``subject_*``: C, A and B after the call, each launch's configuration, who
+wrote each element of C, per-thread traffic) that the checks judge here.
 """
 import os
 
@@ -14,9 +17,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
-from graders.api import Answer, Fail, Grader, check_property
+from graders.api import Answer, Fail, Grader
+from graders.vec_add import check_cases, failing_case
 
-grader = Grader("tiled_matmul", timeout_s=240)
+grader = Grader("tiled_matmul", timeout_s=240, harness=("ch13lib.cuda_check",))
 
 GPU = os.environ.get("CH13_DEVICE") == "gpu"
 DEVICE = "gpu" if GPU else "cpu"
@@ -33,22 +37,25 @@ def small_mm(draw):
     return m, k, n
 
 
-def _required(module):
+def _required(answer: Answer):
+    """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
+    info = answer.get("tiled_matmul", "launch_tiled_matmul", "TILE")
     for name in ("tiled_matmul", "launch_tiled_matmul"):
-        if not hasattr(module, name):
+        if not info[name].get("defined"):
             raise Fail(f"`{name}` is not defined in the tiled_matmul cell (it needs TILE = 16, the kernel "
                        f"`tiled_matmul(A, B, C)` and `launch_tiled_matmul(A, B)`)")
-    tile = getattr(module, "TILE", None)
-    if tile != cc.TILE:
+    tile = info["TILE"]
+    tile = tile.get("value") if "value" in tile or not tile.get("defined") else f"a {tile.get('type')}"
+    if type(tile) is bool or tile != cc.TILE:
         raise Fail(f"the cell must define the module constant TILE = {cc.TILE} (found {tile!r}): the tiles "
                    f"are TILE x TILE and so are the blocks")
-    return module.launch_tiled_matmul
+    return cc.remote(answer.run)
 
 
 @grader.test(1)
 def launch_config(answer: Answer):
     """One launch of (TILE, TILE) blocks, ceil(N / TILE) x ceil(M / TILE) of them."""
-    launch = _required(answer.module)
+    ask = _required(answer)
 
     @settings(max_examples=30)
     @given(st.integers(1, 100), st.integers(1, 100), st.integers(1, 100))
@@ -56,28 +63,26 @@ def launch_config(answer: Answer):
     @example(16, 16, 16)
     @example(17, 3, 33)
     def prop(m, k, n):
-        cc.check_matmul_launch(launch, m, k, n)
+        cc.check_matmul_launch(ask, m, k, n)
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(2)
 def one_tile(answer: Answer):
     """A single 16 x 16 tile of C with K = 16: one pair of tiles of A and B, one block."""
-    launch = _required(answer.module)
+    ask = _required(answer)
     for m, k, n in [(16, 16, 16), (5, 7, 9)]:
-        try:
-            cc.check_matmul_results(launch, m, k, n, DEVICE)
-        except cc.CheckFailed as e:
-            raise Fail(str(e), f"m={m}, k={k}, n={n}") from None
-        if GPU:     # the barriers and bounds, on the simulator, as on a CPU
-            cc.check_matmul_results(launch, m, k, n, "cpu")
+        with failing_case(f"m={m}, k={k}, n={n}"):
+            cc.check_matmul_results(ask, m, k, n, DEVICE)
+            if GPU:     # the barriers and bounds, on the simulator, as on a CPU
+                cc.check_matmul_results(ask, m, k, n, "cpu")
 
 
 @grader.test(4)
 def matches_numpy(answer: Answer):
     """C == A @ B for ragged edges, several tiles along K, square and rectangular C; no faults."""
-    launch = _required(answer.module)
+    ask = _required(answer)
 
     @settings(max_examples=12)
     @given(small_mm())
@@ -87,19 +92,17 @@ def matches_numpy(answer: Answer):
     @example((20, 5, 31))
     def prop(case):
         m, k, n = case
-        cc.check_matmul_results(launch, m, k, n, DEVICE)
+        cc.check_matmul_results(ask, m, k, n, DEVICE)
         if GPU:
-            cc.check_matmul_results(launch, m, k, n, "cpu")
+            cc.check_matmul_results(ask, m, k, n, "cpu")
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(3)
 def global_traffic(answer: Answer):
     """A tiled kernel's global traffic: at most 2 * TILE^2 * ceil(K / TILE) reads per block, C written once."""
-    launch = _required(answer.module)
+    ask = _required(answer)
     for m, k, n in [(16, 48, 16), (20, 40, 18)]:
-        try:
-            cc.check_matmul_traffic(launch, m, k, n)
-        except cc.CheckFailed as e:
-            raise Fail(str(e), f"m={m}, k={k}, n={n}") from None
+        with failing_case(f"m={m}, k={k}, n={n}"):
+            cc.check_matmul_traffic(ask, m, k, n)

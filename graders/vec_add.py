@@ -5,7 +5,13 @@ out-of-bounds and negative indices, writes to the inputs, two threads writing on
 elements nobody wrote), and compares with numpy. Sizes are drawn around the block size, where
 tail bugs live: n = 0, 1, tpb - 1, tpb, tpb + 1, 2 tpb + 1 and odd sizes, threads per block from 1
 to 1024, four dtypes. On a GPU runner (CH13_DEVICE=gpu) the results are checked on real CUDA too.
+
+The cell runs in the grading subject (kit/subject.py): each case asks it for an observation
+(ch13lib.cuda_check's ``subject_*``: the arrays after the call, what the launcher returned, the launch
+configurations, which thread wrote each element), and the check judges it here, against numpy on
+inputs made here. Faults only the checking simulator sees arrive as a CheckFailed from the subject.
 """
+import contextlib
 import os
 
 from hypothesis import example, given, settings
@@ -13,8 +19,9 @@ from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
 from graders.api import Answer, Fail, Grader, check_property
+from kit.judge import Raised
 
-grader = Grader("vec_add", timeout_s=180)
+grader = Grader("vec_add", timeout_s=180, harness=("ch13lib.cuda_check",))
 
 GPU = os.environ.get("CH13_DEVICE") == "gpu"
 DEVICE = "gpu" if GPU else "cpu"
@@ -36,22 +43,54 @@ def vec_case(draw):
     return n, tpb, draw(st.sampled_from(DTYPES))
 
 
-def _required(module, *names):
+def _required(answer: Answer, *names):
+    """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
+    info = answer.get(*names)
     for name in names:
-        if not hasattr(module, name):
+        if not info[name].get("defined"):
             raise Fail(f"`{name}` is not defined in the vec_add cell (the contract needs "
                        f"`vec_add(a, b, c, n)` decorated with @cuda.jit and `launch_vec_add(a, b, threads_per_block=256)`)")
-    return [getattr(module, name) for name in names]
+    return cc.remote(answer.run)
+
+
+# Shared with graders/vec_add_grid_stride.py and graders/tiled_matmul.py.
+
+@contextlib.contextmanager
+def failing_case(example: str, prefix: str = ""):
+    """A failed check, judged here or raised by the simulator beside the cell, as a Fail with ``example``."""
+    try:
+        yield
+    except cc.CheckFailed as e:
+        raise Fail(prefix + str(e), example) from None
+    except Raised as e:
+        if not e.from_harness or e.flagged:
+            raise
+        raise Fail(prefix + e.message, example) from None
+
+
+def check_cases(prop) -> None:
+    """check_property; when hypothesis found failures of several origins (the explicit examples all
+    run, and a check judged here fails on a different line than one the subject raises), it raises
+    them as an exception group: report the first, as check_property would alone."""
+    try:
+        check_property(prop)
+    except BaseExceptionGroup as group:
+        first = group.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+
+        def again():
+            raise first
+        check_property(again)
 
 
 @grader.test(2)
 def launch_config(answer: Answer):
     """launch_vec_add launches vec_add once, with threads_per_block threads and ceil(n / tpb) blocks."""
-    (launch,) = _required(answer.module, "launch_vec_add")
-    try:    # the contract's default: launch_vec_add(a, b) uses 256 threads per block
-        cc.check_vec_add_launch(launch, 1000, 256, default_tpb=True)
-    except cc.CheckFailed as e:
-        raise Fail(str(e), "n=1000, threads_per_block left at its default") from None
+    ask = _required(answer, "launch_vec_add")
+    # the contract's default: launch_vec_add(a, b) uses 256 threads per block
+    with failing_case("n=1000, threads_per_block left at its default"):
+        cc.check_vec_add_launch(ask, 1000, 256, default_tpb=True)
 
     @settings(max_examples=40)
     @given(vec_case())
@@ -61,15 +100,15 @@ def launch_config(answer: Answer):
     @example((1, 1, "int64"))
     def prop(case):
         n, tpb, dtype = case
-        cc.check_vec_add_launch(launch, n, tpb, dtype)
+        cc.check_vec_add_launch(ask, n, tpb, dtype)
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(4)
 def matches_numpy(answer: Answer):
     """c == a + b for every case; no out-of-bounds, negative-index or input writes; a NEW array."""
-    (launch,) = _required(answer.module, "launch_vec_add")
+    ask = _required(answer, "launch_vec_add")
 
     @settings(max_examples=30)
     @given(vec_case())
@@ -80,15 +119,15 @@ def matches_numpy(answer: Answer):
     @example((1025, 1024, "int64"))
     def prop(case):
         n, tpb, dtype = case
-        cc.check_vec_add_results(launch, n, tpb, dtype, DEVICE)
+        cc.check_vec_add_results(ask, n, tpb, dtype, DEVICE)
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(2)
 def kernel_bounds(answer: Answer):
     """The kernel alone, on buffers longer than n and with a spare block: nothing at i >= n is touched."""
-    (kernel,) = _required(answer.module, "vec_add")
+    ask = _required(answer, "vec_add")
 
     @settings(max_examples=25)
     @given(vec_case(), st.integers(1, 40))
@@ -96,28 +135,25 @@ def kernel_bounds(answer: Answer):
     @example((0, 4, "float32"), 2)
     def prop(case, extra):
         n, tpb, dtype = case
-        cc.check_vec_add_kernel(kernel, n, tpb, extra, dtype, "cpu")
+        cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "cpu")
         if GPU:
-            cc.check_vec_add_kernel(kernel, n, tpb, extra, dtype, "gpu")
+            cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "gpu")
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(2)
 def runs_on_numba(answer: Answer):
     """The launcher, unchanged, on numba's own backend: its CUDA simulator on a CPU, the GPU on a GPU."""
-    (launch,) = _required(answer.module, "launch_vec_add")
+    ask = _required(answer, "launch_vec_add")
     cases = [(37, 16, "float32"), (8, 4, "int32")]
     if GPU:
         cases += [(1_000_003, 256, "float32"), (5, 1024, "float64")]
     for n, tpb, dtype in cases:
-        try:
-            if not GPU:     # the checking simulator first: a kernel that loops forever never reaches numba's
-                try:
-                    cc.check_vec_add_results(launch, n, tpb, dtype, "cpu")
-                except cc.CheckFailed as e:
-                    raise cc.CheckFailed(f"not run on numba's simulator, because the checking simulator "
-                                         f"found a problem first: {e}") from None
-            cc.check_launcher_as_is(launch, n, tpb, dtype)
-        except cc.CheckFailed as e:
-            raise Fail(str(e), f"n={n}, threads_per_block={tpb}, dtype={dtype!r}") from None
+        example = f"n={n}, threads_per_block={tpb}, dtype={dtype!r}"
+        if not GPU:     # the checking simulator first: a kernel that loops forever never reaches numba's
+            with failing_case(example, "not run on numba's simulator, because the checking simulator found a "
+                                "problem first: "):
+                cc.check_vec_add_results(ask, n, tpb, dtype, "cpu")
+        with failing_case(example):
+            cc.check_launcher_as_is(ask, n, tpb, dtype)

@@ -4,7 +4,8 @@ The caller chooses the grid (``blocks`` x ``threads_per_block``), which may be s
 than n: every thread starts at its global index and steps by the total number of threads in the
 grid. Cases are drawn around the grid size (n = 0, 1, T - 1, T, T + 1, 3T + 2 and odd sizes, T the
 number of threads); all run on the checking simulator of ch13lib.cuda_sim, and on real CUDA too on a
-GPU runner (CH13_DEVICE=gpu).
+GPU runner (CH13_DEVICE=gpu). As in graders/vec_add.py, the cell runs in the grading subject, which
+sends back observations (ch13lib.cuda_check's ``subject_*``) that the checks judge here.
 """
 import os
 
@@ -12,9 +13,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
-from graders.api import Answer, Fail, Grader, check_property
+from graders.api import Answer, Fail, Grader
+from graders.vec_add import check_cases
 
-grader = Grader("vec_add_grid_stride", timeout_s=180)
+grader = Grader("vec_add_grid_stride", timeout_s=180, harness=("ch13lib.cuda_check",))
 
 GPU = os.environ.get("CH13_DEVICE") == "gpu"
 DEVICE = "gpu" if GPU else "cpu"
@@ -39,19 +41,21 @@ def stride_case(draw):
     return min(n, MAX_N), blocks, tpb, draw(st.sampled_from(DTYPES))
 
 
-def _required(module, *names):
+def _required(answer: Answer, *names):
+    """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
+    info = answer.get(*names)
     for name in names:
-        if not hasattr(module, name):
+        if not info[name].get("defined"):
             raise Fail(f"`{name}` is not defined in the vec_add_grid_stride cell (it needs the kernel "
                        f"`vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
                        f"threads_per_block)`)")
-    return [getattr(module, name) for name in names]
+    return cc.remote(answer.run)
 
 
 @grader.test(1)
 def launch_config(answer: Answer):
     """The launcher launches the kernel once, with exactly the blocks and threads it was given."""
-    (launch,) = _required(answer.module, "launch_vec_add_grid_stride")
+    ask = _required(answer, "launch_vec_add_grid_stride")
 
     @settings(max_examples=25)
     @given(stride_case())
@@ -59,15 +63,15 @@ def launch_config(answer: Answer):
     @example((5, 3, 8, "int32"))
     def prop(case):
         n, blocks, tpb, dtype = case
-        cc.check_vec_add_launch(launch, n, tpb, dtype, blocks=blocks, **NAMES)
+        cc.check_vec_add_launch(ask, n, tpb, dtype, blocks=blocks, **NAMES)
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(2)
 def matches_numpy(answer: Answer):
     """c == a + b for grids smaller and larger than n; no faults; inputs unchanged; a new array."""
-    (launch,) = _required(answer.module, "launch_vec_add_grid_stride")
+    ask = _required(answer, "launch_vec_add_grid_stride")
 
     @settings(max_examples=25)
     @given(stride_case())
@@ -77,40 +81,40 @@ def matches_numpy(answer: Answer):
     @example((0, 2, 32, "float32"))
     def prop(case):
         n, blocks, tpb, dtype = case
-        cc.check_vec_add_results(launch, n, tpb, dtype, DEVICE, blocks=blocks, **NAMES)
+        cc.check_vec_add_results(ask, n, tpb, dtype, DEVICE, blocks=blocks, **NAMES)
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(1)
 def kernel_bounds(answer: Answer):
     """The kernel alone, on buffers longer than n: nothing at index >= n is read or written."""
-    (kernel,) = _required(answer.module, "vec_add_grid_stride")
+    ask = _required(answer, "vec_add_grid_stride")
 
     @settings(max_examples=20)
     @given(stride_case(), st.integers(1, 40))
     @example((50, 2, 8, "float32"), 5)
     def prop(case, extra):
         n, blocks, tpb, dtype = case
-        cc.check_vec_add_kernel(kernel, n, tpb, extra, dtype, "cpu", blocks=blocks,
+        cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "cpu", blocks=blocks,
                                 kernel_name="vec_add_grid_stride")
         if GPU:
-            cc.check_vec_add_kernel(kernel, n, tpb, extra, dtype, "gpu", blocks=blocks,
+            cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "gpu", blocks=blocks,
                                     kernel_name="vec_add_grid_stride")
 
-    check_property(prop)
+    check_cases(prop)
 
 
 @grader.test(1)
 def grid_stride_pattern(answer: Answer):
     """Element i is computed by global thread i % (blocks * threads_per_block) (coalesced accesses)."""
-    (launch,) = _required(answer.module, "launch_vec_add_grid_stride")
+    ask = _required(answer, "launch_vec_add_grid_stride")
 
     @settings(max_examples=10)
     @given(stride_case().filter(lambda c: c[0] > 0))
     @example((50, 2, 8, "float32"))
     def prop(case):
         n, blocks, tpb, dtype = case
-        cc.check_grid_stride_pattern(launch, n, blocks, tpb, dtype, **NAMES)
+        cc.check_grid_stride_pattern(ask, n, blocks, tpb, dtype, **NAMES)
 
-    check_property(prop)
+    check_cases(prop)

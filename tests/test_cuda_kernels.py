@@ -2,7 +2,9 @@
 
 Graders run in a child process (``NUMBA_ENABLE_CUDASIM=1`` must be set before numba's first
 import, which this pytest process cannot promise), one process per grade_id for its whole
-catalogue. GPU tests are marked ``gpu`` and skip with a reason on machines without one.
+catalogue; each cell runs in its own subject process (kit/subject.py, unsandboxed here), and the
+grading process itself never imports numba (it never runs the cell). GPU tests are marked ``gpu``
+and skip with a reason on machines without one.
 """
 from __future__ import annotations
 
@@ -32,7 +34,9 @@ RUNNER = textwrap.dedent(r"""
     out = {}
     for p in paths:
         with open(p, encoding="utf-8") as f:
-            out[p] = [r.to_json() for r in grader.run(f.read())]
+            out[p] = [r.to_json() for r in grader.run(f.read(), sandbox=False,
+                                                      gpu=os.environ["CH13_DEVICE"] == "gpu")]
+    assert "numba" not in sys.modules, "the judge imported numba: it must not run the cell's code"
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(out, f)
 """)

@@ -324,8 +324,8 @@ class SimArray:
                 if prev != -1 and prev != t.gid:
                     other = t.launch.thread_name_gid(prev)
                     _fault(f"wrote {self._label(idx)}, which {other} also wrote in this launch: "
-                           f"two threads must not write one element (each thread owns its own index; "
-                           f"is the block index part of it?)", "duplicate")
+                           f"two threads must not write one element ({_duplicate_hint(t, w, prev, pos)})",
+                           "duplicate")
                 w[pos] = t.gid
         else:
             t.stats.shared_writes += 1
@@ -345,6 +345,22 @@ class SimArray:
             w_epoch[pos] = e
             writer[pos] = t.tid
         self._arr[idx] = value
+
+
+def _duplicate_hint(t, writer: list, prev: int, pos: int) -> str:
+    """Why two threads met at one element: their index misses the block (each thread writes once),
+    or, in a loop, the step is smaller than the whole grid (the grid-stride loop's cuda.gridsize)."""
+    launch = t.launch
+    if launch.ndim == 1:
+        total = math.prod(launch.griddim) * math.prod(launch.blockdim)
+        for gid, extra in ((prev, ()), (t.gid, (pos,))):      # the steps of either thread's loop
+            mine = sorted(set(i for i, g in enumerate(writer) if g == gid).union(extra))
+            step = min((b - a for a, b in zip(mine, mine[1:])), default=0)
+            if 0 < step < total:
+                return (f"the loop steps by {step} element{'s' if step > 1 else ''}, fewer than the {total} "
+                        f"threads of the grid, so threads redo each other's elements: step by the whole grid, "
+                        f"cuda.gridsize(1) = blocks x threads per block = {total}")
+    return "each thread owns its own index; is the block index part of it?"
 
 
 def _endless(t):
@@ -913,20 +929,26 @@ class Spy:
         self.readonly, self.limits = tuple(readonly), limits
         self.launches: list = []
         self.raw_configs: list = []
+        self.fault: KernelFault | None = None     # the first fault, even if the launcher swallowed it
+
+    def _refuse(self, message: str):
+        fault = KernelFault(message, "config")
+        self.fault = self.fault or fault
+        raise fault
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise KernelFault(f"launch {self.name} as {self.name}[blocks, threads_per_block](...), "
-                              f"got {self.name}[{config!r}]", "config")
+            self._refuse(f"launch {self.name} as {self.name}[blocks, threads_per_block](...), "
+                         f"got {self.name}[{config!r}]")
         return _Configured(self, config)
 
     def __call__(self, *args, **kwargs):
-        raise KernelFault(f"{self.name}(...) was called without a launch configuration: a kernel is "
-                          f"launched as {self.name}[blocks, threads_per_block](...)", "config")
+        self._refuse(f"{self.name}(...) was called without a launch configuration: a kernel is "
+                     f"launched as {self.name}[blocks, threads_per_block](...)")
 
     def forall(self, *args, **kwargs):
-        raise KernelFault(f"{self.name}.forall(...) picks its own block size: launch "
-                          f"{self.name}[blocks, threads_per_block](...) yourself", "config")
+        self._refuse(f"{self.name}.forall(...) picks its own block size: launch "
+                     f"{self.name}[blocks, threads_per_block](...) yourself")
 
 
 class _Configured:
@@ -944,12 +966,15 @@ class _Configured:
                 g, b = None, None
             spy.launches.append((g, b, None))
             return None
-        if spy.mode == "pass":
+        try:
             g, b = normalize_dims(griddim, blockdim)
-            spy.launches.append((g, b, None))
-            return spy.kernel[self.config](*args)
-        g, b = normalize_dims(griddim, blockdim)
-        record = launch(spy.kernel, griddim, blockdim, args, readonly=spy.readonly, limits=spy.limits)
+            if spy.mode == "pass":
+                spy.launches.append((g, b, None))
+                return spy.kernel[self.config](*args)
+            record = launch(spy.kernel, griddim, blockdim, args, readonly=spy.readonly, limits=spy.limits)
+        except KernelFault as e:
+            spy.fault = spy.fault or e
+            raise
         spy.launches.append((g, b, record))
         return None
 

@@ -1,5 +1,6 @@
 # verdict: fail
 # message: also wrote in this launch
+# message: step by the whole grid, cuda.gridsize(1)
 # why: range(start, n) without the stride: every thread computes everything from its index on
 import numpy as np
 from numba import cuda

@@ -1,5 +1,6 @@
 # verdict: fail
 # message: also wrote in this launch
+# message: step by the whole grid, cuda.gridsize(1)
 # why: steps by blockDim.x instead of the whole grid: blocks redo each other's elements
 import numpy as np
 from numba import cuda
