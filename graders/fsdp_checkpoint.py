@@ -1,15 +1,23 @@
 """Hidden grader of `fsdp_checkpoint` (notebook 05): checkpointing a model under FSDP.
 
 Every scenario trains the small float64 MLP of ``ch13lib.fsdp_train`` under FSDP (FULL_SHARD,
-``device_id`` cpu, gloo) in a world of rank THREADS (``ch13lib.fsdp_world``: each thread has its
-own real gloo process group), so a world costs tens of milliseconds and the student's functions
-run as they are. The world watches every collective and every ``torch.save`` to a file path:
+``device_id`` cpu, gloo) in a world of rank threads (``ch13lib.fsdp_world``: each thread has its
+own real gloo process group). The worlds run in the SUBJECT process, beside the student's cell
+(``ch13lib.fsdp_ckpt.observe_save`` / ``observe_resume``); this judge runs no student code. The
+world watches every collective and every ``torch.save`` to a file path:
 
 - a hang (a collective some ranks never call, or ranks calling different collectives at the
   same point) is reported the moment it is certain, by its cause and the student's line;
 - rank 0's file write is held until every other rank waits for it in a collective or has
   returned, so a missing or misplaced barrier fails on every run;
 - writes by other ranks are recorded with the rank that made them.
+
+The subject sends back raw observations: the parameters at the moment of the save and after the
+run went on, the file's bytes and the directory's listing, who wrote what, the file's state when
+each rank returned, each rank's exception or the hang, and after a resume the epoch each rank
+returned and the loaded and final parameters. The judge loads the file itself
+(``torch.load(..., weights_only=True)``), recomputes the same training without FSDP (the
+parameters and Adam's state; every run must agree with it to 1e-9) and decides.
 
 Save scenarios differ in world size (2, 3, 4), optimizer (Adam, AdamW), wrapping (one FSDP unit
 or one per Linear), steps and epoch (including 0). Each file is checked against the gathered
@@ -23,23 +31,19 @@ comparisons with the continued run use the tolerance, not bit equality.
 """
 from __future__ import annotations
 
+import functools
 import os
-import tempfile
 
-# Imported before any student code runs: importing torch._dynamo rebinds torch.manual_seed, and
-# FSDP and torch.distributed.checkpoint pull it in lazily; done during a test, that change would
-# meet the sandbox's guard against monkeypatched libraries (kit/sandbox.py) mid-grading.
-import torch._dynamo  # noqa: F401
-import torch.distributed.checkpoint  # noqa: F401
-import torch.distributed.checkpoint.state_dict  # noqa: F401
+import torch
 
-from graders.api import Answer, Fail, Grader, student_traceback
+from graders.api import Answer, Fail, Grader
 
 from ch13lib import fsdp_ckpt as ck
-from ch13lib.fsdp_world import WorldError
+from ch13lib import fsdp_train as ft
 
-grader = Grader("fsdp_checkpoint", timeout_s=150)
+grader = Grader("fsdp_checkpoint", timeout_s=150, harness=("ch13lib.fsdp_ckpt",))
 GUARD_S = 30.0      # last resort per world, for code that neither returns nor waits in a collective
+NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 # name -> save scenario (world, steps, more steps after the save, epoch, optimizer, wrapping, data)
 SAVES = {
@@ -59,7 +63,6 @@ def _gpu() -> bool:
 def _cap(world: int) -> int:
     if not _gpu():
         return world
-    import torch
     return max(1, min(world, torch.cuda.device_count()))
 
 
@@ -76,15 +79,41 @@ def _replay(save: ck.SaveRun, load_world: int | None = None, nested: bool | None
     return f"{where}\nreplay in the notebook: {call}"
 
 
-def _world_fail(answer: Answer, err: WorldError, phase: str, example: str):
-    exc = getattr(err, "exc", None)
-    if isinstance(exc, NotImplementedError):
-        raise NotImplementedError()
+def _world_fail(error: dict, phase: str, example: str):
+    """Fail with what the subject saw go wrong in a world: a rank's exception or a hang."""
+    exc = error.get("exc")
     if exc is not None:
-        raise Fail(f"{phase} raised an exception on rank {err.rank}:\n"
-                   + student_traceback(exc, answer.filename) + ck.hint(exc), example)
-    raise Fail(err.message, example)
+        if exc.get("type") == "NotImplementedError":
+            raise Fail(NOT_IMPLEMENTED)
+        raise Fail(f"{phase} raised an exception on rank {error.get('rank')}:\n"
+                   + (exc.get("traceback") + "\n" if exc.get("traceback") else "")
+                   + f"{exc.get('type')}: {exc.get('message')}" + ck.hint(exc.get("message")), example)
+    raise Fail(str(error.get("message")), example)
 
+
+# ---------------------------------------------------------------- the reference, recomputed here
+
+@functools.lru_cache(maxsize=None)
+def _reference(steps: int, optimizer: str, data_seed: int) -> dict[str, torch.Tensor]:
+    """The full parameters after ``steps`` steps of the same training without FSDP."""
+    model, _ = ft.plain_run(steps, seed=data_seed, kind=optimizer, data_seed=data_seed)
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def _off_reference(got: dict | None, want: dict) -> str | None:
+    """'name: max |diff| d' where ``got`` is not ``want`` within the tolerance, else None."""
+    if not isinstance(got, dict) or set(got) != set(want):
+        return f"parameters {sorted(got) if isinstance(got, dict) else got!r}, expected {sorted(want)}"
+    for name, w in want.items():
+        g = got[name]
+        if not isinstance(g, torch.Tensor) or g.shape != w.shape or g.dtype != w.dtype:
+            return f"'{name}' is not a {list(w.shape)} {w.dtype} tensor"
+        if not torch.allclose(g, w, rtol=ck.RTOL, atol=ck.ATOL):
+            return f"'{name}': max |diff| {(g - w).abs().max().item():.3g}"
+    return None
+
+
+# ---------------------------------------------------------------- observations from the subject
 
 def _cache(answer: Answer) -> dict:
     if not hasattr(answer, "_fsdp_cache"):
@@ -92,32 +121,64 @@ def _cache(answer: Answer) -> dict:
     return answer._fsdp_cache
 
 
-def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, str]:
-    """Run save scenario ``name`` once per answer; (run, its directory)."""
+def _scenario(name: str) -> dict:
+    return dict(SAVES[name], world=_cap(SAVES[name]["world"]))
+
+
+def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
+    """Run save scenario ``name`` once per answer, in the subject; (run, the raw observation)."""
     cache = _cache(answer)
     if name not in cache:
-        mod = answer.module
-        d = tempfile.mkdtemp(prefix=f"fsdp_{name}_")
-        params = dict(SAVES[name], world=_cap(SAVES[name]["world"]))
-        cache[name] = (ck.run_save(mod.save_checkpoint, d, backend=_backend(), guard_s=GUARD_S,
-                                   **params), d)
+        answer.require("save_checkpoint", what="the contract needs `save_checkpoint(model, optimizer, epoch, path)`")
+        params = _scenario(name)
+        seen = answer.run("ch13lib.fsdp_ckpt:observe_save", tag=name, backend=_backend(),
+                          guard_s=GUARD_S, **params)
+        run = ck.SaveRun(path=seen["path"], **params)
+        run.writes = [tuple(w) for w in seen["writes"]]
+        run.returned = dict(seen["returned"])
+        run.incomplete = {r: ck.incomplete_why(st) for r, st in run.returned.items()}
+        run.layout = seen["layout"]
+        run.note = ck.layout_text(run.layout)
+        run.saved, run.final = seen["saved"], seen["final"]
+        cache[name] = (run, seen)
     return cache[name]
 
 
-def _saved_ok(answer: Answer, name: str) -> tuple[ck.SaveRun, str]:
-    run, d = _save(answer, name)
-    if run.error is not None:
-        _world_fail(answer, run.error, "save_checkpoint", _replay(run))
-    return run, d
+def _saved_ok(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
+    run, seen = _save(answer, name)
+    if seen["error"] is not None:
+        _world_fail(seen["error"], "save_checkpoint", _replay(run))
+    return run, seen
 
 
 def _file(answer: Answer, name: str):
-    run, d = _saved_ok(answer, name)
-    obj, why = ck.load_file(run.path, run.note)
+    run, seen = _saved_ok(answer, name)
+    obj, why = ck.load_observed(seen["file"], run.note)
     if why:
         raise Fail(why, _replay(run))
     return run, obj
 
+
+def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int,
+            nested: bool) -> ck.ResumeRun:
+    """load_checkpoint at ``world`` ranks on the file of ``run``, in the subject."""
+    answer.require("load_checkpoint", what="the contract needs `load_checkpoint(model, optimizer, path)`")
+    save = {k: getattr(run, k) for k in ("world", "steps", "more", "epoch", "optimizer", "nested", "data_seed")}
+    got = answer.run("ch13lib.fsdp_ckpt:observe_resume", dict(save, directory=seen["directory"]),
+                     world=world, more=more, nested=nested, backend=_backend(), guard_s=GUARD_S)
+    example = _replay(run, world, nested)
+    if got["error"] is not None:
+        _world_fail(got["error"], got["phase"], example)
+    res = ck.ResumeRun(world, nested)
+    res.epochs = [ck.epoch_from_observation(e) for e in got["epochs"]]
+    res.loaded, res.final = got["loaded"], got["final"]
+    if len(res.epochs) != world or not isinstance(res.loaded, dict) or not isinstance(res.final, dict):
+        raise Fail("the resumed run reported an incomplete result (one return value per rank and "
+                   "the parameters)", example)
+    return res
+
+
+# ---------------------------------------------------------------- tests
 
 @grader.test(4)
 def file_format(answer: Answer) -> None:
@@ -125,6 +186,11 @@ def file_format(answer: Answer) -> None:
     shapes, values equal to the gathered parameters) and loads into the plain model."""
     for name in SAVES:
         run, obj = _file(answer, name)
+        off = _off_reference(run.saved, _reference(run.steps, run.optimizer, run.data_seed))
+        if off:
+            raise Fail(f"the model's parameters at the moment of save_checkpoint are not those of the "
+                       f"same {run.steps} step(s) of training without FSDP ({off}): the cell changed "
+                       f"the training before the save", _replay(run))
         problems = ck.file_problems(obj, run)
         if problems:
             raise Fail(problems[0], _replay(run))
@@ -147,32 +213,31 @@ def optimizer_state(answer: Answer) -> None:
 def resume_equivalence(answer: Answer) -> None:
     """Resumed at other world sizes, training continues exactly like the run that never
     stopped (bit for bit at the same size and wrapping on CPU, 1e-9 otherwise)."""
-    mod = answer.module
     done = set()
     for name, load_world, nested in RESUMES:
-        run, _ = _saved_ok(answer, name)
+        run, seen = _saved_ok(answer, name)
+        off = _off_reference(run.final, _reference(run.steps + run.more, run.optimizer, run.data_seed))
+        if off:
+            raise Fail(f"after save_checkpoint returned, {run.more} more step(s) of the same run did not "
+                       f"continue like training without a checkpoint ({off}): save_checkpoint must "
+                       f"leave the model and the optimizer as they were", _replay(run))
         load_world = _cap(load_world)
         if (name, load_world, nested) in done:
             continue
         done.add((name, load_world, nested))
-        res = ck.run_resume(mod.load_checkpoint, run.path, world=load_world, start=run.steps,
-                            more=run.more, optimizer=run.optimizer, nested=nested,
-                            data_seed=run.data_seed, backend=_backend(), guard_s=GUARD_S)
-        example = _replay(run, load_world, nested)
-        if res.error is not None:
-            _world_fail(answer, res.error, "load_checkpoint", example)
+        res = _resume(answer, run, seen, load_world, run.more, nested)
         bitwise = not _gpu() and load_world == run.world and nested == run.nested
         problems = ck.resume_problems(run, res, bitwise)
         if problems:
-            raise Fail(problems[0], example)
+            raise Fail(problems[0], _replay(run, load_world, nested))
 
 
 @grader.test(3)
 def rank0_only_writes(answer: Answer) -> None:
     """Only rank 0 writes, and only the one file at path."""
     for name in SAVES:
-        run, d = _saved_ok(answer, name)
-        problems = ck.write_problems(run, d)
+        run, seen = _saved_ok(answer, name)
+        problems = ck.write_problems(run, seen["listing"])
         if problems:
             raise Fail(problems[0], _replay(run))
 
@@ -192,14 +257,8 @@ def complete_on_return(answer: Answer) -> None:
 def collectives_on_every_rank(answer: Answer) -> None:
     """save and load run at world sizes 2, 3 and 4 without a hang: every collective is called
     by every rank, in the same order (a hang is reported at once, by its cause)."""
-    mod = answer.module
     for name in SAVES:
-        run, _ = _saved_ok(answer, name)
+        _saved_ok(answer, name)
     for name, world in (("C", 2), ("A", 3)):
-        run, _ = _saved_ok(answer, name)
-        world = _cap(world)
-        res = ck.run_resume(mod.load_checkpoint, run.path, world=world, start=run.steps,
-                            more=0, optimizer=run.optimizer, nested=run.nested,
-                            data_seed=run.data_seed, backend=_backend(), guard_s=GUARD_S)
-        if res.error is not None:
-            _world_fail(answer, res.error, "load_checkpoint", _replay(run, world))
+        run, seen = _saved_ok(answer, name)
+        _resume(answer, run, seen, _cap(world), 0, run.nested)

@@ -168,6 +168,44 @@ def test_self_check_prints_and_stands_aside_while_grading(monkeypatch):
     assert len(out.getvalue().strip().splitlines()) == 1
 
 
+def test_self_check_names_the_optimizer():
+    from ch13lib import fsdp_ckpt
+    mod = types.ModuleType("nb_answer")
+    exec(open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read(), mod.__dict__)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert fsdp_ckpt.self_check(mod.save_checkpoint, mod.load_checkpoint, optimizer="adamw")
+    assert "equal to AdamW's without FSDP" in out.getvalue() and "Adam's" not in out.getvalue()
+
+
+def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
+    """observe_save / observe_resume (run in the subject) send only plain data; the judge loads
+    the file's bytes itself. A resume whose save directory is gone (a restarted subject has a new
+    /tmp) saves again first."""
+    import shutil
+    import torch
+    from kit import wire
+    from kit.subject import Cell
+    from ch13lib import fsdp_ckpt
+    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read()
+    cell = Cell(GID, source)
+    scenario = dict(world=2, steps=2, more=1, epoch=7, optimizer="adamw", nested=True, data_seed=3)
+    with tempfile.TemporaryDirectory() as d:
+        seen = fsdp_ckpt.observe_save(cell, directory=os.path.join(d, "s"), **scenario)
+        seen = wire.decode(wire.encode(seen)[wire.HEADER.size:])
+        assert seen["error"] is None and seen["file"]["kind"] == "file"
+        assert list(seen["listing"]) == ["ckpt.pt"] and all(r == 0 for r, _, _ in seen["writes"])
+        obj, why = fsdp_ckpt.load_observed(seen["file"])
+        assert why is None and obj["epoch"] == 7
+        shutil.rmtree(seen["directory"])
+        got = fsdp_ckpt.observe_resume(cell, dict(scenario, directory=seen["directory"]),
+                                       world=3, more=1, nested=False)
+        got = wire.decode(wire.encode(got)[wire.HEADER.size:])
+        assert got["error"] is None and got["epochs"] == [("value", 7)] * 3
+        for name, want in seen["saved"].items():
+            assert torch.equal(got["loaded"][name], want)
+
+
 def _has_cuda() -> bool:
     try:
         import torch
