@@ -103,6 +103,52 @@ def kill_as(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+CPU_CGROUPS = ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup")     # cgroup v1's cpu controller, or v2's unified tree
+CPU_SHARE = {"cpu.shares": "1024", "cpu.weight": "100"}     # the same share for every job
+
+
+def _cpu_group(token: str) -> tuple[str, str] | None:
+    """(folder of the job's CPU cgroup, its share file), where this machine has a cpu controller."""
+    for base in CPU_CGROUPS:
+        for share in CPU_SHARE:
+            if os.path.exists(os.path.join(base, share)) or \
+                    os.path.exists(os.path.join(base, "ch13", share)):
+                return os.path.join(base, "ch13", token[:32]), share
+    return None
+
+
+def enter_cpu_group(token: str) -> bool:
+    """Put this process (and so everything it starts) in the job's own CPU cgroup (as root).
+
+    Every job gets the same share of the CPU, however many processes or sessions it starts: a
+    student whose code keeps every core busy takes one job's share, not the machine (the kernel
+    otherwise shares CPU between sessions, sched_autogroup). False where there is no writable
+    cpu controller (not root, or a container without one): then only the hang guards, which count
+    the job's own CPU time, keep one job from costing another its grade."""
+    found = _cpu_group(token)
+    if found is None or os.geteuid() != 0:
+        return False
+    folder, share = found
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, share), "w") as f:
+            f.write(CPU_SHARE[share])
+        with open(os.path.join(folder, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        return True
+    except OSError:
+        return False
+
+
+def remove_cpu_group(token: str) -> None:
+    found = _cpu_group(token)
+    if found and os.path.isdir(found[0]):
+        try:
+            os.rmdir(found[0])        # only once empty: the job's processes are gone
+        except OSError:
+            pass
+
+
 def kill_job(token: str, uid: int | None = None) -> int:
     """SIGKILL every process of the job; returns how many were found still running."""
     if not token:
@@ -122,6 +168,7 @@ def kill_job(token: str, uid: int | None = None) -> int:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    remove_cpu_group(token)
     return found
 
 

@@ -41,6 +41,7 @@ import sys
 import tempfile
 
 from kit import ROOT
+from kit.jobs import enter_cpu_group
 
 MB = 2**20
 LIMITS = {                                   # per process; generous for Ray, torch and numba
@@ -55,7 +56,13 @@ TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024, "/run/lock": 1}   # 
 WORKDIR_MB = 512
 SANDBOX_USER = "nobody"
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x10000000, 0x40000000, 0x08000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWPID = (0x00020000, 0x10000000, 0x40000000,
+                                                                      0x08000000, 0x20000000)
+MS_RDONLY, MS_REMOUNT, MNT_DETACH = 1, 32, 2
+PR_SET_PDEATHSIG = 1
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+# The allow-list (root tier): all a job sees of the host, read-only, besides its own folders.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 
@@ -150,7 +157,9 @@ def enter_namespaces(network: bool) -> str:
     # Its own IPC namespace: SysV shared memory, semaphores and message queues die with the job.
     flags = CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWNET if network else 0)
     if os.geteuid() == 0:
-        if _libc.unshare(flags) != 0:
+        # As root also its own PID namespace: the job sees only its processes, and all of them
+        # die with its first one (see become_pid_one).
+        if _libc.unshare(flags | CLONE_NEWPID) != 0:
             return ""
         tier = "root"
     else:
@@ -174,6 +183,73 @@ def enter_namespaces(network: bool) -> str:
     except OSError:      # a user namespace without mount rights (e.g. AppArmor's userns restriction)
         return ""
     return tier
+
+
+def _bind(source: str, target_root: str, *, readonly: bool) -> None:
+    target = target_root + source
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if readonly:
+        _mount("none", target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def pivot_to_allow_list(own: list[str]) -> None:
+    """Root tier: the job's whole file system becomes a fresh root holding only the system folders,
+    the interpreter and the kit read-only, a fresh /proc of its PID namespace, /dev, and its own
+    folders (``own``: the private tmpfs folders, the work folder, the kept paths). Another checkout
+    of the kit, home folders, /srv, /mnt, /opt, /var and /run of the host are simply not there."""
+    import platform
+    # Mounted on a host folder the job will not see (the mount namespace is the job's own).
+    new = next((d for d in ("/mnt", "/media", "/srv") if os.path.isdir(d) and not os.path.islink(d)),
+               "/tmp/.ch13-root")
+    os.makedirs(new, exist_ok=True)
+    _tmpfs(new, 1, mode="0755")
+    readonly = [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    readonly += sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, ROOT)})
+    for path in readonly:
+        if not os.path.islink(path):
+            _bind(path, new, readonly=True)
+        else:      # /bin -> usr/bin on merged-/usr systems: the same link in the new root
+            os.symlink(os.readlink(path), new + path)
+    for path in ["/dev", "/tmp", "/var/tmp", "/run/lock"] + own:
+        if os.path.exists(path) and not os.path.exists(new + path + "/.ch13-bound"):
+            _bind(path, new, readonly=False)
+    os.makedirs(new + "/proc", exist_ok=True)
+    _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | 8)        # MS_NOEXEC = 8
+    os.makedirs(new + "/.old", exist_ok=True)
+    number = SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None or _libc.syscall(number, new.encode(), (new + "/.old").encode()) != 0:
+        raise OSError(ctypes.get_errno(), "pivot_root failed")
+    os.chdir("/")
+    if _libc.umount2(b"/.old", MNT_DETACH) != 0:
+        raise OSError(ctypes.get_errno(), "could not detach the host's file system")
+    os.rmdir("/.old")
+
+
+FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+
+def become_pid_one() -> None:
+    """After unshare(CLONE_NEWPID): fork; the child is the namespace's first process and goes on
+    to run the job; this process stays outside, as the one its caller knows (kit.execute's kernel
+    manager interrupts it), forwards signals to the child and exits with the child's status."""
+    import signal
+    child = os.fork()
+    if child == 0:
+        return
+    for name in FORWARDED:
+        signal.signal(getattr(signal, name), lambda signum, _frame: os.kill(child, signum))
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except InterruptedError:
+            continue
+    os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 
 
 def _copy_into(src_fd_path: str, dest: str) -> None:
@@ -244,6 +320,8 @@ def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep:
         _mount(f"/proc/self/fd/{fds[p]}", p, None, MS_BIND)
     for fd in fds.values():
         os.close(fd)
+    if tier == "root":
+        pivot_to_allow_list([p for p in [workdir] + keep if p])
 
 
 def private_dirs(uid: int, gid: int) -> str:
@@ -324,6 +402,9 @@ def main(argv: list[str]) -> None:
     workdir = os.path.abspath(opts["workdir"]) if opts["workdir"] else None
     conn = read_connection_file(cmd)
     tier = enter_namespaces(opts["no_network"])
+    if tier == "root":
+        become_pid_one()
+        enter_cpu_group(os.environ.get("CH13_JOB", ""))
     missing = []
     if tier:
         hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
@@ -350,6 +431,8 @@ def main(argv: list[str]) -> None:
         os.chdir(workdir)
     set_limits(shared_uid=not (root and opts["uid"]))
     drop_privileges(uid, gid, tier)
+    if tier == "root":      # the outside parent dies (killed with the job): so does the namespace
+        _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)
     os.execvp(cmd[0], cmd)
 
