@@ -625,68 +625,125 @@ def _grading_line(name) -> bool:
     return False
 
 
-def _run_checks(title, checks) -> None:
-    print(title)
-    ok = True
-    for label, fn in checks:
+def _is_stub(node) -> bool:
+    """A def whose body is nothing but ``raise NotImplementedError()`` (after a docstring or ``pass``)."""
+    import ast
+    body = [st for st in node.body
+            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)) and not isinstance(st, ast.Pass)]
+    exc = body[0].exc if len(body) == 1 and isinstance(body[0], ast.Raise) else None
+    exc = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _stubs(functions) -> list[str]:
+    """Which of ``functions`` (kernels or plain functions) still have the stub's body: what is left to
+    write, read from the cell that defined them (none when their source cannot be found)."""
+    import ast
+    import inspect
+    import linecache
+
+    out = []
+    for fn in functions:
         try:
-            fn()
+            py = python_function(fn)
+            code = py.__code__
+            lines = linecache.getlines(code.co_filename) or inspect.findsource(py)[0]
+            tree = ast.parse("".join(lines))
+        except Exception:       # noqa: BLE001 - no source to read: the checks themselves will tell
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == py.__name__:
+                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if first == code.co_firstlineno:
+                    if _is_stub(node):
+                        out.append(py.__name__)
+                    break
+    return out
+
+
+def _run_checks(title, checks, functions=()) -> bool:
+    import contextlib
+    import io
+
+    print(title)
+    stubs = _stubs(functions)
+    if stubs:
+        names = " and ".join(f"`{n}`" for n in stubs)
+        print(f"  ✘ not implemented yet: {names} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
+              f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again.")
+        return False
+    ok, lines = True, []        # printed at the end: no ✔ for a cell that turns out to be a stub
+    for label, fn in checks:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                fn()
         except NotImplementedError:
-            print(f"  ✘ {label}: not implemented yet (the stub still raises NotImplementedError)")
-            return
+            lines = [line for line in lines if not line.startswith("  ✔")]
+            lines.append(f"  ✘ {label}: not implemented yet (the stub still raises NotImplementedError)")
+            print("\n".join(lines))
+            return False
         except CheckFailed as e:
-            print(f"  ✘ {label}: {e}")
+            lines.append(f"  ✘ {label}: {e}")
             ok = False
         except Exception as e:      # noqa: BLE001 - the student's code crashed
-            print(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
+            lines.append(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
             ok = False
         else:
-            print(f"  ✔ {label}")
+            lines.append(f"  ✔ {label}")
+        if out.getvalue():
+            lines.append(out.getvalue().rstrip("\n"))
+    print("\n".join(lines))
     print("All self-checks passed (the hidden tests try many more sizes)." if ok else
           "Fix the ✘ lines above; each says how to replay the failing case.")
+    return ok
 
 
-def self_check_vec_add(vec_add, launch_vec_add) -> None:
+def self_check_vec_add(vec_add, launch_vec_add) -> bool:
     if _grading_line("vec_add"):
-        return
+        return True
     ask = local(vec_add=vec_add, launch_vec_add=launch_vec_add)
-    _run_checks("vec_add self-check (checking simulator):", [
+    return _run_checks("vec_add self-check (checking simulator):", [
         ("launch config: n=1000, 256 threads/block -> 4 blocks", lambda: check_vec_add_launch(ask, 1000, 256)),
+        ("launch_vec_add(a, b) without threads_per_block: 256 threads/block (n=600 -> 3 blocks)",
+         lambda: check_vec_add_launch(ask, 600, 256, default_tpb=True)),
         ("tail: n=37, 16 threads/block", lambda: check_vec_add_results(ask, 37, 16)),
         ("n=1 with 1024 threads/block, int32", lambda: check_vec_add_results(ask, 1, 1024, "int32")),
         ("n=0 returns an empty array", lambda: check_vec_add_results(ask, 0, 32)),
         ("kernel touches nothing at i >= n (buffers longer than n)",
          lambda: check_vec_add_kernel(ask, 20, 8)),
-    ])
+    ], (vec_add, launch_vec_add))
 
 
-def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stride) -> None:
+def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stride) -> bool:
     if _grading_line("vec_add_grid_stride"):
-        return
+        return True
     ask = local(vec_add_grid_stride=vec_add_grid_stride, launch_vec_add_grid_stride=launch_vec_add_grid_stride)
     kw = dict(kernel_name="vec_add_grid_stride", launcher="launch_vec_add_grid_stride")
-    _run_checks("vec_add_grid_stride self-check (checking simulator):", [
+    return _run_checks("vec_add_grid_stride self-check (checking simulator):", [
         ("launches exactly blocks x threads", lambda: check_vec_add_launch(ask, 50, 8, blocks=2, **kw)),
         ("grid smaller than n: 2 blocks x 8 threads, n=50",
          lambda: check_vec_add_results(ask, 50, 8, blocks=2, **kw)),
         ("grid larger than n: 3 blocks x 8 threads, n=5",
          lambda: check_vec_add_results(ask, 5, 8, blocks=3, **kw)),
         ("grid-stride pattern (coalesced)", lambda: check_grid_stride_pattern(ask, 40, 2, 4)),
-    ])
+        ("kernel touches nothing at i >= n: 2 blocks x 4 threads, n=19, buffers of 24",
+         lambda: check_vec_add_kernel(ask, 19, 4, 5, blocks=2, kernel_name="vec_add_grid_stride")),
+    ], (vec_add_grid_stride, launch_vec_add_grid_stride))
 
 
-def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> None:
+def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> bool:
     if _grading_line("tiled_matmul"):
-        return
+        return True
     ask = local(tiled_matmul=tiled_matmul, launch_tiled_matmul=launch_tiled_matmul)
-    _run_checks("tiled_matmul self-check (checking simulator):", [
+    return _run_checks("tiled_matmul self-check (checking simulator):", [
         ("launch config for C 20 x 40", lambda: check_matmul_launch(ask, 20, 8, 40)),
         ("one tile: 16 x 16 @ 16 x 16", lambda: check_matmul_results(ask, 16, 16, 16)),
         ("ragged edges and two tiles of K: 5 x 20 @ 20 x 3",
          lambda: check_matmul_results(ask, 5, 20, 3)),
         ("global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
          lambda: print_traffic(check_matmul_traffic(ask, 16, 48, 16))),
-    ])
+    ], (tiled_matmul, launch_tiled_matmul))
 
 
 def print_traffic(fig: dict) -> None:
