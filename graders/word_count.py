@@ -1,10 +1,16 @@
 """Hidden grader of ``word_count``: map_fn, reduce_fn, partition and run_mapreduce on Ray.
 
-Everything runs on ONE real Ray cluster per grading process (loopback only, 2 logical CPUs),
-started by the first test that needs it and shut down after the last test. run_mapreduce is
-never given the student's own map_fn / reduce_fn except in one end-to-end check: it gets
-*probes*, picklable callables that compute the reference map / reduce, log every call (process
-id, Ray task id) to files in a fresh folder, and inject faults on a fixed schedule:
+The judge (this module) runs no student code and no Ray. Everything that touches the answer cell
+runs in the grading subject (kit/subject.py) through the public harness ``ch13lib.mapreduce_probe``,
+which reports raw observations: what the cell's functions returned, every probe call (process id,
+Ray task id), which scheduled faults fired, what a barrier saw. This module chooses the inputs
+(hypothesis corpora, the fixed crash schedule), computes the expected counts itself and decides.
+
+The subject runs ONE real Ray cluster (loopback only, 2 logical CPUs), started by the first test
+that needs it and reused by the others; the last request of a grading shuts it down. run_mapreduce
+is never given the student's own map_fn / reduce_fn except in one end-to-end check: it gets
+*probes* (ch13lib.mapreduce_probe.Probe), picklable callables that compute the reference map /
+reduce, log every call, and inject faults on a fixed schedule:
 
 - a worker death (``os._exit(1)``) or an exception on the FIRST attempt at one chosen record
   (map) or key (reduce), after part of that task's output was already produced; attempts are
@@ -18,81 +24,90 @@ Verdicts depend on which calls happened where, never on how long anything took.
 """
 from __future__ import annotations
 
-import asyncio
 import collections
-import json
-import os
 import random
-import shutil
-import subprocess
-import sys
-import tempfile
-import zlib
 
 from hypothesis import Phase, given, settings, strategies as st
 
-from ch13lib import mapreduce as lib
-from graders.api import Answer, Fail, Grader, check_property
+from graders.api import Answer, Fail, Grader, check_property, run_test
+from kit.judge import Raised
 
+HARNESS = "ch13lib.mapreduce_probe"
 GUARD_S = 20.0           # hang guard of a barrier wait (a parallel solution passes it in milliseconds)
 CORPUS_EXAMPLES = 15     # hypothesis corpora per property (each run may start actors: keep it bounded)
-MARK = "InjectedFault"   # in the message of every exception the probes raise
+MARK = "InjectedFault"   # in the message of every exception the probes raise (ch13lib.mapreduce_probe.MARK)
 # No "explain" phase: each Fail carries its own replayable example (the shrunk input).
 PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
 
 
 class WordCountGrader(Grader):
-    """A Grader that stops its Ray cluster after the last test (Ray's helper processes outlive
-    a driver that ends with os._exit, as ``python -m graders`` does)."""
+    """A Grader whose last request shuts the subject's Ray cluster down (its folder under /tmp
+    would otherwise outlive the subject, whose processes are killed)."""
 
-    keep_cluster = False   # the kit's tests set this to reuse one cluster for many submissions
-
-    def run(self, source):
+    def run(self, source: str, **options):
+        subject = self.subject(source, **options)
+        answer = Answer(self.grade_id, source, subject)
         try:
-            yield from super().run(source)
+            for t in self.tests:
+                yield run_test(t, answer)
         finally:
-            if not self.keep_cluster:
-                lib.stop_local_ray()
+            try:
+                if subject.proc is not None:
+                    subject.request("run", f"{HARNESS}:stop")
+            except Exception:  # noqa: BLE001 - a lost or flagged subject: close() kills it anyway
+                pass
+            subject.close()
 
 
-grader = WordCountGrader("word_count", timeout_s=360)
+grader = WordCountGrader("word_count", timeout_s=360, harness=(HARNESS,))
 
 
 # ---------------------------------------------------------------------------------------------
-# Cluster and student module
+# Requests to the subject, and what comes back
 
-def _ray():
-    ray = lib.start_local_ray(num_cpus=2)
-    from ray import cloudpickle
-    # The probes and the barrier actor travel to the workers by value: workers need not import
-    # the grader (nor hypothesis).
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    return ray
+def _run(answer: Answer, name: str, *args, **kwargs):
+    return answer.run(f"{HARNESS}:{name}", *args, **kwargs)
 
 
-def _module(answer: Answer):
-    """The student's module, loaded once, with its functions picklable by value: the module is
-    registered in sys.modules (for pickling) but no Ray worker could import it by name."""
-    _ray()
-    from ray import cloudpickle
-    module = answer.module
-    cloudpickle.register_pickle_by_value(module)
-    for name in ("map_fn", "reduce_fn", "partition", "run_mapreduce"):
-        if not callable(getattr(module, name, None)):
+def _contract(answer: Answer) -> None:
+    names = ("map_fn", "reduce_fn", "partition", "run_mapreduce")
+    info = answer.get(*names)
+    for name in names:
+        if not info[name].get("defined") or not info[name].get("callable"):
             raise Fail(f"`{name}` is not defined in the answer cell (the contract needs map_fn, "
                        "reduce_fn, partition and run_mapreduce)")
-    return module
+
+
+def _shown(x) -> bool:
+    """A value the subject could only describe (ch13lib.mapreduce_probe.shown)."""
+    return type(x) is dict and "repr" in x
+
+
+def _r(x) -> str:
+    """repr() of a value as the subject sent it (described values show their own repr)."""
+    if _shown(x):
+        return str(x["repr"])
+    if type(x) is tuple:
+        inner = ", ".join(_r(v) for v in x)
+        return f"({inner},)" if len(x) == 1 else f"({inner})"
+    if type(x) is list:
+        return "[" + ", ".join(_r(v) for v in x) + "]"
+    return repr(x)
+
+
+def _typename(x) -> str:
+    return str(x["type"]) if _shown(x) else type(x).__name__
 
 
 def _plain(result, what: str) -> dict:
-    """The returned mapping as a plain {str: int} dict (no subclass's clever __eq__ survives)."""
-    if not isinstance(result, dict):
-        raise Fail(f"{what} returned {type(result).__name__}, not a dict {{word: count}}")
+    """The returned mapping as a plain {str: int} dict (the subject sent its entries)."""
+    if result.get("type") != "dict":
+        raise Fail(f"{what} returned {result.get('type')}, not a dict {{word: count}}")
     out = {}
-    for key, value in result.items():
+    for key, value in result["items"]:
         if type(key) is not str or type(value) is not int:
-            raise Fail(f"{what} returned an entry {key!r}: {value!r} ({type(key).__name__}: "
-                       f"{type(value).__name__}); every entry must be word (str): count (int)")
+            raise Fail(f"{what} returned an entry {_r(key)}: {_r(value)} ({_typename(key)}: "
+                       f"{_typename(value)}); every entry must be word (str): count (int)")
         out[key] = value
     return out
 
@@ -112,172 +127,13 @@ def _count(records) -> dict:
     return dict(collections.Counter(w for r in records for w in r.split()))
 
 
-# ---------------------------------------------------------------------------------------------
-# Probes (pickled by value into the workers)
-
-def _task_id():
-    import ray
-    return ray.get_runtime_context().get_task_id()
+def _replay(records, n_map, n_reduce) -> str:
+    return (f"records = {records!r}\n"
+            f"run_mapreduce(records, map_fn, reduce_fn, n_map={n_map}, n_reduce={n_reduce})")
 
 
-class Probe:
-    """Stands in for map_fn (kind "map") or reduce_fn (kind "reduce").
-
-    ``faults`` maps a record (map) or key (reduce) to (action, after): on the first attempt at
-    that target inside a Ray worker, the probe emits ``after`` pairs (map) and then dies
-    (``os._exit``) or raises. ``value`` selects what the map emits per word: 1, or len(word)
-    (to see that run_mapreduce uses the map_fn it is given). Every call is logged to ``folder``.
-    """
-
-    def __init__(self, kind, folder, driver_pid, faults=None, barrier=None, value="one"):
-        self.kind, self.folder, self.driver_pid = kind, folder, driver_pid
-        self.faults, self.barrier, self.value = dict(faults or {}), barrier, value
-
-    def _log(self, target, task):
-        line = json.dumps({"kind": self.kind, "target": target, "pid": os.getpid(), "task": task})
-        with open(os.path.join(self.folder, f"calls-{os.getpid()}.jsonl"), "a", encoding="utf-8") as f:
-            f.write(line + "\n")
-
-    def _first_attempt(self, target) -> bool:
-        name = f"attempt-{self.kind}-{zlib.crc32(target.encode('utf-8')):08x}"
-        try:
-            os.close(os.open(os.path.join(self.folder, name), os.O_CREAT | os.O_EXCL))
-            return True
-        except FileExistsError:
-            return False
-
-    def _enter(self, target):
-        """Log the call; wait at the barrier; return the fault to inject now, if any."""
-        task = _task_id()
-        self._log(target, task)
-        in_worker = task is not None and os.getpid() != self.driver_pid
-        if not in_worker:
-            return None        # never crash or block the grading process itself
-        if self.barrier is not None:
-            import ray
-            ray.get(self.barrier.arrive.remote(self.kind, task))
-        if target in self.faults and self._first_attempt(target):
-            return self.faults[target]
-        return None
-
-    @staticmethod
-    def _fire(action, target):
-        if action == "exit":
-            os._exit(1)
-        raise RuntimeError(f"{MARK}: the grader's scheduled failure on {target!r} (first attempt)")
-
-    def __call__(self, *args):
-        if self.kind == "map":
-            return self._map(*args)
-        key, values = args
-        fault = self._enter(key)
-        total = sum(values)
-        if fault:
-            self._fire(fault[0], key)
-        return (key, total)
-
-    def _map(self, record):
-        fault = self._enter(record)
-        for i, word in enumerate(record.split()):
-            if fault and i == fault[1]:
-                self._fire(fault[0], record)
-            yield (word, 1 if self.value == "one" else len(word))
-        if fault:
-            self._fire(fault[0], record)
-
-
-def _barrier_class():
-    import ray
-
-    @ray.remote(num_cpus=0)
-    class Barrier:
-        """Per kind ("map"/"reduce"): the first arrivals wait until `parties` different Ray
-        tasks have arrived. `proven` is True when that happened while the first one waited."""
-
-        def __init__(self, parties, guard_s):
-            self.parties, self.guard_s = parties, guard_s
-            self.seen = collections.defaultdict(set)
-            self.events = collections.defaultdict(asyncio.Event)
-            self.proven = {}
-
-        async def arrive(self, kind, task):
-            self.seen[kind].add(task)
-            event = self.events[kind]
-            if len(self.seen[kind]) >= self.parties and not event.is_set():
-                self.proven.setdefault(kind, True)
-                event.set()
-            if event.is_set():
-                return True
-            try:
-                await asyncio.wait_for(event.wait(), self.guard_s)
-                return True
-            except asyncio.TimeoutError:
-                self.proven.setdefault(kind, False)
-                event.set()        # release everyone: the guard is paid once per kind
-                return False
-
-        def report(self):
-            return {kind: (self.proven.get(kind, False), len(tasks)) for kind, tasks in self.seen.items()}
-
-    return Barrier
-
-
-def _calls(folder):
-    calls = []
-    for name in sorted(os.listdir(folder)):
-        if name.startswith("calls-"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                calls += [json.loads(line) for line in f if line.strip()]
-    return calls
-
-
-class Run:
-    """One run_mapreduce call with probes; keeps its folder of logs and markers."""
-
-    def __init__(self, module, records, n_map, n_reduce, map_faults=None, reduce_faults=None,
-                 barrier=None, value="one"):
-        self.module, self.records, self.n_map, self.n_reduce = module, records, n_map, n_reduce
-        self.folder = tempfile.mkdtemp(prefix="ch13wc-")
-        pid = os.getpid()
-        self.map_probe = Probe("map", self.folder, pid, map_faults, barrier, value)
-        self.reduce_probe = Probe("reduce", self.folder, pid, reduce_faults, barrier)
-        self.error = None
-        self.result = None
-
-    def __enter__(self):
-        self.actors_before = lib.live_actors()
-        return self
-
-    def __exit__(self, *exc):
-        # Actors the student's run left alive (handles kept by a remote function's closure) would
-        # pile up, one worker process each, over the ~30 runs of a grading: reap them.
-        lib.reap_actors(self.actors_before)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-    def call(self, catch=False):
-        try:
-            raw = self.module.run_mapreduce(list(self.records), self.map_probe, self.reduce_probe,
-                                            self.n_map, self.n_reduce)
-        except NotImplementedError:
-            raise
-        except Exception as e:  # noqa: BLE001 — graded below
-            if not catch:
-                raise
-            self.error = e
-            return None
-        self.result = _plain(raw, "run_mapreduce")
-        return self.result
-
-    def calls(self):
-        return _calls(self.folder)
-
-    def fired(self, kind, target) -> bool:
-        name = f"attempt-{kind}-{zlib.crc32(target.encode('utf-8')):08x}"
-        return os.path.exists(os.path.join(self.folder, name))
-
-    def replay(self) -> str:
-        return (f"records = {self.records!r}\n"
-                f"run_mapreduce(records, map_fn, reduce_fn, n_map={self.n_map}, n_reduce={self.n_reduce})")
+def _in_driver(obs) -> list:
+    return [c for c in obs["calls"] if c["task"] is None or c["pid"] == obs["driver_pid"]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,8 +154,8 @@ records_st = st.one_of(built_records, st.just(""), st.text(st.characters(exclude
 
 
 def _why_map(record, got, want) -> str:
-    if sorted((w.lower(), c) for w, c in want) == sorted((w.lower() if isinstance(w, str) else w, c)
-                                                          for w, c in got) and got != want:
+    lowered = sorted(((w.lower() if isinstance(w, str) else w, c) for w, c in got), key=repr)
+    if sorted(((w.lower(), c) for w, c in want), key=repr) == lowered and got != want:
         return " It looks like the words were lower- or upper-cased: case is kept."
     if any(c != 1 for _, c in got if isinstance(c, int)):
         return " Every pair must be (word, 1)."
@@ -311,20 +167,19 @@ def _why_map(record, got, want) -> str:
 @grader.test(3)
 def map_and_reduce_functions(answer: Answer):
     """map_fn gives (word, 1) per word of record.split(); reduce_fn sums any iterable of ints."""
-    module = _module(answer)
-    list(module.map_fn("a b"))          # a stub's NotImplementedError surfaces as "not implemented yet"
-    module.reduce_fn("a", iter([1]))
+    _contract(answer)
+    _run(answer, "map_pairs", "a b")      # a stub's NotImplementedError surfaces as "not implemented yet"
+    _run(answer, "reduce_once", "a", [1])
 
     @settings(max_examples=150, phases=PHASES)
     @given(record=records_st)
     def prop_map(record):
-        out = module.map_fn(record)
-        got = list(out)
-        if not all(isinstance(p, tuple) and len(p) == 2 for p in got):
-            raise Fail(f"map_fn({record!r}) must yield (word, 1) tuples; it gave {got!r}", f"list(map_fn({record!r}))")
+        got = _run(answer, "map_pairs", record)
+        if not all(type(p) is tuple and len(p) == 2 for p in got):
+            raise Fail(f"map_fn({record!r}) must yield (word, 1) tuples; it gave {_r(got)}", f"list(map_fn({record!r}))")
         want = [(w, 1) for w in record.split()]
         if sorted(got, key=repr) != sorted(want, key=repr):
-            raise Fail(f"map_fn({record!r}) gave {got!r}; expected {want!r}." + _why_map(record, got, want),
+            raise Fail(f"map_fn({record!r}) gave {_r(got)}; expected {want!r}." + _why_map(record, got, want),
                        f"list(map_fn({record!r}))")
 
     check_property(prop_map)
@@ -332,11 +187,11 @@ def map_and_reduce_functions(answer: Answer):
     @settings(max_examples=60, phases=PHASES)
     @given(key=st.sampled_from(POOL), values=st.lists(st.integers(0, 10**6), max_size=12))
     def prop_reduce(key, values):
-        got = module.reduce_fn(key, iter(values))
+        got = _run(answer, "reduce_once", key, values)
         want = (key, sum(values))
-        if not (isinstance(got, tuple) and len(got) == 2 and got[0] == key and type(got[1]) is int
+        if not (type(got) is tuple and len(got) == 2 and got[0] == key and type(got[1]) is int
                 and got[1] == want[1]):
-            raise Fail(f"reduce_fn({key!r}, iter({values!r})) returned {got!r}; expected {want!r}. "
+            raise Fail(f"reduce_fn({key!r}, iter({values!r})) returned {_r(got)}; expected {want!r}. "
                        "values is any iterable of ints (here an iterator: no len(), one pass) and "
                        "may hold counts other than 1 (a combiner or a retried map can pre-sum them)",
                        f"reduce_fn({key!r}, iter({values!r}))")
@@ -349,69 +204,59 @@ def map_and_reduce_functions(answer: Answer):
 
 PARTITION_KEYS = ["the", "The", "cat", "cat,", "über", "数据", "a b", "", "x" * 50, "🙂", "ray",
                   "map", "reduce", "shuffle", "spark", "hadoop", "don't", "42", "İ", "naïve"]
-_PARTITION_CHILD = r"""
-import json, sys
-source = sys.stdin.read()
-namespace = {"__name__": "answer_word_count_child"}
-exec(compile(source, "<answer cell word_count>", "exec"), namespace)
-keys = json.loads(sys.argv[1])
-print(json.dumps([[namespace["partition"](k, n) for n in (1, 2, 3, 4, 7, 16)] for k in keys]))
-"""
-
-
-def _partition_elsewhere(source: str, seed: int):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_ADDRESS")}
-    env["PYTHONHASHSEED"] = str(seed)
-    run = subprocess.run([sys.executable, "-c", _PARTITION_CHILD, json.dumps(PARTITION_KEYS)],
-                         input=source, capture_output=True, text=True, env=env, timeout=120)
-    if run.returncode != 0:
-        tail = run.stderr.strip().splitlines()[-1:] or ["(no message)"]
-        raise Fail(f"the answer cell failed in a fresh Python process (PYTHONHASHSEED={seed}): {tail[0]}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
+PARTITION_NS = [1, 2, 3, 4, 7, 16]
+SEEDS = (1, 2, 3)
 
 
 @grader.test(3)
 def partition_is_stable(answer: Answer):
     """partition(key, n) is in range(n), spreads keys over the reducers, and gives the same
     answer in processes with different hash seeds (Ray workers are separate processes)."""
-    module = _module(answer)
-    module.partition("a", 2)
+    _contract(answer)
+    _run(answer, "partition_table", ["a"], [2])     # a stub's NotImplementedError: "not implemented yet"
 
     @settings(max_examples=100, phases=PHASES)
     @given(key=st.one_of(st.sampled_from(PARTITION_KEYS), st.text(st.characters(exclude_categories=("Cs",)))),
            n_reduce=st.integers(1, 16))
     def prop_range(key, n_reduce):
-        p = module.partition(key, n_reduce)
+        (p,), (again,) = (row[0] for row in _run(answer, "partition_table", [key], [n_reduce], repeat=2))
         if type(p) is not int or not 0 <= p < n_reduce:
-            raise Fail(f"partition({key!r}, {n_reduce}) returned {p!r}; it must be an int in range({n_reduce})",
+            raise Fail(f"partition({key!r}, {n_reduce}) returned {_r(p)}; it must be an int in range({n_reduce})",
                        f"partition({key!r}, {n_reduce})")
-        again = module.partition(key, n_reduce)
         if again != p:
-            raise Fail(f"partition({key!r}, {n_reduce}) returned {p!r}, then {again!r}: it must depend on the key only",
-                       f"partition({key!r}, {n_reduce})")
+            raise Fail(f"partition({key!r}, {n_reduce}) returned {_r(p)}, then {_r(again)}: it must depend on "
+                       "the key only", f"partition({key!r}, {n_reduce})")
 
     check_property(prop_range)
 
     keys = [f"w{i}" for i in range(40)] + PARTITION_KEYS
-    for n in (2, 4):
-        used = {module.partition(k, n) for k in keys}
+    (table,) = _run(answer, "partition_table", keys, [2, 4])
+    for j, n in enumerate((2, 4)):
+        used = {row[j] for row in table if type(row[j]) is int}
         if len(used) < n:
             raise Fail(f"partition sends {len(keys)} different keys to reducers {sorted(used)} only, of "
                        f"range({n}): the reduce work is not spread. Hash the key (e.g. "
                        "zlib.crc32(key.encode()) % n_reduce).",
                        f"sorted({{partition(k, {n}) for k in {keys[:5]!r} + ...}})")
 
-    # Fixed seeds first (a deterministic message), then this process's own seed.
-    runs = [(f"a fresh process with PYTHONHASHSEED={seed}", _partition_elsewhere(answer.source, seed))
-            for seed in (1, 2, 3)]
-    runs.append(("the grading process", [[module.partition(k, n) for n in (1, 2, 3, 4, 7, 16)]
-                                         for k in PARTITION_KEYS]))
+    # Fixed seeds first (a deterministic message), then the grading process's own seed. The fresh
+    # processes are started by the subject, which runs the cell in each (side by side).
+    runs = []
+    for seed, got in zip(SEEDS, _run(answer, "partition_elsewhere", PARTITION_KEYS, PARTITION_NS, list(SEEDS))):
+        if got["refused"]:
+            raise Fail("not graded: your code asked for " + "; ".join(got["refused"][:3])
+                       + ", which no exercise needs (the sandbox refused it). A TA will review it.")
+        if "error" in got:
+            raise Fail(f"the answer cell failed in a fresh Python process (PYTHONHASHSEED={seed}): {got['error']}")
+        runs.append((f"a fresh process with PYTHONHASHSEED={seed}", got["table"]))
+    (own,) = _run(answer, "partition_table", PARTITION_KEYS, PARTITION_NS)
+    runs.append(("the grading process", own))
     first_where, first = runs[0]
     for where, there in runs[1:]:
         for key, a, b in zip(PARTITION_KEYS, first, there):
             if a != b:
                 raise Fail(
-                    f"partition({key!r}, n) for n = 1, 2, 3, 4, 7, 16 gave {a} in {first_where} but {b} "
+                    f"partition({key!r}, n) for n = 1, 2, 3, 4, 7, 16 gave {_r(a)} in {first_where} but {_r(b)} "
                     f"in {where}. Python's hash() of a str is salted per process, so two map tasks on "
                     "different Ray workers would send the same word to different reducers. Use a stable "
                     "hash: zlib.crc32(key.encode()) or hashlib.",
@@ -424,65 +269,65 @@ def partition_is_stable(answer: Answer):
 corpora = st.lists(st.one_of(built_records, st.just(""), st.sampled_from(POOL)), max_size=12)
 
 
-def _check_corpus(module, records, n_map, n_reduce, value="one"):
-    with Run(module, records, n_map, n_reduce, value=value) as run:
-        try:
-            got = run.call()
-        except (Fail, NotImplementedError):
+def _check_corpus(answer, records, n_map, n_reduce, value="one"):
+    replay = _replay(records, n_map, n_reduce)
+    try:
+        obs = _run(answer, "run_probed", records, n_map, n_reduce, value=value, catch=False)
+    except Raised as e:
+        if e.type == "NotImplementedError" or e.flagged:
             raise
-        except Exception as e:  # noqa: BLE001 — the student's run_mapreduce crashed on this corpus
-            first = (str(e).strip().splitlines() or [""])[0]
-            raise Fail(f"run_mapreduce raised {type(e).__name__}: {first}", run.replay()) from None
-        if value == "one":
-            want = _count(records)
-        else:
-            want = {}
-            for r in records:
-                for w in r.split():
-                    want[w] = want.get(w, 0) + len(w)
-        if got != want:
-            extra = ""
-            if set(got) == set(want) and all(got[k] <= want[k] for k in want):
-                extra = (" Some counts are too low: either records were lost, or a key's pairs went to "
-                         "more than one reducer and one reducer's result overwrote another's — send "
-                         "every pair to reducer partition(key, n_reduce).")
-            elif set(got) < set(want):
-                missing = sorted(set(want) - set(got), key=repr)[:3]
-                extra = (f" Words {missing!r} are missing: are some records (e.g. when n_map > len(records), "
-                         "or a last, shorter chunk) never given to a map task?")
-            elif any(got.get(k, 0) > want[k] for k in want):
-                extra = " Some counts are too high: a record was counted more than once."
-            if value != "one":
-                extra += (" Here map_fn emits (word, len(word)) and reduce_fn sums: run_mapreduce must "
-                          "call the map_fn and reduce_fn it is given.")
-            raise Fail(f"run_mapreduce returned wrong counts: {_diff(want, got)}.{extra}", run.replay())
+        # the student's run_mapreduce crashed on this corpus
+        first = (e.message.strip().splitlines() or [""])[0]
+        raise Fail(f"run_mapreduce raised {e.type}: {first}", replay) from None
+    got = _plain(obs["result"], "run_mapreduce")
+    if value == "one":
+        want = _count(records)
+    else:
+        want = {}
+        for r in records:
+            for w in r.split():
+                want[w] = want.get(w, 0) + len(w)
+    if got != want:
+        extra = ""
+        if set(got) == set(want) and all(got[k] <= want[k] for k in want):
+            extra = (" Some counts are too low: either records were lost, or a key's pairs went to "
+                     "more than one reducer and one reducer's result overwrote another's — send "
+                     "every pair to reducer partition(key, n_reduce).")
+        elif set(got) < set(want):
+            missing = sorted(set(want) - set(got), key=repr)[:3]
+            extra = (f" Words {missing!r} are missing: are some records (e.g. when n_map > len(records), "
+                     "or a last, shorter chunk) never given to a map task?")
+        elif any(got.get(k, 0) > want[k] for k in want):
+            extra = " Some counts are too high: a record was counted more than once."
+        if value != "one":
+            extra += (" Here map_fn emits (word, len(word)) and reduce_fn sums: run_mapreduce must "
+                      "call the map_fn and reduce_fn it is given.")
+        raise Fail(f"run_mapreduce returned wrong counts: {_diff(want, got)}.{extra}", replay)
 
 
 @grader.test(5)
 def run_mapreduce_counts(answer: Answer):
     """Hypothesis corpora (unicode, punctuation, empty records, repeats, n_map > len(records))
     counted as collections.Counter(w for r in records for w in r.split())."""
-    module = _module(answer)
+    _contract(answer)
     fixed = [([], 4, 2), ([""], 3, 2), (["a b a"], 4, 3), (["x"] * 5, 2, 1), (["dup dup", "dup"], 7, 4)]
     for records, n_map, n_reduce in fixed:
-        _check_corpus(module, records, n_map, n_reduce)
+        _check_corpus(answer, records, n_map, n_reduce)
 
     @settings(max_examples=CORPUS_EXAMPLES, phases=PHASES)
     @given(records=corpora, extra_maps=st.integers(-11, 4), n_reduce=st.integers(1, 4))
     def prop(records, extra_maps, n_reduce):
         n_map = max(1, len(records) + extra_maps)
-        _check_corpus(module, records, n_map, n_reduce)
+        _check_corpus(answer, records, n_map, n_reduce)
 
     check_property(prop)
 
     # The map_fn and reduce_fn it is given, not the module's own.
-    _check_corpus(module, ["ab c ab", "dddd", "c c"], 2, 2, value="len")
+    _check_corpus(answer, ["ab c ab", "dddd", "c c"], 2, 2, value="len")
 
     # End to end with the student's own map_fn / reduce_fn.
     records = ["It was the best of times,", "it was the worst of times;", "", "数据 数据 并行"]
-    with lib.reaping():
-        raw = module.run_mapreduce(records, module.map_fn, module.reduce_fn, 3, 2)
-    got = _plain(raw, "run_mapreduce(records, map_fn, reduce_fn, 3, 2)")
+    got = _plain(_run(answer, "run_own", records, 3, 2), "run_mapreduce(records, map_fn, reduce_fn, 3, 2)")
     if got != _count(records):
         raise Fail(f"with your own map_fn and reduce_fn, run_mapreduce returned wrong counts: "
                    f"{_diff(_count(records), got)}",
@@ -543,51 +388,51 @@ def _fault_text(map_faults, reduce_faults) -> str:
 def survives_crashes(answer: Answer):
     """A fixed, seeded schedule of worker deaths and task exceptions, some after the task has
     produced part of its output: every record is still counted exactly once."""
-    module = _module(answer)
+    _contract(answer)
     want = _count(CRASH_CORPUS)
     for label, n_map, n_reduce, map_faults, reduce_faults in _schedule():
         raising = any(a == "raise" for a, _ in list(map_faults.values()) + list(reduce_faults.values()))
-        with Run(module, CRASH_CORPUS, n_map, n_reduce, map_faults, reduce_faults) as run:
-            run.call(catch=True)
-            schedule = _fault_text(map_faults, reduce_faults)
-            replay = run.replay() + "\n# fault schedule: " + schedule
-            in_driver = [c for c in run.calls() if c["task"] is None or c["pid"] == os.getpid()]
-            if in_driver:
-                raise Fail(f"{label}: map_fn/reduce_fn ran in the driver process ({len(in_driver)} calls), "
-                           "so no Ray worker could fail or be retried. Run them inside @ray.remote tasks.", replay)
-            not_fired = [t for t in map_faults if not run.fired("map", t)] + \
-                        [t for t in reduce_faults if not run.fired("reduce", t)]
-            if run.error is not None:
-                text = f"{type(run.error).__name__}: {run.error}"
-                if raising and MARK in text:
-                    continue   # an exception in the user's function may propagate: that is not a wrong count
-                crashed = "WorkerCrashedError" in text or "worker died" in text.lower() or "RayTaskError" in type(run.error).__name__
-                if crashed and not raising:
-                    raise Fail(f"{label}: run_mapreduce gave up when a worker died ({type(run.error).__name__}). "
-                               "MapReduce re-runs a failed task: give the remote functions max_retries "
-                               "(e.g. @ray.remote(max_retries=3)), or resubmit it yourself.", replay)
-                first = str(run.error).strip().splitlines()[:1]
-                raise Fail(f"{label}: run_mapreduce raised {type(run.error).__name__}: "
-                           f"{first[0] if first else ''}", replay)
-            if not_fired:
-                raise Fail(f"{label}: the scheduled failure never happened: map_fn / reduce_fn was never called "
-                           f"inside a Ray worker on {not_fired[0]!r}. Every record must go through map_fn "
-                           "in a map task and every key through reduce_fn in a reduce task.", replay)
-            got = run.result
-            if got != want:
-                high = [k for k in want if got.get(k, 0) > want[k]]
-                low = [k for k in want if got.get(k, 0) < want[k]]
-                why = []
-                if high:
-                    why.append("counts too high: output produced before the failure was kept AND produced "
-                               "again by the retry. Emit a task's output only through its return value "
-                               "(Ray keeps the result of the attempt that succeeded), never as a side "
-                               "effect during the task")
-                if low:
-                    why.append("counts too low: the failed part was dropped instead of re-run. Do not catch "
-                               "and skip errors inside a task; let Ray retry the whole task")
-                raise Fail(f"{label}: wrong counts after the failure ({_diff(want, got)}); "
-                           + "; ".join(why) + ".", replay)
+        obs = _run(answer, "run_probed", CRASH_CORPUS, n_map, n_reduce, map_faults, reduce_faults)
+        schedule = _fault_text(map_faults, reduce_faults)
+        replay = _replay(CRASH_CORPUS, n_map, n_reduce) + "\n# fault schedule: " + schedule
+        in_driver = _in_driver(obs)
+        if in_driver:
+            raise Fail(f"{label}: map_fn/reduce_fn ran in the driver process ({len(in_driver)} calls), "
+                       "so no Ray worker could fail or be retried. Run them inside @ray.remote tasks.", replay)
+        fired = {(kind, target) for kind, target in obs["fired"]}
+        not_fired = [t for t in map_faults if ("map", t) not in fired] + \
+                    [t for t in reduce_faults if ("reduce", t) not in fired]
+        error = obs["error"]
+        if error is not None:
+            text = f"{error['type']}: {error['message']}"
+            if raising and MARK in text:
+                continue   # an exception in the user's function may propagate: that is not a wrong count
+            crashed = "WorkerCrashedError" in text or "worker died" in text.lower() or "RayTaskError" in error["type"]
+            if crashed and not raising:
+                raise Fail(f"{label}: run_mapreduce gave up when a worker died ({error['type']}). "
+                           "MapReduce re-runs a failed task: give the remote functions max_retries "
+                           "(e.g. @ray.remote(max_retries=3)), or resubmit it yourself.", replay)
+            first = error["message"].strip().splitlines()[:1]
+            raise Fail(f"{label}: run_mapreduce raised {error['type']}: {first[0] if first else ''}", replay)
+        if not_fired:
+            raise Fail(f"{label}: the scheduled failure never happened: map_fn / reduce_fn was never called "
+                       f"inside a Ray worker on {not_fired[0]!r}. Every record must go through map_fn "
+                       "in a map task and every key through reduce_fn in a reduce task.", replay)
+        got = _plain(obs["result"], "run_mapreduce")
+        if got != want:
+            high = [k for k in want if got.get(k, 0) > want[k]]
+            low = [k for k in want if got.get(k, 0) < want[k]]
+            why = []
+            if high:
+                why.append("counts too high: output produced before the failure was kept AND produced "
+                           "again by the retry. Emit a task's output only through its return value "
+                           "(Ray keeps the result of the attempt that succeeded), never as a side "
+                           "effect during the task")
+            if low:
+                why.append("counts too low: the failed part was dropped instead of re-run. Do not catch "
+                           "and skip errors inside a task; let Ray retry the whole task")
+            raise Fail(f"{label}: wrong counts after the failure ({_diff(want, got)}); "
+                       + "; ".join(why) + ".", replay)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -603,19 +448,13 @@ def runs_in_ray_in_parallel(answer: Answer):
     """Every map_fn / reduce_fn call runs in a Ray task (not the driver); records are split into
     n_map map tasks and keys into at most n_reduce reduce tasks, each key reduced by exactly one;
     two map tasks and two reduce tasks are provably in flight at once (a barrier actor)."""
-    module = _module(answer)
-    ray = _ray()
+    _contract(answer)
     n_map, n_reduce = 4, 2
-    barrier = _barrier_class().remote(2, GUARD_S)
-    try:
-        with Run(module, PARALLEL_CORPUS, n_map, n_reduce, barrier=barrier) as run:
-            got = run.call()
-            replay = run.replay()
-            calls = run.calls()
-            report = ray.get(barrier.report.remote())
-    finally:
-        ray.kill(barrier)
-    in_driver = [c for c in calls if c["task"] is None or c["pid"] == os.getpid()]
+    obs = _run(answer, "run_probed", PARALLEL_CORPUS, n_map, n_reduce, barrier_guard_s=GUARD_S, catch=False)
+    replay = _replay(PARALLEL_CORPUS, n_map, n_reduce)
+    calls, report = obs["calls"], obs["barrier"]
+    got = _plain(obs["result"], "run_mapreduce")
+    in_driver = _in_driver(obs)
     if in_driver:
         kinds = sorted({c["kind"] + "_fn" for c in in_driver})
         raise Fail(f"{' and '.join(kinds)} ran in the driver process ({len(in_driver)} of {len(calls)} calls): "
@@ -643,14 +482,18 @@ def runs_in_ray_in_parallel(answer: Answer):
     by_task = collections.defaultdict(set)
     for c in reduce_calls:
         by_task[c["task"]].add(c["target"])
+    # partition() of every reduced key, asked of the cell once.
+    reduced = sorted(by_key, key=repr)
+    (table,) = _run(answer, "partition_table", reduced, [n_reduce])
+    part = {k: row[0] for k, row in zip(reduced, table)}
+    order = lambda p: p if type(p) is int else -1          # noqa: E731 - sort key of a shown value
     # Tasks in a fixed order (by their keys), not in the order Ray happened to run them.
     for keys in sorted(by_task.values(), key=lambda ks: sorted(map(repr, ks))):
-        parts = {module.partition(k, n_reduce) for k in keys}
-        if len(parts) > 1:
-            a, b = sorted(keys, key=lambda k: (module.partition(k, n_reduce), k))[0], \
-                sorted(keys, key=lambda k: (-module.partition(k, n_reduce), k))[0]
+        if len({_r(part[k]) for k in keys}) > 1:
+            a = sorted(keys, key=lambda k: (order(part[k]), k))[0]
+            b = sorted(keys, key=lambda k: (-order(part[k]), k))[0]
             raise Fail(f"one reduce task reduced keys {a!r} and {b!r}, but partition() gives them "
-                       f"{module.partition(a, n_reduce)} and {module.partition(b, n_reduce)} (n_reduce="
+                       f"{_r(part[a])} and {_r(part[b])} (n_reduce="
                        f"{n_reduce}): reduce task r must get exactly the pairs whose partition(key, "
                        "n_reduce) == r.", replay)
     for kind, n in (("map", n_map), ("reduce", n_reduce)):

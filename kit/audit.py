@@ -16,6 +16,7 @@ through numpy) are listed in docs/sandbox.md, "What remains".
 from __future__ import annotations
 
 import sys
+import threading
 
 STUDENT_PREFIX = "<answer cell"
 # Modules whose frames are transparent: a student who asks traceback.walk_stack() for frames asked.
@@ -42,7 +43,7 @@ TRUSTED_ONLY = frozenset({"sys.settrace", "sys.setprofile", "sys._current_frames
                           "cpython.PyInterpreterState_Clear", "cpython._PySys_ClearAuditHooks"})
 
 _events: list[str] = []        # what was refused, for the TA (read by kit/subject.py)
-_busy = False
+_local = threading.local()     # per thread: inside the hook already (the hook's own events)
 
 
 def _module_of(frame) -> str:
@@ -81,17 +82,16 @@ def _relevant(event: str, args: tuple) -> bool:
 
 
 def _hook(event: str, args: tuple) -> None:
-    global _busy
     # The fast path first: the scheduler's tracer alone raises ~10^6 events a grading (f_code reads).
     if event == "object.__getattr__":
         if len(args) < 2 or args[1] not in FRAME_ATTRS:
             return
     elif event not in FROM_STUDENT and event not in TRUSTED_ONLY and not event.startswith(FROM_STUDENT_PREFIXES):
         return
-    if _busy or not _relevant(event, args):
+    if getattr(_local, "busy", False) or not _relevant(event, args):
         return
     trusted_only = event in TRUSTED_ONLY
-    _busy = True
+    _local.busy = True
     try:
         caller = sys._getframe(1)
         while caller is not None and caller.f_code.co_filename == __file__:
@@ -101,7 +101,7 @@ def _hook(event: str, args: tuple) -> None:
         else:
             refuse = _asked_by_student(caller)
     finally:
-        _busy = False
+        _local = threading.local()     # per thread: inside the hook already (the hook's own events)
     if refuse:
         what = event + (f" {args[0]}" if event == "import" else f" .{args[1]}" if event.startswith("object.") else "")
         where = ""

@@ -186,7 +186,6 @@ def handle(request: dict, cell: Cell, table: dict):
     op = request.get("op")
     args, kwargs = request.get("args") or [], request.get("kwargs") or {}
     if op == "load":
-        cell.module
         return sorted(k for k in vars(cell.module) if not k.startswith("_"))
     if op == "get":
         return _attribute(cell, list(args))

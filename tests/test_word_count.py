@@ -2,8 +2,10 @@
 verdict and messages, verdicts are reproducible, the notebook's reference passes, the stub is
 reported as not implemented, and the public self-check tells right from wrong.
 
-One Ray cluster serves the whole module (the grader's ``keep_cluster``), as one grading process
-does. Files whose wrong solution makes a barrier wait out its hang guard are marked slow.
+Each grading runs the cell in its own subject process (kit/subject.py, unsandboxed here), which
+starts one Ray cluster for all the tests of that grading; the judge (this process) runs no Ray.
+The self-check tests run Ray in this process, as a notebook does. Files whose wrong solution makes
+a barrier wait out its hang guard are marked slow.
 """
 from __future__ import annotations
 
@@ -41,16 +43,19 @@ def header(path: str) -> tuple[str, list[str]]:
 def grader():
     sys.path.insert(0, ROOT)
     from graders import load_grader
-    g = load_grader("word_count")
-    g.keep_cluster = True
-    yield g
-    g.keep_cluster = False
+    return load_grader("word_count")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One Ray cluster in this process for the self-check tests (as in a notebook's kernel)."""
+    yield
     from ch13lib.mapreduce import stop_local_ray
     stop_local_ray()
 
 
 def grade(grader, source: str):
-    return list(grader.run(source))
+    return list(grader.run(source, sandbox=False))
 
 
 def reference_source() -> str:
@@ -147,13 +152,13 @@ def run_self_check(source: str, capsys) -> tuple[bool, str]:
     return ok, capsys.readouterr().out
 
 
-def test_self_check_passes_reference(grader, capsys):
+def test_self_check_passes_reference(cluster, capsys):
     ok, out = run_self_check(reference_source(), capsys)
     assert ok, out
     assert "✘" not in out and out.count("✔") >= 8
 
 
-def test_self_check_reports_stub_and_wrong(grader, capsys):
+def test_self_check_reports_stub_and_wrong(cluster, capsys):
     ok, out = run_self_check(stub_source(), capsys)
     assert not ok and "not implemented yet" in out
     with open(os.path.join(CATALOGUE, "wrong_builtin_hash.py"), encoding="utf-8") as f:
@@ -170,14 +175,32 @@ def test_self_check_reports_stub_and_wrong(grader, capsys):
 def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
     """The streaming entry's map task closes over its reducer actors, so they outlive every run;
     unreaped, ~30 runs left ~65 idle worker processes (~1,300 threads, past the sandbox's
-    RLIMIT_NPROC) and grading hung. The grader's own actors are spared."""
-    from ch13lib.mapreduce import live_actors
+    RLIMIT_NPROC) and grading hung. Asked of the subject that ran every test, before it closes."""
+    from graders.api import Answer, run_test
     with open(os.path.join(CATALOGUE, "wrong_streaming_double_count.py"), encoding="utf-8") as f:
         source = f.read()
-    results = {r.test: r for r in grade(grader, source)}
-    assert not results["survives_crashes"].passed and "counts too high" in results["survives_crashes"].message
-    assert results["run_mapreduce_counts"].passed
-    assert live_actors() == set()
+    subject = grader.subject(source, sandbox=False)
+    answer = Answer("word_count", source, subject)
+    try:
+        results = {t.name: run_test(t, answer) for t in grader.tests}
+        assert not results["survives_crashes"].passed and "counts too high" in results["survives_crashes"].message
+        assert results["run_mapreduce_counts"].passed
+        assert subject.starts == 1          # one subject, so one Ray cluster, for every test
+        assert answer.run("ch13lib.mapreduce_probe:live_actor_ids") == []
+        assert answer.run("ch13lib.mapreduce_probe:stop") > 0        # as the grader's last request
+    finally:
+        subject.close()
+
+
+def test_judge_runs_no_ray():
+    """The grader process imports neither Ray nor the probes: they run in the subject."""
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from graders import load_grader\n"
+            "load_grader('word_count')\n"
+            "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ch13lib.mapreduce')))\n") % ROOT
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
