@@ -101,7 +101,7 @@ def _hook(event: str, args: tuple) -> None:
         else:
             refuse = _asked_by_student(caller)
     finally:
-        _local = threading.local()     # per thread: inside the hook already (the hook's own events)
+        _local.busy = False
     if refuse:
         what = event + (f" {args[0]}" if event == "import" else f" .{args[1]}" if event.startswith("object.") else "")
         where = ""
