@@ -4,6 +4,7 @@ Prints medians and the kit's overhead; asserts nothing.
 
     .venv/bin/python bench/bench_autograde.py [--runs 3] [--notebook 06_quiz ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,13 +44,16 @@ def main() -> int:
     with open(plain.path("nbgrader_config.py"), "w") as f:
         f.write(PLAIN_CONFIG)
     plain.generate()
-    names = args.notebook or sorted(n[:-6] for n in os.listdir(kit.path("solutions", ASSIGNMENT))
-                                    if n.endswith(".ipynb"))
+    names = args.notebook or sorted(
+        n[:-6] for n in os.listdir(kit.path("solutions", ASSIGNMENT)) if n.endswith(".ipynb")
+    )
     solution = {n: nbformat.read(kit.path("solutions", ASSIGNMENT, n + ".ipynb"), as_version=4) for n in names}
     for course in (kit, plain):
         course.submit("bench", solution)
-    print(f"{'notebook':<22} {'kit (s)':>9} {'plain (s)':>10} {'overhead':>9}   (median of {args.runs}; "
-          f"one `nbgrader autograde --notebook` each, CLI start included)")
+    print(
+        f"{'notebook':<22} {'kit (s)':>9} {'plain (s)':>10} {'overhead':>9}   (median of {args.runs}; "
+        f"one `nbgrader autograde --notebook` each, CLI start included)"
+    )
     total_kit = total_plain = 0.0
     for name in names:
         times = {}
@@ -57,16 +61,19 @@ def main() -> int:
             runs = []
             for _ in range(args.runs):
                 t = time.perf_counter()
-                course.nbgrader("autograde", ASSIGNMENT, "--student=bench", f"--notebook={name}", "--force",
-                                check=False)
+                course.nbgrader(
+                    "autograde", ASSIGNMENT, "--student=bench", f"--notebook={name}", "--force", check=False
+                )
                 runs.append(time.perf_counter() - t)
             times[label] = statistics.median(runs)
         total_kit += times["kit"]
         total_plain += times["plain"]
         cells = set(answer_cells(solution[name]))
         full = all(c.score == c.max_score for g, c in kit.scores("bench").items() if g in cells)
-        print(f"{name:<22} {times['kit']:9.1f} {times['plain']:10.1f} {times['kit'] - times['plain']:+8.1f}s"
-              f"{'' if full else '   (not all full marks!)'}")
+        print(
+            f"{name:<22} {times['kit']:9.1f} {times['plain']:10.1f} {times['kit'] - times['plain']:+8.1f}s"
+            f"{'' if full else '   (not all full marks!)'}"
+        )
     print(f"{'all notebooks':<22} {total_kit:9.1f} {total_plain:10.1f}   kit/plain x{total_kit / total_plain:.2f}")
     return 0
 

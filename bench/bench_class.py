@@ -8,6 +8,7 @@ The class mixes right, wrong, hanging and cheating submissions built from the gr
 (tests/catalogue/) for the chosen notebooks. The default keeps to the quiz notebook so that the
 serial baseline finishes in minutes on 2 cores.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import nbformat  # noqa: E402
 from nbformat.v4 import new_code_cell  # noqa: E402
 
-from kit import ASSIGNMENT  # noqa: E402
 from kit.answers import answer_cells  # noqa: E402
 from kit.classrun import default_jobs, grade_class  # noqa: E402
 from kit.course import Course  # noqa: E402
@@ -66,7 +65,7 @@ def new_course(tmp: str, name: str, students: dict) -> Course:
     return course
 
 
-GRADED: set[str] = set()     # the answer cells of the chosen notebooks
+GRADED: set[str] = set()  # the answer cells of the chosen notebooks
 
 
 def all_scores(course: Course, students) -> dict:
@@ -114,8 +113,10 @@ def main() -> int:
     serial = new_course(tmp, "serial", students)
     _, t_serial, cpu_serial = timed(lambda: serial.autograde(timeout=7200))
     reference = all_scores(serial, names)
-    print(f"plain nbgrader autograde, serial: {t_serial:7.1f} s  ({t_serial / len(names):.2f} s/student, "
-          f"CPU use {cpu_serial / t_serial / cores:.0%} of {cores} cores)")
+    print(
+        f"plain nbgrader autograde, serial: {t_serial:7.1f} s  ({t_serial / len(names):.2f} s/student, "
+        f"CPU use {cpu_serial / t_serial / cores:.0%} of {cores} cores)"
+    )
 
     results = {}
     kit = new_course(tmp, "kit", students)
@@ -124,10 +125,14 @@ def main() -> int:
         results[f"kit, {jobs} jobs"] = all_scores(kit, names)
         per = [r.seconds for r in runs]
         mem = [r.peak_mb for r in runs]
-        print(f"kit class runner, {jobs} jobs:    {t_kit:7.1f} s  throughput x{t_serial / t_kit:.2f} vs serial, "
-              f"CPU use {cpu_kit / t_kit / cores:.0%}")
-        print(f"  per student: p50 {statistics.median(per):.1f} s, p95 {pct(per, 0.95):.1f} s; "
-              f"peak memory per grading job: p50 {statistics.median(mem):.0f} MiB, max {max(mem):.0f} MiB")
+        print(
+            f"kit class runner, {jobs} jobs:    {t_kit:7.1f} s  throughput x{t_serial / t_kit:.2f} vs serial, "
+            f"CPU use {cpu_kit / t_kit / cores:.0%}"
+        )
+        print(
+            f"  per student: p50 {statistics.median(per):.1f} s, p95 {pct(per, 0.95):.1f} s; "
+            f"peak memory per grading job: p50 {statistics.median(mem):.0f} MiB, max {max(mem):.0f} MiB"
+        )
     _, t_resume, _ = timed(lambda: grade_class(kit, force=False, progress=None))
     results["kit rerun (resume)"] = all_scores(kit, names)
     print(f"  rerun without --force (everything already graded): {t_resume:.1f} s")
@@ -135,30 +140,37 @@ def main() -> int:
     results["kit rerun (forced)"] = all_scores(kit, names)
 
     if not args.no_ray:
-        os.environ.update(RAY_AUTH_MODE="disabled", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
-                          RAY_USAGE_STATS_ENABLED="0")
+        os.environ.update(RAY_AUTH_MODE="disabled", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
         import ray
         from ray.cluster_utils import Cluster
+
         for nodes in (1, 2):
             cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
             for _ in range(nodes - 1):
                 cluster.add_node(num_cpus=1)
             course = new_course(tmp, f"ray{nodes}", students)
-            ray.init(address=cluster.address, log_to_driver=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": ROOT, "PATH": os.environ["PATH"]}})
-            runs, t_ray, _ = timed(lambda: grade_class(course, force=True, progress=None,
-                                                       ray_address=cluster.address))
+            ray.init(
+                address=cluster.address,
+                log_to_driver=False,
+                runtime_env={"env_vars": {"PYTHONPATH": ROOT, "PATH": os.environ["PATH"]}},
+            )
+            runs, t_ray, _ = timed(lambda: grade_class(course, force=True, progress=None, ray_address=cluster.address))
             results[f"ray {nodes} node(s)"] = all_scores(course, names)
             used = sorted({r.node for r in runs})
-            print(f"kit on a Ray cluster of {nodes} node(s) x 1 CPU: {t_ray:7.1f} s "
-                  f"({len(names) / t_ray * 60:.1f} students/min; tasks ran on {len(used)} node(s))")
+            print(
+                f"kit on a Ray cluster of {nodes} node(s) x 1 CPU: {t_ray:7.1f} s "
+                f"({len(names) / t_ray * 60:.1f} students/min; tasks ran on {len(used)} node(s))"
+            )
             ray.shutdown()
             cluster.shutdown()
 
     differ = {path: [s for s in names if got[s] != reference[s]] for path, got in results.items()}
     bad = {path: ss for path, ss in differ.items() if ss}
     for path in results:
-        print(f"identical scores to the serial run: {path}: {'yes' if not differ[path] else 'NO ' + str(differ[path][:5])}")
+        print(
+            f"identical scores to the serial run: {path}: "
+            f"{'yes' if not differ[path] else 'NO ' + str(differ[path][:5])}"
+        )
     return 1 if bad else 0
 
 

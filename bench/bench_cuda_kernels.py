@@ -7,6 +7,7 @@ of the medians is the time to grade one correct submission of the notebook (the 
 
     .venv/bin/python bench/bench_cuda_kernels.py [--runs 3] [--no-sandbox]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,12 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-sandbox", action="store_true", help="run the grader without kit.sandbox")
     args = ap.parse_args(argv)
-    wall, _ = notebook_table("notebook 02 on the CPU simulator", ["vec_add", "vec_add_grid_stride", "tiled_matmul"],
-                             max(3, args.runs), not args.no_sandbox)
+    wall, _ = notebook_table(
+        "notebook 02 on the CPU simulator",
+        ["vec_add", "vec_add_grid_stride", "tiled_matmul"],
+        max(3, args.runs),
+        not args.no_sandbox,
+    )
     print(f"budget for a correct submission on the CPU simulator: 20 s; measured {wall:.1f} s")
     return 0
 

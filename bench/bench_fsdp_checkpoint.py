@@ -8,6 +8,7 @@ sandboxed path nbgrader's autograde takes. Asserts nothing about time.
 
     .venv/bin/python bench/bench_fsdp_checkpoint.py [N] [--sandbox]
 """
+
 from __future__ import annotations
 
 import statistics
@@ -27,13 +28,16 @@ def main(argv: list[str]) -> int:
     if sandbox:
         from kit.answers import reference_solutions
         from kit.grading import grade_cell
+
         times = []
         for _ in range(n):
             start = time.perf_counter()
             v = grade_cell(GID, reference_solutions()[GID], sandbox=True)
             times.append(time.perf_counter() - start)
-        print(f"  sandboxed grade_cell (as autograde): median {statistics.median(times):6.2f} s  "
-              f"runs {', '.join(f'{t:.2f}' for t in times)}  points {v.score:g}/{v.max_score:g}")
+        print(
+            f"  sandboxed grade_cell (as autograde): median {statistics.median(times):6.2f} s  "
+            f"runs {', '.join(f'{t:.2f}' for t in times)}  points {v.score:g}/{v.max_score:g}"
+        )
     return 0
 
 

@@ -7,6 +7,7 @@ the medians and their ratio. Asserts nothing about time.
 
     .venv/bin/python bench/bench_word_count.py [N]
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,8 +18,12 @@ RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"
 
 
 def main(argv: list[str]) -> int:
-    runner_table("word_count", int(argv[0]) if argv else 3, RAY_ENV,
-                 "target: reference at most 30 s on 2 cores, Ray's start included")
+    runner_table(
+        "word_count",
+        int(argv[0]) if argv else 3,
+        RAY_ENV,
+        "target: reference at most 30 s on 2 cores, Ray's start included",
+    )
     return 0
 
 

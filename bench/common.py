@@ -1,6 +1,7 @@
 """What the per-notebook benchmarks share: the reference and the stub of an answer cell, and
 grading one the way autograde does (kit.grading.grade_cell: `python -m graders` in its own
 sandboxed process), timed in wall and CPU seconds."""
+
 from __future__ import annotations
 
 import json
@@ -21,16 +22,23 @@ if ROOT not in sys.path:
 def sources(grade_id: str) -> tuple[str, str]:
     """(reference solution, release stub) of the answer cell, from the instructor notebook."""
     import nbformat
+
     from kit.answers import answer_cells, notebook_of, strip_solution_markers
+
     cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
-    stub = re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
-                  lambda m: f"{m.group(1)}raise NotImplementedError()\n", cell + "\n", flags=re.M | re.S)
+    stub = re.sub(
+        r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
+        lambda m: f"{m.group(1)}raise NotImplementedError()\n",
+        cell + "\n",
+        flags=re.M | re.S,
+    )
     return strip_solution_markers(cell), stub
 
 
 def timed(grade_id: str, source: str, sandbox: bool = True) -> tuple[float, float, float, float]:
     """(wall seconds, CPU seconds of every process it started, points, max points)."""
     from kit.grading import grade_cell
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     verdict = grade_cell(grade_id, source, sandbox=sandbox)
@@ -42,9 +50,11 @@ def timed(grade_id: str, source: str, sandbox: bool = True) -> tuple[float, floa
 
 def notebook_table(title: str, grade_ids: list[str], runs: int, sandbox: bool) -> tuple[float, float]:
     """Prints reference vs stub medians per grade_id; returns (notebook wall s, notebook CPU s)."""
-    print(f"{title}: {os.cpu_count()} cores, median of {runs} runs, "
-          f"{'sandboxed' if sandbox else 'unsandboxed'} `python -m graders` processes, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{title}: {os.cpu_count()} cores, median of {runs} runs, "
+        f"{'sandboxed' if sandbox else 'unsandboxed'} `python -m graders` processes, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"{'grade_id':<22}{'reference (s)':>14}{'score':>10}{'stub (s)':>10}{'ratio':>8}{'CPU s':>8}")
     total_ref = total_stub = total_cpu = 0.0
     for gid in grade_ids:
@@ -59,25 +69,31 @@ def notebook_table(title: str, grade_ids: list[str], runs: int, sandbox: bool) -
         r, s, c = statistics.median(ref_times), statistics.median(stub_times), statistics.median(cpus)
         total_ref, total_stub, total_cpu = total_ref + r, total_stub + s, total_cpu + c
         print(f"{gid:<22}{r:>14.2f}{score:>10}{s:>10.2f}{r / s:>8.2f}{c:>8.1f}")
-    print(f"{'the notebook':<22}{total_ref:>14.2f}{'':>10}{total_stub:>10.2f}{total_ref / total_stub:>8.2f}"
-          f"{total_cpu:>8.1f}")
+    print(
+        f"{'the notebook':<22}{total_ref:>14.2f}{'':>10}{total_stub:>10.2f}{total_ref / total_stub:>8.2f}"
+        f"{total_cpu:>8.1f}"
+    )
     return total_ref, total_cpu
 
 
 def runner_once(grade_id: str, source: str, env: dict) -> tuple[float, float]:
     """(wall seconds, points) of one `python -m graders <grade_id>` subprocess, as autograde runs
     it (the HMAC key on stdin), without the sandbox."""
-    import json
-    import subprocess
-    import tempfile
     with tempfile.TemporaryDirectory(prefix=f"bench-{grade_id}-") as work:
         answer = os.path.join(work, "answer.py")
         results = os.path.join(work, "results.jsonl")
         with open(answer, "w", encoding="utf-8") as f:
             f.write(source)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "graders", grade_id, answer, results, "--no-sandbox"], cwd=ROOT, env=env,
-                       input=b"bench-key\n", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "graders", grade_id, answer, results, "--no-sandbox"],
+            cwd=ROOT,
+            env=env,
+            input=b"bench-key\n",
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
         elapsed = time.perf_counter() - start
         points = 0.0
         with open(results, encoding="utf-8") as f:
@@ -89,11 +105,20 @@ def runner_once(grade_id: str, source: str, env: dict) -> tuple[float, float]:
 
 def runner_table(grade_id: str, runs: int, extra_env: dict, target: str) -> None:
     """Prints the medians of `python -m graders` on the stub (the baseline) and the reference."""
-    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONHASHSEED="0", HYPOTHESIS_PROFILE="grading",
-               PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1", **extra_env)
+    env = dict(
+        os.environ,
+        PYTHONPATH=ROOT,
+        PYTHONHASHSEED="0",
+        HYPOTHESIS_PROFILE="grading",
+        PYTHONDONTWRITEBYTECODE="1",
+        OMP_NUM_THREADS="1",
+        **extra_env,
+    )
     reference, stub = sources(grade_id)
-    print(f"{grade_id}: grading with `python -m graders` (subprocess), {runs} runs each, "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"{grade_id}: grading with `python -m graders` (subprocess), {runs} runs each, "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}"
+    )
     medians = {}
     for label, source in (("stub (baseline)", stub), ("reference", reference)):
         times, scores = [], set()
@@ -102,6 +127,8 @@ def runner_table(grade_id: str, runs: int, extra_env: dict, target: str) -> None
             times.append(t)
             scores.add(points)
         medians[label] = statistics.median(times)
-        print(f"  {label:16s} median {medians[label]:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}  "
-              f"points {sorted(scores)}")
+        print(
+            f"  {label:16s} median {medians[label]:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}  "
+            f"points {sorted(scores)}"
+        )
     print(f"  reference / baseline = {medians['reference'] / medians['stub (baseline)']:.2f}x ({target})")

@@ -9,6 +9,7 @@ must give every (student, answer cell) exactly the same score, and the same verd
 Prints the figures (time per run, the score table, the differences) and exits 1 on any difference.
 Too slow for the test suite (minutes per run on 2 cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ from kit.demo import build_class  # noqa: E402
 VERDICT = re.compile(r"^\[(PASS|FAIL)\] (\S+) \(([\d.]+)/([\d.]+)\)", re.M)
 
 
-def spin() -> None:     # other work: a pure-Python busy loop
+def spin() -> None:  # other work: a pure-Python busy loop
     while True:
         pass
 
@@ -74,26 +75,40 @@ def main(argv=None) -> int:
         times.append(time.perf_counter() - t0)
         results.append(snapshot(course))
         total = sum(score for score, _ in results[-1].values())
-        print(f"run {i + 1:2d} ({mode}, {len(spinners)} busy processes): {times[-1]:6.1f} s, "
-              f"{len(results[-1])} graded cells, total score {total:g}", flush=True)
+        print(
+            f"run {i + 1:2d} ({mode}, {len(spinners)} busy processes): {times[-1]:6.1f} s, "
+            f"{len(results[-1])} graded cells, total score {total:g}",
+            flush=True,
+        )
 
     base = results[0]
     differences = []
     for i, got in enumerate(results[1:], start=2):
         for key in sorted(set(base) | set(got)):
             if base.get(key) != got.get(key):
-                differences.append(f"run {i} ({plan[i - 1]}): {key[0]} {key[1]}: "
-                                   f"{base.get(key, ('missing',))[0]} -> {got.get(key, ('missing',))[0]}"
-                                   f"{'' if base.get(key, (0,))[0] != got.get(key, (0,))[0] else ' (same score, other verdicts)'}")
+                differences.append(
+                    f"run {i} ({plan[i - 1]}): {key[0]} {key[1]}: "
+                    f"{base.get(key, ('missing',))[0]} -> {got.get(key, ('missing',))[0]}"
+                    f"{'' if base.get(key, (0,))[0] != got.get(key, (0,))[0] else ' (same score, other verdicts)'}"
+                )
     print("\nscores (every run):")
     for (student, gid), (score, tests) in sorted(base.items()):
-        print(f"  {student:5s} {gid:22s} {score:6g}  ({sum(1 for t in tests if t[0] == 'PASS')}/{len(tests)} tests pass)")
+        print(
+            f"  {student:5s} {gid:22s} {score:6g}  ({sum(1 for t in tests if t[0] == 'PASS')}/{len(tests)} tests pass)"
+        )
     quiet = [t for t, m in zip(times, plan) if m == "quiet"]
     busy = [t for t, m in zip(times, plan) if m == "busy"]
-    print(f"\ntime per run: quiet median {sorted(quiet)[len(quiet) // 2]:.1f} s "
-          f"(min {min(quiet):.1f}, max {max(quiet):.1f})" if quiet else "")
+    print(
+        f"\ntime per run: quiet median {sorted(quiet)[len(quiet) // 2]:.1f} s "
+        f"(min {min(quiet):.1f}, max {max(quiet):.1f})"
+        if quiet
+        else ""
+    )
     if busy:
-        print(f"              busy  median {sorted(busy)[len(busy) // 2]:.1f} s (min {min(busy):.1f}, max {max(busy):.1f})")
+        print(
+            f"              busy  median {sorted(busy)[len(busy) // 2]:.1f} s "
+            f"(min {min(busy):.1f}, max {max(busy):.1f})"
+        )
     if differences:
         print(f"\n{len(differences)} DIFFERENCES:")
         print("\n".join("  " + d for d in differences))

@@ -4,6 +4,7 @@
 
 Exits 0 on a machine without a GPU (after saying so), 1 if any check failed on a GPU machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,11 @@ def gpu_present() -> str:
     """A description of the GPU, or "" when there is none (asked in a child: numba picks once)."""
     if not shutil.which("nvidia-smi"):
         return ""
-    out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+    )
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
@@ -35,8 +39,9 @@ def main(argv=None) -> int:
     device = gpu_present()
     checks = sorted(glob.glob(os.path.join(HERE, "check_*.py")))
     if not device:
-        print(f"no GPU: skipped ({len(checks)} GPU checks ready: "
-              f"{', '.join(os.path.basename(c)[6:-3] for c in checks)})")
+        print(
+            f"no GPU: skipped ({len(checks)} GPU checks ready: {', '.join(os.path.basename(c)[6:-3] for c in checks)})"
+        )
         return 0
     print(f"GPU: {device}")
     env = dict(os.environ, PYTHONPATH=ROOT, CH13_DEVICE="gpu", PYTHONUNBUFFERED="1")
@@ -52,8 +57,9 @@ def main(argv=None) -> int:
             continue
         t = time.perf_counter()
         try:
-            proc = subprocess.run([sys.executable, check], cwd=ROOT, env=env, capture_output=True,
-                                  text=True, timeout=left)
+            proc = subprocess.run(
+                [sys.executable, check], cwd=ROOT, env=env, capture_output=True, text=True, timeout=left
+            )
             out, rc = proc.stdout + proc.stderr, proc.returncode
         except subprocess.TimeoutExpired as e:
             out, rc = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"

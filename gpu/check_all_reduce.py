@@ -13,6 +13,7 @@ Without a GPU it prints "no GPU: skipped" and returns 0.
 
     .venv/bin/python gpu/check_all_reduce.py [--no-sandbox] [--mib 64]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
 GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
-WRONG = {   # two realistic wrong answers per exercise, graded on the GPU
+WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "all_reduce": ["wrong_gather_broadcast", "wrong_blocking_send_then_recv"],
     "ddp_average": ["wrong_sum_not_mean", "wrong_clone_discarded"],
     "rs_ag_all_reduce": ["wrong_no_padding", "wrong_gather_everything"],
@@ -37,7 +38,7 @@ def gpu_ready() -> str:
     try:
         import torch
         import torch.distributed as dist
-    except Exception as e:      # noqa: BLE001
+    except Exception as e:  # noqa: BLE001
         return f"torch does not import ({e})"
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
@@ -48,7 +49,9 @@ def gpu_ready() -> str:
 
 def reference(grade_id: str) -> str:
     import nbformat
+
     from kit.answers import answer_cells, notebook_of
+
     cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
     return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
 
@@ -57,6 +60,7 @@ def grade_on_gpu(sandbox: bool) -> bool:
     import time
 
     from kit.grading import grade_cell
+
     ok = True
     print("1. grading on the GPU (python -m graders --gpu)")
     for gid in GRADE_IDS:
@@ -72,8 +76,10 @@ def grade_on_gpu(sandbox: bool) -> bool:
             total = sum(r["max_points"] for r in v.results)
             right = (got == total) if should_pass else (got < total)
             ok &= right
-            print(f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g} in {dt:.1f} s"
-                  + (f"  [{v.problem}]" if getattr(v, "problem", "") else ""))
+            print(
+                f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g} in {dt:.1f} s"
+                + (f"  [{v.problem}]" if getattr(v, "problem", "") else "")
+            )
             for r in v.results:
                 if not r["passed"]:
                     print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
@@ -84,7 +90,9 @@ def bench_rank(payload: dict) -> dict:
     """collective_launch target: time the reference ring and dist.all_reduce on this rank's GPU."""
     import torch
     import torch.distributed as dist
+
     from ch13lib.collective_launch import DistComm, load_source
+
     rank, world = dist.get_rank(), dist.get_world_size()
     ring = load_source(payload["source"], "bench_ring").ring_all_reduce
     n = payload["mib"] * 2**20 // 4
@@ -92,8 +100,10 @@ def bench_rank(payload: dict) -> dict:
     want = world * (world + 1) / 2
     comm = DistComm(dist.group.WORLD, list(range(world)), "cuda")
     out = {}
-    for name, fn in [("dist.all_reduce (NCCL)", lambda t: dist.all_reduce(t)),
-                     ("reference ring_all_reduce", lambda t: ring(t, comm))]:
+    for name, fn in [
+        ("dist.all_reduce (NCCL)", lambda t: dist.all_reduce(t)),
+        ("reference ring_all_reduce", lambda t: ring(t, comm)),
+    ]:
         times = []
         for _ in range(6):
             t = x.clone()
@@ -113,10 +123,17 @@ def figures(mib: int) -> bool:
     import torch
 
     from ch13lib.collective_launch import launch
+
     world = torch.cuda.device_count()
     print(f"2. figures: {world} GPU rank(s) on NCCL ({torch.cuda.get_device_name(0)}), {mib} MiB float32")
-    res = launch(world, "gpu.check_all_reduce:bench_rank", {"source": reference("all_reduce"), "mib": mib},
-                 backend="nccl", hard_timeout_s=120, extra_path=(ROOT,))
+    res = launch(
+        world,
+        "gpu.check_all_reduce:bench_rank",
+        {"source": reference("all_reduce"), "mib": mib},
+        backend="nccl",
+        hard_timeout_s=120,
+        extra_path=(ROOT,),
+    )
     ok = True
     for r, out in enumerate(res):
         if "error" in out:
@@ -126,8 +143,10 @@ def figures(mib: int) -> bool:
         s = max(out[name]["s"] for out in res)
         good = all(out[name]["ok"] for out in res)
         ok &= good
-        print(f"   {name:<28}: {s * 1e3:9.3f} ms  {mib / 1024 / s:8.2f} GiB/s algorithm bandwidth; "
-              f"result {'exact' if good else 'WRONG'}")
+        print(
+            f"   {name:<28}: {s * 1e3:9.3f} ms  {mib / 1024 / s:8.2f} GiB/s algorithm bandwidth; "
+            f"result {'exact' if good else 'WRONG'}"
+        )
     if world == 1:
         print("   (one GPU: world size 1 moves no data; these are call overheads only)")
     return ok

@@ -16,6 +16,7 @@ Without a GPU it prints "no GPU: skipped" and returns 0.
 
     .venv/bin/python gpu/check_fsdp_checkpoint.py [--no-sandbox] [--skip-grading]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,11 +39,12 @@ def gpu_ready() -> str:
     """'' when CUDA and NCCL are usable from torch, else the reason they are not."""
     try:
         import torch
-    except Exception as e:      # noqa: BLE001
+    except Exception as e:  # noqa: BLE001
         return f"torch does not import ({e})"
     if not torch.cuda.is_available():
         return "torch sees no CUDA device"
     import torch.distributed as dist
+
     if not dist.is_nccl_available():
         return "this torch build has no NCCL"
     return ""
@@ -50,16 +52,18 @@ def gpu_ready() -> str:
 
 def reference() -> str:
     import nbformat
+
     from kit.answers import answer_cells, notebook_of
+
     cell = answer_cells(nbformat.read(notebook_of(GID), as_version=4))[GID].source
     return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
 
 
 def grade_on_gpu(sandbox: bool, n_gpus: int) -> bool:
     from kit.grading import grade_cell
+
     ok = True
-    print(f"1. grading on the GPU (python -m graders --gpu), {n_gpus} GPU(s): "
-          f"world sizes capped at {n_gpus}")
+    print(f"1. grading on the GPU (python -m graders --gpu), {n_gpus} GPU(s): world sizes capped at {n_gpus}")
     cases = [("reference", reference(), True)]
     for name in WRONG_ANY_SIZE + (WRONG_MULTI_GPU if n_gpus >= 2 else []):
         with open(os.path.join(ROOT, "tests", "catalogue", GID, name + ".py"), encoding="utf-8") as f:
@@ -70,8 +74,10 @@ def grade_on_gpu(sandbox: bool, n_gpus: int) -> bool:
         took = time.perf_counter() - start
         right = (v.score == v.max_score) if should_pass else (v.score < v.max_score)
         ok &= right
-        print(f"   {'ok ' if right else 'BAD'} {name}: {v.score:g}/{v.max_score:g} in {took:.1f} s"
-              + (f"  [{v.problem}]" if v.problem else ""))
+        print(
+            f"   {'ok ' if right else 'BAD'} {name}: {v.score:g}/{v.max_score:g} in {took:.1f} s"
+            + (f"  [{v.problem}]" if v.problem else "")
+        )
         for r in v.results:
             if not r["passed"]:
                 print(f"        {r['test']}: {r['message'].splitlines()[0][:200]}")
@@ -82,8 +88,9 @@ def figures(n_gpus: int) -> bool:
     import torch
     import torch.distributed as dist
     from torch import nn
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
     from torch.distributed.fsdp import FullStateDictConfig, StateDictType
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
     from ch13lib.fsdp_world import run_world
 
     world = n_gpus
@@ -125,8 +132,10 @@ def figures(n_gpus: int) -> bool:
     results = run_world(world, fn, backend="nccl", guard_s=300)
     t_save, t_load, same, n = results[0]
     size = os.path.getsize(path) / 1e6
-    print(f"   {n / 1e6:.1f}M parameters, file {size:.0f} MB; save {t_save:.2f} s, load {t_load:.2f} s "
-          f"(rank 0); reloaded parameters {'bit-identical' if all(r[2] for r in results) else 'DIFFERENT'}")
+    print(
+        f"   {n / 1e6:.1f}M parameters, file {size:.0f} MB; save {t_save:.2f} s, load {t_load:.2f} s "
+        f"(rank 0); reloaded parameters {'bit-identical' if all(r[2] for r in results) else 'DIFFERENT'}"
+    )
     return all(r[2] for r in results)
 
 
@@ -140,6 +149,7 @@ def main(argv=None) -> int:
         print(f"no GPU: skipped ({why})")
         return 0
     import torch
+
     n_gpus = torch.cuda.device_count()
     ok = True
     if not args.skip_grading:

@@ -12,6 +12,7 @@ Without a GPU it prints "no GPU: skipped" and returns 0.
 
     .venv/bin/python gpu/check_vec_add.py [--no-sandbox] [--n 67108864]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
 GRADE_IDS = ["vec_add", "vec_add_grid_stride", "tiled_matmul"]
-WRONG = {   # two realistic wrong answers per exercise, graded on the GPU
+WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "vec_add": ["wrong_blocks_floor", "wrong_thread_idx_only"],
     "vec_add_grid_stride": ["wrong_no_loop", "wrong_stride_block_width"],
     "tiled_matmul": ["wrong_tile_loaded_once", "wrong_swapped_tile_index"],
@@ -36,20 +37,24 @@ WRONG = {   # two realistic wrong answers per exercise, graded on the GPU
 def gpu_ready() -> str:
     """'' when a CUDA GPU is usable from cupy and numba, else the reason it is not."""
     from ch13lib.cuda_env import gpu_present
+
     if not gpu_present():
         return "no nvidia-smi or libcuda on this machine"
     try:
         import cupy as cp
+
         if cp.cuda.runtime.getDeviceCount() < 1:
             return "cupy sees no CUDA device"
-    except Exception as e:      # noqa: BLE001
+    except Exception as e:  # noqa: BLE001
         return f"cupy cannot reach a GPU ({type(e).__name__}: {e})"
     return ""
 
 
 def reference(grade_id: str) -> str:
     import nbformat
+
     from kit.answers import answer_cells, notebook_of
+
     cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
     return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
 
@@ -63,6 +68,7 @@ def load(source: str, name: str) -> types.ModuleType:
 
 def grade_on_gpu(sandbox: bool) -> bool:
     from kit.grading import grade_cell
+
     ok = True
     print("1. grading on the GPU (python -m graders --gpu)")
     for gid in GRADE_IDS:
@@ -76,8 +82,10 @@ def grade_on_gpu(sandbox: bool) -> bool:
             total = sum(r["max_points"] for r in v.results)
             right = (got == total) if should_pass else (got < total)
             ok &= right
-            print(f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g}"
-                  + (f"  [{v.problem}]" if getattr(v, "problem", "") else ""))
+            print(
+                f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g}"
+                + (f"  [{v.problem}]" if getattr(v, "problem", "") else "")
+            )
             for r in v.results:
                 if not r["passed"]:
                     print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
@@ -87,6 +95,7 @@ def grade_on_gpu(sandbox: bool) -> bool:
 def _time(fn, reps: int = 10) -> float:
     """Median seconds of fn() over reps runs, timed with CUDA events after a warm-up."""
     import cupy as cp
+
     fn()
     cp.cuda.runtime.deviceSynchronize()
     times = []
@@ -103,12 +112,15 @@ def _time(fn, reps: int = 10) -> float:
 def figures(n: int) -> bool:
     import cupy as cp
     from numba import cuda
+
     ok = True
     dev = cp.cuda.Device()
     props = cp.cuda.runtime.getDeviceProperties(dev.id)
     sms = props["multiProcessorCount"]
-    print(f"2. figures on {props['name'].decode() if isinstance(props['name'], bytes) else props['name']} "
-          f"({sms} SMs), n = {n:,} float32")
+    print(
+        f"2. figures on {props['name'].decode() if isinstance(props['name'], bytes) else props['name']} "
+        f"({sms} SMs), n = {n:,} float32"
+    )
     va = load(reference("vec_add"), "ref_vec_add")
     gs = load(reference("vec_add_grid_stride"), "ref_vec_add_grid_stride")
     mm = load(reference("tiled_matmul"), "ref_tiled_matmul")
@@ -119,8 +131,9 @@ def figures(n: int) -> bool:
     dst = cp.empty_like(a)
     nbytes = a.nbytes
     d2d = cp.cuda.runtime.memcpyDeviceToDevice
-    t_copy = _time(lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, a.data.ptr, nbytes, d2d,
-                                                       cp.cuda.get_current_stream().ptr))
+    t_copy = _time(
+        lambda: cp.cuda.runtime.memcpyAsync(dst.data.ptr, a.data.ptr, nbytes, d2d, cp.cuda.get_current_stream().ptr)
+    )
     copy_bw = 2 * nbytes / t_copy / 1e9
     print(f"   cudaMemcpy device-to-device: {t_copy * 1e3:8.3f} ms  {copy_bw:8.1f} GB/s (2 arrays moved)")
 
@@ -130,8 +143,10 @@ def figures(n: int) -> bool:
     good = bool(cp.array_equal(c, a + b))
     ok &= good
     bw = 3 * nbytes / t_va / 1e9
-    print(f"   vec_add[{blocks}, {tpb}]    : {t_va * 1e3:8.3f} ms  {bw:8.1f} GB/s (3 arrays) "
-          f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}")
+    print(
+        f"   vec_add[{blocks}, {tpb}]    : {t_va * 1e3:8.3f} ms  {bw:8.1f} GB/s (3 arrays) "
+        f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}"
+    )
 
     c.fill(0)
     g_blocks = 4 * sms
@@ -139,8 +154,10 @@ def figures(n: int) -> bool:
     good = bool(cp.array_equal(c, a + b))
     ok &= good
     bw = 3 * nbytes / t_gs / 1e9
-    print(f"   vec_add_grid_stride[{g_blocks}, {tpb}]: {t_gs * 1e3:8.3f} ms  {bw:8.1f} GB/s "
-          f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}")
+    print(
+        f"   vec_add_grid_stride[{g_blocks}, {tpb}]: {t_gs * 1e3:8.3f} ms  {bw:8.1f} GB/s "
+        f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}"
+    )
 
     for m, k, nn in [(1024, 1024, 1024), (1000, 333, 777)]:
         A = ((cp.arange(m * k, dtype=cp.float32).reshape(m, k) * 5 + 3) % 7 - 3).astype(cp.float32)
@@ -154,10 +171,13 @@ def figures(n: int) -> bool:
         good = bool(cp.array_equal(C, want))
         ok &= good
         flops = 2 * m * k * nn
-        print(f"   tiled_matmul {m}x{k} @ {k}x{nn}: {t_mm * 1e3:8.3f} ms  {flops / t_mm / 1e9:8.1f} GFLOP/s; "
-              f"cuBLAS {flops / t_blas / 1e9:8.1f} GFLOP/s; result {'exact' if good else 'WRONG'}")
+        print(
+            f"   tiled_matmul {m}x{k} @ {k}x{nn}: {t_mm * 1e3:8.3f} ms  {flops / t_mm / 1e9:8.1f} GFLOP/s; "
+            f"cuBLAS {flops / t_blas / 1e9:8.1f} GFLOP/s; result {'exact' if good else 'WRONG'}"
+        )
     # the launcher contract on the GPU: numpy in, numpy out
     import numpy as np
+
     x = np.arange(1_000_003, dtype=np.float32)
     good = bool(np.array_equal(va.launch_vec_add(x, x, 256), x + x))
     ok &= good

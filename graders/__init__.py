@@ -5,6 +5,7 @@ each defining ``grader = Grader("<grade_id>")``. ``python -m graders GRADE_ID AN
 one in its own process; ``kit.external_grade`` does that for every test cell during
 ``nbgrader autograde``.
 """
+
 import importlib
 import os
 import sys
@@ -46,5 +47,6 @@ def grade_ids() -> list[str]:
     """Every grade_id that has a grader module."""
     here = os.path.dirname(os.path.abspath(__file__))
     skip = {"__init__", "__main__", "api", "screen"}
-    return sorted(f[:-3] for f in os.listdir(here)
-                  if f.endswith(".py") and f[:-3] not in skip and not f.startswith("_"))
+    return sorted(
+        f[:-3] for f in os.listdir(here) if f.endswith(".py") and f[:-3] not in skip and not f.startswith("_")
+    )

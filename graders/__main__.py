@@ -4,6 +4,7 @@ Writes JSON lines to RESULTS_FILE: first the plan (tests and points, before any 
 runs), then one result per test as soon as it is known, so a hang or a crash part-way still
 leaves the verdicts reached so far. ``--plan`` writes the plan alone.
 """
+
 import argparse
 import hashlib
 import hmac
@@ -22,6 +23,7 @@ def _emitter(key: bytes, results):
         line = json.dumps(item, sort_keys=True)
         mac = hmac.new(key, line.encode(), hashlib.sha256).hexdigest()
         results.write(json.dumps({"line": line, "mac": mac}) + "\n")
+
     return emit
 
 
@@ -56,6 +58,7 @@ def main(argv=None) -> int:
     # Not dumpable: a subject running as our uid (the sandbox's weakest tier) cannot read the key
     # or the hidden answers from our memory (/proc/PID/mem, ptrace). PR_SET_DUMPABLE = 4.
     import ctypes
+
     ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
     results = open(args.results_file, "w", buffering=1, encoding="utf-8")
 
@@ -63,7 +66,7 @@ def main(argv=None) -> int:
     del key
     emit({"plan": grader.plan()})
     flagged = screen(source)
-    if flagged:       # an early warning for the TA; the score is the tests' alone
+    if flagged:  # an early warning for the TA; the score is the tests' alone
         emit({"flags": flagged})
     try:
         compile(source, f"<answer cell {args.grade_id}>", "exec")

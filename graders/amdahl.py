@@ -1,7 +1,9 @@
 """Hidden grader of `amdahl` (06_quiz): amdahl_speedup(p, n) checked for its properties."""
+
 import math
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graders.api import Answer, Fail, Grader, check_property
 from kit.judge import Raised
@@ -39,6 +41,7 @@ def matches_the_formula(answer: Answer) -> None:
         got, want = _speedup(fn, p, n), spec(p, n)
         if not math.isclose(got, want, rel_tol=1e-9):
             raise Fail(f"amdahl_speedup({p!r}, {n!r}) = {got!r}, but Amdahl's law gives {want!r}")
+
     check_property(prop)
 
 
@@ -55,6 +58,7 @@ def bounded_and_monotone(answer: Answer) -> None:
             raise Fail(f"amdahl_speedup({p!r}, {n!r}) = {s!r} is outside [1, min(n, 1/(1-p))]")
         if s_more < s * (1 - 1e-12):
             raise Fail(f"more cores made it slower: S({p!r}, {n}) = {s!r} > S({p!r}, {n + 1}) = {s_more!r}")
+
     check_property(prop)
 
 
@@ -80,7 +84,9 @@ def rejects_impossible_inputs(answer: Answer) -> None:
                 continue
             if e.is_a("NotImplementedError") or e.flagged:
                 raise
-            raise Fail(f"amdahl_speedup({p}, {n}) raised {e.type}; it should raise ValueError",
-                       f"p={p}, n={n}") from None
-        raise Fail(f"amdahl_speedup({p}, {n}) returned a value; p must be in [0, 1] and n >= 1 (ValueError)",
-                   f"p={p}, n={n}")
+            raise Fail(
+                f"amdahl_speedup({p}, {n}) raised {e.type}; it should raise ValueError", f"p={p}, n={n}"
+            ) from None
+        raise Fail(
+            f"amdahl_speedup({p}, {n}) returned a value; p must be in [0, 1] and n >= 1 (ValueError)", f"p={p}, n={n}"
+        )

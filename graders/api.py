@@ -6,6 +6,7 @@ went wrong and, where there is one, the smallest failing input. Budgets are coun
 schedules or steps so that the same submission gets the same verdict on every run; the only
 wall-clock limit is the runner's guard against hangs.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +17,14 @@ from hypothesis._settings import local_settings
 
 # Every test runs under these, set here in the judge: no profile that anything else loads can
 # weaken the search (derandomized, no example database on disk, no deadline).
-PINNED = settings(settings.get_profile("default"), derandomize=True, database=None, deadline=None, print_blob=False,
-                  suppress_health_check=list(HealthCheck))
+PINNED = settings(
+    settings.get_profile("default"),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=False,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 class Fail(Exception):
@@ -32,11 +39,11 @@ class Fail(Exception):
 @dataclasses.dataclass(frozen=True)
 class Result:
     test: str
-    points: float          # points earned
+    points: float  # points earned
     max_points: float
     passed: bool
-    message: str = ""      # why it failed (empty when passed)
-    example: str = ""      # the smallest failing input, replayable by the student
+    message: str = ""  # why it failed (empty when passed)
+    example: str = ""  # the smallest failing input, replayable by the student
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -56,7 +63,7 @@ class Answer:
 
     def __init__(self, grade_id: str, source: str, subject) -> None:
         self.grade_id = grade_id
-        self.source = source                  # text only: read it, never execute it here
+        self.source = source  # text only: read it, never execute it here
         self.filename = f"<answer cell {grade_id}>"
         self.subject = subject
 
@@ -94,12 +101,18 @@ class Answer:
 
 def _flagged(reply) -> None:
     if reply.tampered:
-        raise Fail("not graded: your code replaced " + ", ".join(f"`{c}`" for c in reply.tampered[:5])
-                   + ", which the grading harness relies on (monkeypatching the harness or the libraries "
-                   "it calls is not allowed). A TA will review it.")
+        raise Fail(
+            "not graded: your code replaced "
+            + ", ".join(f"`{c}`" for c in reply.tampered[:5])
+            + ", which the grading harness relies on (monkeypatching the harness or the libraries "
+            "it calls is not allowed). A TA will review it."
+        )
     if reply.refused:
-        raise Fail("not graded: your code asked for " + "; ".join(reply.refused[:3])
-                   + ", which no exercise needs (the sandbox refused it). A TA will review it.")
+        raise Fail(
+            "not graded: your code asked for "
+            + "; ".join(reply.refused[:3])
+            + ", which no exercise needs (the sandbox refused it). A TA will review it."
+        )
 
 
 class Grader:
@@ -117,9 +130,9 @@ class Grader:
 
     def test(self, points: float, name: str | None = None):
         def register(func):
-            self.tests.append(Test(name or func.__name__, float(points), func,
-                                   (func.__doc__ or "").strip()))
+            self.tests.append(Test(name or func.__name__, float(points), func, (func.__doc__ or "").strip()))
             return func
+
         return register
 
     @property
@@ -127,11 +140,15 @@ class Grader:
         return sum(t.points for t in self.tests)
 
     def plan(self) -> dict:
-        return {"grade_id": self.grade_id, "timeout_s": self.timeout_s,
-                "tests": [{"test": t.name, "max_points": t.points} for t in self.tests]}
+        return {
+            "grade_id": self.grade_id,
+            "timeout_s": self.timeout_s,
+            "tests": [{"test": t.name, "max_points": t.points} for t in self.tests],
+        }
 
     def subject(self, source: str, **options):
         from kit.judge import Subject
+
         return Subject(self.grade_id, source, harness=self.harness, budget_s=self.timeout_s, **options)
 
     def run(self, source: str, **options) -> Iterator[Result]:
@@ -153,8 +170,9 @@ def _raised_text(e) -> str:
 
 def run_test(t: Test, answer: Answer) -> Result:
     from kit.judge import Lost, Raised
+
     try:
-        with local_settings(PINNED):       # the judge's own settings, whatever profile is loaded
+        with local_settings(PINNED):  # the judge's own settings, whatever profile is loaded
             t.func(answer)
     except Fail as f:
         return Result(t.name, 0.0, t.points, False, f.message, f.example)
@@ -166,8 +184,9 @@ def run_test(t: Test, answer: Answer) -> Result:
         except Fail as f:
             return Result(t.name, 0.0, t.points, False, f.message)
         if e.type == "NotImplementedError":
-            return Result(t.name, 0.0, t.points, False,
-                          "not implemented yet: the stub still raises NotImplementedError")
+            return Result(
+                t.name, 0.0, t.points, False, "not implemented yet: the stub still raises NotImplementedError"
+            )
         if e.from_harness:
             return Result(t.name, 0.0, t.points, False, e.message)
         return Result(t.name, 0.0, t.points, False, _raised_text(e))
@@ -177,11 +196,15 @@ def run_test(t: Test, answer: Answer) -> Result:
 def _falsifying(e: BaseException) -> str:
     """The shrunk example hypothesis attached to ``e``, as ``name=value`` lines."""
     for note in getattr(e, "__notes__", []):
-        for prefix in ("Falsifying example: ", "Falsifying explicit example: ", "Failing explicit example: ",
-                       "Failing test case: "):
+        for prefix in (
+            "Falsifying example: ",
+            "Falsifying explicit example: ",
+            "Failing explicit example: ",
+            "Failing test case: ",
+        ):
             if note.startswith(prefix):
-                call = note[len(prefix):]
-                inner = call[call.find("(") + 1: call.rfind(")")]
+                call = note[len(prefix) :]
+                inner = call[call.find("(") + 1 : call.rfind(")")]
                 return "\n".join(line.strip().rstrip(",") for line in inner.splitlines() if line.strip())
     return ""
 
@@ -194,14 +217,15 @@ def check_property(given_test: Callable[[], None]) -> None:
     exceptions arrive as kit.judge.Raised; a lost subject (hang, crash) ends the test at once.
     """
     from kit.judge import Lost, Raised
+
     try:
         try:
             given_test()
-        except BaseExceptionGroup as group:      # two distinct failures: report the first
+        except BaseExceptionGroup as group:  # two distinct failures: report the first
             first = group.exceptions[0]
             while isinstance(first, BaseExceptionGroup):
                 first = first.exceptions[0]
-            raise first
+            raise first from None
     except (Lost, NotImplementedError):
         raise
     except Raised as e:

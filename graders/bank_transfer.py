@@ -7,9 +7,10 @@ It catches the lock-order deadlock (reported as the wait-for cycle with the stud
 updates, check-then-act overdrafts, a transfer to the same account that locks one lock twice, and
 retry loops that never make progress (a step budget).
 """
-from graders.api import Fail, Grader
+
 from ch13lib import sync_checks as sc
 from ch13lib.sync_checks import Scenario
+from graders.api import Fail, Grader
 
 grader = Grader("bank_transfer", timeout_s=120, harness=("ch13lib.sync_checks",))
 OBJ = "transfer"
@@ -26,7 +27,10 @@ def explore(answer, scenarios, **budget) -> None:
             raise Fail(rep["message"], rep["example"])
 
 
-SEQUENTIAL = [Scenario("one thread: enough money, not enough, same account", '''
+SEQUENTIAL = [
+    Scenario(
+        "one thread: enough money, not enough, same account",
+        '''
 a, b = m.Account(1, 50), m.Account(2, 0)
 assert (a.id, a.balance) == (1, 50), "Account(1, 50) must have .id == 1 and .balance == 50"
 ok = m.transfer(a, b, 30)
@@ -42,17 +46,30 @@ assert ok is True and b.balance == 50, (f"transfer(b, b, 10) (to the same accoun
     f"balance {b.balance}; expected True and no change")
 ok = m.transfer(a, a, 10)
 assert ok is False and a.balance == 0, "transfer(a, a, 10) without the money must return False"
-''', hints=(("deadlock", "transfer(x, x, ...) locks the same account twice: a Lock is not re-entrant. "
-                         "Treat src is dst specially (or use an RLock)."),))]
+''',
+        hints=(
+            (
+                "deadlock",
+                "transfer(x, x, ...) locks the same account twice: a Lock is not re-entrant. "
+                "Treat src is dst specially (or use an RLock).",
+            ),
+        ),
+    )
+]
 
 OPPOSITE = sc.public_scenario("A->B and B->A at the same time")
 HINT_ORDER = ("deadlock", OPPOSITE.hint("deadlock"))
-HINT_LOST = ("check", "Every read-modify-write of a balance, and the check `src.balance >= amount` "
-                      "with the debit that relies on it, must happen while holding the locks of "
-                      "BOTH accounts.")
+HINT_LOST = (
+    "check",
+    "Every read-modify-write of a balance, and the check `src.balance >= amount` "
+    "with the debit that relies on it, must happen while holding the locks of "
+    "BOTH accounts.",
+)
 
 RACES = [
-    Scenario("two transfers into the same account", '''
+    Scenario(
+        "two transfers into the same account",
+        '''
 a, b, c = m.Account(1, 10), m.Account(2, 10), m.Account(3, 0)
 threads = [threading.Thread(target=m.transfer, args=(a, c, 5)),
            threading.Thread(target=m.transfer, args=(b, c, 7))]
@@ -62,8 +79,12 @@ for t in threads:
     t.join()
 assert (a.balance, b.balance, c.balance) == (5, 3, 12), (f"after a->c 5 and b->c 7 the balances are "
     f"{a.balance}, {b.balance}, {c.balance}; expected 5, 3, 12 (money was lost or created)")
-''', hints=(HINT_LOST,)),
-    Scenario("two transfers that cannot both be paid", '''
+''',
+        hints=(HINT_LOST,),
+    ),
+    Scenario(
+        "two transfers that cannot both be paid",
+        '''
 a, b = m.Account(1, 10), m.Account(2, 0)
 results = []
 def pay():
@@ -76,8 +97,12 @@ for t in threads:
 assert a.balance >= 0, f"account a went negative ({a.balance}): two transfers of 7 from 10 both paid"
 assert sorted(results) == [False, True], f"two transfers of 7 from 10 returned {results}; expected one True, one False"
 assert (a.balance, b.balance) == (3, 7), f"balances {a.balance}, {b.balance}; expected 3, 7"
-''', hints=(HINT_LOST,)),
-    Scenario("a cycle of three transfers", '''
+''',
+        hints=(HINT_LOST,),
+    ),
+    Scenario(
+        "a cycle of three transfers",
+        '''
 a, b, c = m.Account(1, 10), m.Account(2, 10), m.Account(3, 10)
 threads = [threading.Thread(target=m.transfer, args=(a, b, 1)),
            threading.Thread(target=m.transfer, args=(b, c, 2)),
@@ -88,7 +113,9 @@ for t in threads:
     t.join()
 assert (a.balance, b.balance, c.balance) == (12, 9, 9), (f"balances {a.balance}, {b.balance}, {c.balance}; "
     f"expected 12, 9, 9")
-''', hints=(HINT_ORDER, HINT_LOST)),
+''',
+        hints=(HINT_ORDER, HINT_LOST),
+    ),
 ]
 
 

@@ -6,9 +6,10 @@ overflows, an item lost or delivered twice, FIFO order broken, `if` instead of `
 wait() (a woken thread finds the condition false again), notify() where notify_all() is needed
 (the wrong kind of thread is woken and everyone waits for ever), and lost wakeups.
 """
-from graders.api import Fail, Grader
+
 from ch13lib import sync_checks as sc
 from ch13lib.sync_checks import Scenario
+from graders.api import Fail, Grader
 
 grader = Grader("bounded_buffer", timeout_s=120, harness=("ch13lib.sync_checks",))
 OBJ = "BoundedBuffer"
@@ -26,7 +27,10 @@ def explore(answer, scenarios, **budget) -> None:
             raise Fail(rep["message"], rep["example"])
 
 
-SEQUENTIAL = [Scenario("one thread: capacity, FIFO order, len", '''
+SEQUENTIAL = [
+    Scenario(
+        "one thread: capacity, FIFO order, len",
+        '''
 for bad in (0, -3):
     try:
         m.BoundedBuffer(bad)
@@ -43,19 +47,28 @@ assert got == ["a", "b"], f"put a, b, c then get twice gave {got}, expected ['a'
 buf.put(None)
 assert [buf.get(), buf.get()] == ["c", None], "items must come out in the order they went in (None too)"
 assert len(buf) == 0, f"after taking everything out, len is {len(buf)}, expected 0"
-''')]
+''',
+    )
+]
 
-WAKE = ("Threads wait for ever although the buffer changed: with ONE condition "
-                                "shared by producers and consumers, notify() may wake a thread of the "
-                                "wrong kind, which goes back to sleep; use notify_all(), or two "
-                                "conditions (not_full, not_empty). Every put/get must notify.")
+WAKE = (
+    "Threads wait for ever although the buffer changed: with ONE condition "
+    "shared by producers and consumers, notify() may wake a thread of the "
+    "wrong kind, which goes back to sleep; use notify_all(), or two "
+    "conditions (not_full, not_empty). Every put/get must notify."
+)
 HINT_WAKE = ("blocked_at_exit", WAKE)
 HINT_WAKE_MAIN = ("deadlock", WAKE)
-HINT_WHILE = ("exception", "A thread woke up and went on although the buffer was empty (or full) again: "
-                           "another thread got there first. Re-check in a `while` loop around wait().")
+HINT_WHILE = (
+    "exception",
+    "A thread woke up and went on although the buffer was empty (or full) again: "
+    "another thread got there first. Re-check in a `while` loop around wait().",
+)
 
 MANY = [
-    Scenario("capacity 1, two consumers, then a producer of two items", '''
+    Scenario(
+        "capacity 1, two consumers, then a producer of two items",
+        '''
 buf = m.BoundedBuffer(1)
 got = []
 def producer():
@@ -71,8 +84,12 @@ for t in threads:
 for t in threads:
     t.join()
 assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x and y, once each"
-''', hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE)),
-    Scenario("capacity 1, two producers (two items and one), then a consumer of three", '''
+''',
+        hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE),
+    ),
+    Scenario(
+        "capacity 1, two producers (two items and one), then a consumer of three",
+        '''
 buf = m.BoundedBuffer(1)
 got = []
 def producer(items):
@@ -90,7 +107,9 @@ for t in threads:
     t.join()
 assert sorted(got) == ["a", "b", "c"], f"the consumer got {got}, expected a, b and c, once each"
 assert got.index("a") < got.index("b"), f"the consumer got {got}: a was put before b, so it must come out first"
-''', hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE)),
+''',
+        hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE),
+    ),
 ]
 
 

@@ -5,9 +5,10 @@ loaded afresh for every schedule, and every interleaving with at most 2 deviatio
 default schedule (delay bounding, close to CHESS's preemption bounding) is tried
 (fewest first), then seeded random ones. Budgets are counted in schedules, never in seconds.
 """
-from graders.api import Fail, Grader
+
 from ch13lib import sync_checks as sc
 from ch13lib.sync_checks import Scenario
+from graders.api import Fail, Grader
 
 grader = Grader("counter", timeout_s=120, harness=("ch13lib.sync_checks",))
 
@@ -31,7 +32,10 @@ def explore(answer, scenarios, obj_name="SafeCounter", **budget) -> None:
         explore_one(answer, s, obj_name, **budget)
 
 
-SEQUENTIAL = [Scenario("one thread, no concurrency", '''
+SEQUENTIAL = [
+    Scenario(
+        "one thread, no concurrency",
+        '''
 c = m.SafeCounter()
 assert c.value == 0, f"a new SafeCounter has value {c.value!r}, expected 0"
 for _ in range(5):
@@ -42,9 +46,14 @@ other = m.SafeCounter()
 other.increment()
 assert (c.value, other.value) == (5, 1), (f"two counters share their count: values {c.value}, "
                                           f"{other.value}, expected 5, 1 (keep the count in the instance)")
-''')]
+''',
+    )
+]
 
-MORE_RACES = [Scenario("three threads, one increment each", '''
+MORE_RACES = [
+    Scenario(
+        "three threads, one increment each",
+        '''
 c = m.SafeCounter()
 threads = [threading.Thread(target=c.increment) for _ in range(3)]
 for t in threads:
@@ -52,11 +61,16 @@ for t in threads:
 for t in threads:
     t.join()
 assert c.value == 3, f"3 threads x 1 increment, but value is {c.value}, not 3: an update was lost"
-''', hints=RACE.hints)]
+''',
+        hints=RACE.hints,
+    )
+]
 
 
 def spy_scenario(n: int, k: int) -> Scenario:
-    return Scenario(f"count_with_threads({n}, {k}), watching every increment()", f'''
+    return Scenario(
+        f"count_with_threads({n}, {k}), watching every increment()",
+        f'''
 calls, counters = [], set()
 real_increment = m.SafeCounter.increment
 def watched_increment(self):
@@ -74,15 +88,25 @@ assert threading.main_thread() not in calls, ("increment() ran in the calling th
 assert threads_started() >= 1, "no thread was started: the work must run in worker threads"
 assert len(counters) == 1, (f"the increments went to {{len(counters)}} different SafeCounter objects: "
                             f"all workers must share ONE counter")
-''', hints=(("check", "Tip: make one SafeCounter, start all the threads, then join all of them, "
-                      "then read counter.value."),), early_timeouts=True)
+''',
+        hints=(
+            (
+                "check",
+                "Tip: make one SafeCounter, start all the threads, then join all of them, then read counter.value.",
+            ),
+        ),
+        early_timeouts=True,
+    )
 
 
 # Run in the default schedule only; the subject reports how many threads it started and the
 # judge checks that number (one worker per thread requested).
-FIRST_SCHEDULE = Scenario("count_with_threads(3, 1) starts 3 threads", '''
+FIRST_SCHEDULE = Scenario(
+    "count_with_threads(3, 1) starts 3 threads",
+    '''
 result = m.count_with_threads(3, 1)
-''')
+''',
+)
 
 
 @grader.test(2)
@@ -104,6 +128,8 @@ def count_with_threads(answer):
     # in the default schedule (no deviation), every requested worker is started
     rep = explore_one(answer, FIRST_SCHEDULE, "count_with_threads", max_preemptions=0, max_schedules=1)
     if rep["threads"] < 3:
-        raise Fail(f"scenario '{FIRST_SCHEDULE.name}': count_with_threads(3, 1) started {rep['threads']} "
-                   f"thread(s), expected 3: one worker per thread requested",
-                   "count_with_threads(3, 1), in the default schedule (no deviation)")
+        raise Fail(
+            f"scenario '{FIRST_SCHEDULE.name}': count_with_threads(3, 1) started {rep['threads']} "
+            f"thread(s), expected 3: one worker per thread requested",
+            "count_with_threads(3, 1), in the default schedule (no deviation)",
+        )

@@ -29,6 +29,7 @@ GPU runners (``CH13_DEVICE=gpu``): the same scenarios on CUDA with NCCL, one GPU
 sizes are capped at the number of GPUs (with one GPU everything runs at world size 1), and all
 comparisons with the continued run use the tolerance, not bit equality.
 """
+
 from __future__ import annotations
 
 import functools
@@ -36,13 +37,12 @@ import os
 
 import torch
 
-from graders.api import Answer, Fail, Grader
-
 from ch13lib import fsdp_ckpt as ck
 from ch13lib import fsdp_train as ft
+from graders.api import Answer, Fail, Grader
 
 grader = Grader("fsdp_checkpoint", timeout_s=150, harness=("ch13lib.fsdp_ckpt",))
-GUARD_S = 30.0      # last resort per world, for code that neither returns nor waits in a collective
+GUARD_S = 30.0  # last resort per world, for code that neither returns nor waits in a collective
 NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 # name -> save scenario (world, steps, more steps after the save, epoch, optimizer, wrapping, data)
@@ -52,8 +52,7 @@ SAVES = {
     "C": dict(world=4, steps=1, more=2, epoch=0, optimizer="adam", nested=True, data_seed=2),
 }
 # (save scenario, resume world size, resume wrapping nested?)
-RESUMES = [("A", 1, False), ("A", 4, True), ("A", 2, False), ("B", 2, False), ("B", 3, True),
-           ("C", 3, False)]
+RESUMES = [("A", 1, False), ("A", 4, True), ("A", 2, False), ("B", 2, False), ("B", 3, True), ("C", 3, False)]
 
 
 def _gpu() -> bool:
@@ -71,10 +70,12 @@ def _backend() -> str:
 
 
 def _replay(save: ck.SaveRun, load_world: int | None = None, nested: bool | None = None) -> str:
-    call = (f"ch13lib.fsdp_ckpt.self_check(save_checkpoint, load_checkpoint, "
-            f"save_world={save.world}, load_world={load_world or 1}, steps={save.steps}, "
-            f"more={save.more}, epoch={save.epoch}, optimizer={save.optimizer!r}, "
-            f"nested={nested if nested is not None else save.nested})")
+    call = (
+        f"ch13lib.fsdp_ckpt.self_check(save_checkpoint, load_checkpoint, "
+        f"save_world={save.world}, load_world={load_world or 1}, steps={save.steps}, "
+        f"more={save.more}, epoch={save.epoch}, optimizer={save.optimizer!r}, "
+        f"nested={nested if nested is not None else save.nested})"
+    )
     where = save.describe() + (f"; resume at world size {load_world}" if load_world else "")
     return f"{where}\nreplay in the notebook: {call}"
 
@@ -85,15 +86,20 @@ def _world_fail(error: dict, phase: str, example: str):
     if exc is not None:
         if exc.get("type") == "NotImplementedError":
             raise Fail(NOT_IMPLEMENTED)
-        raise Fail(f"{phase} raised an exception on rank {error.get('rank')}:\n"
-                   + (exc.get("traceback") + "\n" if exc.get("traceback") else "")
-                   + f"{exc.get('type')}: {exc.get('message')}" + ck.hint(exc.get("message")), example)
+        raise Fail(
+            f"{phase} raised an exception on rank {error.get('rank')}:\n"
+            + (exc.get("traceback") + "\n" if exc.get("traceback") else "")
+            + f"{exc.get('type')}: {exc.get('message')}"
+            + ck.hint(exc.get("message")),
+            example,
+        )
     raise Fail(str(error.get("message")), example)
 
 
 # ---------------------------------------------------------------- the reference, recomputed here
 
-@functools.lru_cache(maxsize=None)
+
+@functools.cache
 def _reference(steps: int, optimizer: str, data_seed: int) -> dict[str, torch.Tensor]:
     """The full parameters after ``steps`` steps of the same training without FSDP."""
     model, _ = ft.plain_run(steps, seed=data_seed, kind=optimizer, data_seed=data_seed)
@@ -115,6 +121,7 @@ def _off_reference(got: dict | None, want: dict) -> str | None:
 
 # ---------------------------------------------------------------- observations from the subject
 
+
 def _cache(answer: Answer) -> dict:
     if not hasattr(answer, "_fsdp_cache"):
         answer._fsdp_cache = {}
@@ -131,8 +138,7 @@ def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
     if name not in cache:
         answer.require("save_checkpoint", what="the contract needs `save_checkpoint(model, optimizer, epoch, path)`")
         params = _scenario(name)
-        seen = answer.run("ch13lib.fsdp_ckpt:observe_save", tag=name, backend=_backend(),
-                          guard_s=GUARD_S, **params)
+        seen = answer.run("ch13lib.fsdp_ckpt:observe_save", tag=name, backend=_backend(), guard_s=GUARD_S, **params)
         run = ck.SaveRun(path=seen["path"], **params)
         run.writes = [tuple(w) for w in seen["writes"]]
         run.returned = dict(seen["returned"])
@@ -159,13 +165,19 @@ def _file(answer: Answer, name: str):
     return run, obj
 
 
-def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int,
-            nested: bool) -> ck.ResumeRun:
+def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, nested: bool) -> ck.ResumeRun:
     """load_checkpoint at ``world`` ranks on the file of ``run``, in the subject."""
     answer.require("load_checkpoint", what="the contract needs `load_checkpoint(model, optimizer, path)`")
     save = {k: getattr(run, k) for k in ("world", "steps", "more", "epoch", "optimizer", "nested", "data_seed")}
-    got = answer.run("ch13lib.fsdp_ckpt:observe_resume", dict(save, directory=seen["directory"]),
-                     world=world, more=more, nested=nested, backend=_backend(), guard_s=GUARD_S)
+    got = answer.run(
+        "ch13lib.fsdp_ckpt:observe_resume",
+        dict(save, directory=seen["directory"]),
+        world=world,
+        more=more,
+        nested=nested,
+        backend=_backend(),
+        guard_s=GUARD_S,
+    )
     example = _replay(run, world, nested)
     if got["error"] is not None:
         _world_fail(got["error"], got["phase"], example)
@@ -173,12 +185,14 @@ def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int,
     res.epochs = [ck.epoch_from_observation(e) for e in got["epochs"]]
     res.loaded, res.final = got["loaded"], got["final"]
     if len(res.epochs) != world or not isinstance(res.loaded, dict) or not isinstance(res.final, dict):
-        raise Fail("the resumed run reported an incomplete result (one return value per rank and "
-                   "the parameters)", example)
+        raise Fail(
+            "the resumed run reported an incomplete result (one return value per rank and the parameters)", example
+        )
     return res
 
 
 # ---------------------------------------------------------------- tests
+
 
 @grader.test(4)
 def file_format(answer: Answer) -> None:
@@ -188,9 +202,12 @@ def file_format(answer: Answer) -> None:
         run, obj = _file(answer, name)
         off = _off_reference(run.saved, _reference(run.steps, run.optimizer, run.data_seed))
         if off:
-            raise Fail(f"the model's parameters at the moment of save_checkpoint are not those of the "
-                       f"same {run.steps} step(s) of training without FSDP ({off}): the cell changed "
-                       f"the training before the save", _replay(run))
+            raise Fail(
+                f"the model's parameters at the moment of save_checkpoint are not those of the "
+                f"same {run.steps} step(s) of training without FSDP ({off}): the cell changed "
+                f"the training before the save",
+                _replay(run),
+            )
         problems = ck.file_problems(obj, run)
         if problems:
             raise Fail(problems[0], _replay(run))
@@ -198,7 +215,7 @@ def file_format(answer: Answer) -> None:
 
 @grader.test(3)
 def optimizer_state(answer: Answer) -> None:
-    """"optim" is the full optimizer state: one entry per parameter, full shapes, the values and
+    """ "optim" is the full optimizer state: one entry per parameter, full shapes, the values and
     step count of the same training run without FSDP."""
     for name in SAVES:
         run, obj = _file(answer, name)
@@ -218,9 +235,12 @@ def resume_equivalence(answer: Answer) -> None:
         run, seen = _saved_ok(answer, name)
         off = _off_reference(run.final, _reference(run.steps + run.more, run.optimizer, run.data_seed))
         if off:
-            raise Fail(f"after save_checkpoint returned, {run.more} more step(s) of the same run did not "
-                       f"continue like training without a checkpoint ({off}): save_checkpoint must "
-                       f"leave the model and the optimizer as they were", _replay(run))
+            raise Fail(
+                f"after save_checkpoint returned, {run.more} more step(s) of the same run did not "
+                f"continue like training without a checkpoint ({off}): save_checkpoint must "
+                f"leave the model and the optimizer as they were",
+                _replay(run),
+            )
         load_world = _cap(load_world)
         if (name, load_world, nested) in done:
             continue

@@ -5,26 +5,67 @@ into that process — the module table, interpreter frames, the garbage collecto
 tracing hooks, ctypes, the builtins — could forge a verdict, so such a cell is not graded: it
 scores 0 and the TA sees which lines were flagged. None of these is needed by any exercise.
 """
+
 from __future__ import annotations
 
 import ast
 
-FORBIDDEN_MODULES = {"ctypes", "gc", "inspect", "builtins", "importlib", "_thread", "faulthandler",
-                     "signal", "pty", "graders", "ch13lib", "hypothesis", "pytest", "nbgrader",
-                     # raw memory and C calls in-process (each can read the MAC key or patch the grader)
-                     "_ctypes", "cffi", "_cffi_backend", "_signal", "_testcapi", "_testinternalcapi",
-                     "_xxsubinterpreters", "_posixsubprocess"}
+FORBIDDEN_MODULES = {
+    "ctypes",
+    "gc",
+    "inspect",
+    "builtins",
+    "importlib",
+    "_thread",
+    "faulthandler",
+    "signal",
+    "pty",
+    "graders",
+    "ch13lib",
+    "hypothesis",
+    "pytest",
+    "nbgrader",
+    # raw memory and C calls in-process (each can read the MAC key or patch the grader)
+    "_ctypes",
+    "cffi",
+    "_cffi_backend",
+    "_signal",
+    "_testcapi",
+    "_testinternalcapi",
+    "_xxsubinterpreters",
+    "_posixsubprocess",
+}
 FORBIDDEN_ATTRIBUTES = {
-    "modules": "sys.modules", "_getframe": "sys._getframe", "settrace": "sys.settrace",
-    "setprofile": "sys.setprofile", "monitoring": "sys.monitoring", "_current_frames": "sys._current_frames",
-    "_exit": "os._exit", "f_back": "frame access", "f_globals": "frame access", "f_locals": "frame access",
-    "tb_frame": "frame access", "gi_frame": "frame access", "__subclasses__": "type introspection",
-    "__builtins__": "the builtins", "__globals__": "function globals",
-    "__code__": "code objects", "addaudithook": "audit hooks",
-    "__closure__": "closures", "cell_contents": "closures", "__dict__": "a namespace's __dict__",
-    "__getattribute__": "attribute lookup by name", "attrgetter": "attribute lookup by name",
-    "methodcaller": "attribute lookup by name", "__array_interface__": "raw memory",
-    "__array_struct__": "raw memory", "ctypeslib": "raw memory", "kill": "killing processes", "killpg": "killing processes", "fork": "os.fork", "forkpty": "os.forkpty",
+    "modules": "sys.modules",
+    "_getframe": "sys._getframe",
+    "settrace": "sys.settrace",
+    "setprofile": "sys.setprofile",
+    "monitoring": "sys.monitoring",
+    "_current_frames": "sys._current_frames",
+    "_exit": "os._exit",
+    "f_back": "frame access",
+    "f_globals": "frame access",
+    "f_locals": "frame access",
+    "tb_frame": "frame access",
+    "gi_frame": "frame access",
+    "__subclasses__": "type introspection",
+    "__builtins__": "the builtins",
+    "__globals__": "function globals",
+    "__code__": "code objects",
+    "addaudithook": "audit hooks",
+    "__closure__": "closures",
+    "cell_contents": "closures",
+    "__dict__": "a namespace's __dict__",
+    "__getattribute__": "attribute lookup by name",
+    "attrgetter": "attribute lookup by name",
+    "methodcaller": "attribute lookup by name",
+    "__array_interface__": "raw memory",
+    "__array_struct__": "raw memory",
+    "ctypeslib": "raw memory",
+    "kill": "killing processes",
+    "killpg": "killing processes",
+    "fork": "os.fork",
+    "forkpty": "os.forkpty",
 }
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"}
 ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
@@ -46,7 +87,7 @@ def _imported_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             names.update(a.asname or a.name for a in node.names)
     changed = True
-    while changed:          # x = math; y = x.something  -> x and y are aliases too
+    while changed:  # x = math; y = x.something  -> x and y are aliases too
         changed = False
         for node in ast.walk(tree):
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
@@ -76,8 +117,12 @@ def _foreign_privates(tree: ast.AST) -> dict[int, str]:
             own.add(node.arg)
     found: dict[int, str] = {}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
-                and node.attr not in own):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and node.attr not in own
+        ):
             found.setdefault(node.lineno, f"reaches into {ast.unparse(node)}, a private attribute it did not define")
     return found
 
@@ -85,8 +130,12 @@ def _foreign_privates(tree: ast.AST) -> dict[int, str]:
 def _modules_as_values(tree: ast.AST) -> dict[int, str]:
     """A module bound by ``import`` used as a value (``[threading][0].Thread = ...``, ``f(threading)``)
     instead of for one of its attributes: how monkeypatches get past the rule above."""
-    modules = {(a.asname or a.name).split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-               for a in node.names}
+    modules = {
+        (a.asname or a.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for a in node.names
+    }
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     found: dict[int, str] = {}
     for node in ast.walk(tree):
@@ -123,7 +172,7 @@ def screen(source: str) -> list[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return []           # the runner reports the syntax error itself
+        return []  # the runner reports the syntax error itself
     found: dict[int, str] = {}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
@@ -155,9 +204,13 @@ def screen(source: str) -> list[str]:
                     found.setdefault(line, f"monkeypatches {ast.unparse(node.args[0])}.{name.value}")
         elif isinstance(node, ast.Constant) and node.value in MEMORY_NAMES:
             found.setdefault(line, f"uses {node.value}")
-    for line, why in (list(_monkeypatches(tree).items()) + list(_foreign_privates(tree).items())
-                      + list(_modules_as_values(tree).items())):
+    for line, why in (
+        list(_monkeypatches(tree).items())
+        + list(_foreign_privates(tree).items())
+        + list(_modules_as_values(tree).items())
+    ):
         found.setdefault(line, why)
     lines = source.splitlines()
-    return [f"line {n}: {why}: {lines[n - 1].strip() if 0 < n <= len(lines) else ''}"
-            for n, why in sorted(found.items())]
+    return [
+        f"line {n}: {why}: {lines[n - 1].strip() if 0 < n <= len(lines) else ''}" for n, why in sorted(found.items())
+    ]

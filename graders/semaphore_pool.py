@@ -3,12 +3,14 @@
 The contract's sequential behaviour is checked in one thread; mutual exclusion, the bound, liveness
 (no thread blocked while a resource is free), admitting `size` holders at once, timeouts and
 concurrent releases are checked under ch13lib.sched, the deterministic scheduler, on every schedule
-with at most 2 deviations from the default schedule (fewest first) plus seeded random ones. Time is virtual: a timeout fires
+with at most 2 deviations from the default schedule (fewest first) plus seeded random ones.
+Time is virtual: a timeout fires
 when every thread is waiting, so the verdicts never depend on the machine's speed.
 """
-from graders.api import Fail, Grader
+
 from ch13lib import sync_checks as sc
 from ch13lib.sync_checks import Scenario
+from graders.api import Fail, Grader
 
 grader = Grader("semaphore_pool", timeout_s=120, harness=("ch13lib.sync_checks",))
 OBJ = "ConnectionPool"
@@ -28,15 +30,20 @@ def explore(answer, scenarios, **budget) -> None:
 
 
 CONTRACT = [
-    Scenario("size < 1 is refused", '''
+    Scenario(
+        "size < 1 is refused",
+        '''
 for bad in (0, -1):
     try:
         m.ConnectionPool(bad)
     except ValueError:
         continue
     raise AssertionError(f"ConnectionPool({bad}) must raise ValueError")
-'''),
-    Scenario("one thread: acquire, release, available", '''
+''',
+    ),
+    Scenario(
+        "one thread: acquire, release, available",
+        '''
 make = new_factory()
 pool = m.ConnectionPool(2, factory=make)
 assert pool.available == 2, f"a new pool of size 2 has available={pool.available!r}, expected 2"
@@ -54,10 +61,19 @@ for _ in range(5):
     pool.release(r)
 assert make.made <= 2, (f"the factory was called {make.made} times for a pool of size 2: make at "
                         f"most `size` resources and reuse released ones")
-''', hints=(("deadlock", "Too serial: one thread could not take the second resource of a pool of size 2. "
-                         "The pool must let `size` resources out at once (a lock held from acquire() "
-                         "to release() lets only one out)."),)),
-    Scenario("acquire(timeout) raises TimeoutError when all are out", '''
+''',
+        hints=(
+            (
+                "deadlock",
+                "Too serial: one thread could not take the second resource of a pool of size 2. "
+                "The pool must let `size` resources out at once (a lock held from acquire() "
+                "to release() lets only one out).",
+            ),
+        ),
+    ),
+    Scenario(
+        "acquire(timeout) raises TimeoutError when all are out",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 r = pool.acquire()
 try:
@@ -71,11 +87,19 @@ assert pool.available == 0, f"after a timed-out acquire, available={pool.availab
 pool.release(r)
 r = pool.acquire(timeout=0.25)
 pool.release(r)
-''', hints=(("deadlock", "acquire(timeout=...) never gave up: pass the timeout on to the blocking "
-                         "call (Semaphore.acquire(timeout=...) returns False when it expires) and "
-                         "raise TimeoutError then."),)),
-
-    Scenario("connection() releases after the body, also when it raises", '''
+''',
+        hints=(
+            (
+                "deadlock",
+                "acquire(timeout=...) never gave up: pass the timeout on to the blocking "
+                "call (Semaphore.acquire(timeout=...) returns False when it expires) and "
+                "raise TimeoutError then.",
+            ),
+        ),
+    ),
+    Scenario(
+        "connection() releases after the body, also when it raises",
+        '''
 pool = m.ConnectionPool(2, factory=new_factory())
 with pool.connection() as conn:
     assert conn is not None, "`with pool.connection() as conn` gave conn=None: yield the resource"
@@ -90,8 +114,11 @@ for _ in range(3):
     assert pool.available == 2, (f"after a with block whose body raised, available={pool.available}, not 2: "
                                  f"the permit leaked. Release in a `finally` (the chapter's "
                                  f"`sem.acquire() ... sem.release()` leaks a permit whenever the body raises)")
-'''),
-    Scenario("a refused release changes nothing", '''
+''',
+    ),
+    Scenario(
+        "a refused release changes nothing",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 try:
     pool.release(object())
@@ -118,12 +145,21 @@ else:
     raise AssertionError(f"a pool of size 1 let a second resource out ({a!r}, {b!r}): some release "
                          f"(or a refused one) gave back a permit it never took")
 pool.release(a)
-''', hints=(("check", "release() must check that the resource is checked out right now (not just "
-                      "that it came from this pool), and give back exactly one permit, only then."),)),
+''',
+        hints=(
+            (
+                "check",
+                "release() must check that the resource is checked out right now (not just "
+                "that it came from this pool), and give back exactly one permit, only then.",
+            ),
+        ),
+    ),
 ]
 
 RACES = [
-    Scenario("size 2, three threads, one use each", '''
+    Scenario(
+        "size 2, three threads, one use each",
+        '''
 pool = m.ConnectionPool(2, factory=new_factory())
 holders = Holders(2)
 def worker():
@@ -136,8 +172,12 @@ for t in threads:
 for t in threads:
     t.join()
 assert pool.available == 2, f"at the end available={pool.available}, expected 2"
-''', hints=TAKE_TURNS.hints),
-    Scenario("size 1, two threads, two uses each", '''
+''',
+        hints=TAKE_TURNS.hints,
+    ),
+    Scenario(
+        "size 1, two threads, two uses each",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
 def worker():
@@ -152,11 +192,15 @@ for t in threads:
 for t in threads:
     t.join()
 assert pool.available == 1, f"at the end available={pool.available}, expected 1"
-''', hints=TAKE_TURNS.hints),
+''',
+        hints=TAKE_TURNS.hints,
+    ),
 ]
 
 RACES_3 = [
-    Scenario("size 1, three threads, one use each", '''
+    Scenario(
+        "size 1, three threads, one use each",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
 def worker():
@@ -170,10 +214,15 @@ for t in threads:
 for t in threads:
     t.join()
 assert pool.available == 1, f"at the end available={pool.available}, expected 1"
-''', hints=TAKE_TURNS.hints),
+''',
+        hints=TAKE_TURNS.hints,
+    ),
 ]
 
-DOUBLE_RELEASE = [Scenario("two threads release the same resource at once", '''
+DOUBLE_RELEASE = [
+    Scenario(
+        "two threads release the same resource at once",
+        '''
 pool = m.ConnectionPool(2, factory=new_factory())
 r = pool.acquire()
 outcomes = []
@@ -193,10 +242,21 @@ assert sorted(outcomes) == ["ValueError", "released"], (f"two concurrent release
 assert pool.available == 2, f"afterwards available={pool.available}, expected 2"
 a, b = pool.acquire(), pool.acquire()
 assert a is not b, "after the double release the pool handed out one resource twice"
-''', hints=(("check", "Check and update the checked-out set in ONE critical section: "
-                      "check-then-act across two lock sections lets both releases pass the check."),))]
+''',
+        hints=(
+            (
+                "check",
+                "Check and update the checked-out set in ONE critical section: "
+                "check-then-act across two lock sections lets both releases pass the check.",
+            ),
+        ),
+    )
+]
 
-TIMEOUTS = [Scenario("a release before the timeout wakes the waiter", '''
+TIMEOUTS = [
+    Scenario(
+        "a release before the timeout wakes the waiter",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 r = pool.acquire()
 got = []
@@ -208,8 +268,16 @@ settle()                        # the waiter is blocked in acquire now
 pool.release(r)
 t.join()
 assert got == [r], f"the waiter got {got}, expected the released {r!r}"
-''', hints=(("exception", "The resource was released long before the timeout, yet acquire() gave up: "
-                          "a waiting acquire() must be woken by release()."),))]
+''',
+        hints=(
+            (
+                "exception",
+                "The resource was released long before the timeout, yet acquire() gave up: "
+                "a waiting acquire() must be woken by release().",
+            ),
+        ),
+    )
+]
 
 
 @grader.test(3)

@@ -11,6 +11,7 @@ As in graders/vec_add.py, the cell runs in the grading subject, which sends back
 (ch13lib.cuda_check's ``subject_*``: C, A and B after the call, each launch's configuration, who
 wrote each element of C, per-thread traffic) that the checks judge here.
 """
+
 import os
 
 from hypothesis import example, given, settings
@@ -42,13 +43,17 @@ def _required(answer: Answer):
     info = answer.get("tiled_matmul", "launch_tiled_matmul", "TILE")
     for name in ("tiled_matmul", "launch_tiled_matmul"):
         if not info[name].get("defined"):
-            raise Fail(f"`{name}` is not defined in the tiled_matmul cell (it needs TILE = 16, the kernel "
-                       f"`tiled_matmul(A, B, C)` and `launch_tiled_matmul(A, B)`)")
+            raise Fail(
+                f"`{name}` is not defined in the tiled_matmul cell (it needs TILE = 16, the kernel "
+                f"`tiled_matmul(A, B, C)` and `launch_tiled_matmul(A, B)`)"
+            )
     tile = info["TILE"]
     tile = tile.get("value") if "value" in tile or not tile.get("defined") else f"a {tile.get('type')}"
     if type(tile) is bool or tile != cc.TILE:
-        raise Fail(f"the cell must define the module constant TILE = {cc.TILE} (found {tile!r}): the tiles "
-                   f"are TILE x TILE and so are the blocks")
+        raise Fail(
+            f"the cell must define the module constant TILE = {cc.TILE} (found {tile!r}): the tiles "
+            f"are TILE x TILE and so are the blocks"
+        )
     return cc.remote(answer.run)
 
 
@@ -75,7 +80,7 @@ def one_tile(answer: Answer):
     for m, k, n in [(16, 16, 16), (5, 7, 9)]:
         with failing_case(f"m={m}, k={k}, n={n}"):
             cc.check_matmul_results(ask, m, k, n, DEVICE)
-            if GPU:     # the barriers and bounds, on the simulator, as on a CPU
+            if GPU:  # the barriers and bounds, on the simulator, as on a CPU
                 cc.check_matmul_results(ask, m, k, n, "cpu")
 
 

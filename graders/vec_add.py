@@ -11,6 +11,7 @@ The cell runs in the grading subject (kit/subject.py): each case asks it for an 
 configurations, which thread wrote each element), and the check judges it here, against numpy on
 inputs made here. Faults only the checking simulator sees arrive as a CheckFailed from the subject.
 """
+
 import contextlib
 import os
 
@@ -27,7 +28,7 @@ GPU = os.environ.get("CH13_DEVICE") == "gpu"
 DEVICE = "gpu" if GPU else "cpu"
 TPBS = [1, 2, 3, 7, 32, 33, 64, 100, 128, 255, 256, 1000, 1024]
 DTYPES = ["float32", "float64", "int32", "int64"]
-MAX_THREADS = 3100          # simulated threads per case (about 3 us each on the checking simulator)
+MAX_THREADS = 3100  # simulated threads per case (about 3 us each on the checking simulator)
 
 
 @st.composite
@@ -35,8 +36,7 @@ def vec_case(draw):
     """(n, threads_per_block, dtype) with n at the edges of the block size."""
     tpb = draw(st.sampled_from(TPBS))
     kind = draw(st.sampled_from(["odd", "block+1", "block-1", "block", "2block+1", "one", "zero"]))
-    n = {"zero": 0, "one": 1, "block-1": tpb - 1, "block": tpb, "block+1": tpb + 1,
-         "2block+1": 2 * tpb + 1}.get(kind)
+    n = {"zero": 0, "one": 1, "block-1": tpb - 1, "block": tpb, "block+1": tpb + 1, "2block+1": 2 * tpb + 1}.get(kind)
     if n is None:
         n = draw(st.integers(0, max(1, (MAX_THREADS - tpb) // 2))) * 2 + 1
     n = min(n, MAX_THREADS - tpb)
@@ -48,12 +48,15 @@ def _required(answer: Answer, *names):
     info = answer.get(*names)
     for name in names:
         if not info[name].get("defined"):
-            raise Fail(f"`{name}` is not defined in the vec_add cell (the contract needs "
-                       f"`vec_add(a, b, c, n)` decorated with @cuda.jit and `launch_vec_add(a, b, threads_per_block=256)`)")
+            raise Fail(
+                f"`{name}` is not defined in the vec_add cell (the contract needs "
+                f"`vec_add(a, b, c, n)` decorated with @cuda.jit and `launch_vec_add(a, b, threads_per_block=256)`)"
+            )
     return cc.remote(answer.run)
 
 
 # Shared with graders/vec_add_grid_stride.py and graders/tiled_matmul.py.
+
 
 @contextlib.contextmanager
 def failing_case(example: str, prefix: str = ""):
@@ -81,6 +84,7 @@ def check_cases(prop) -> None:
 
         def again():
             raise first
+
         check_property(again)
 
 
@@ -151,9 +155,10 @@ def runs_on_numba(answer: Answer):
         cases += [(1_000_003, 256, "float32"), (5, 1024, "float64")]
     for n, tpb, dtype in cases:
         example = f"n={n}, threads_per_block={tpb}, dtype={dtype!r}"
-        if not GPU:     # the checking simulator first: a kernel that loops forever never reaches numba's
-            with failing_case(example, "not run on numba's simulator, because the checking simulator found a "
-                                "problem first: "):
+        if not GPU:  # the checking simulator first: a kernel that loops forever never reaches numba's
+            with failing_case(
+                example, "not run on numba's simulator, because the checking simulator found a problem first: "
+            ):
                 cc.check_vec_add_results(ask, n, tpb, dtype, "cpu")
         with failing_case(example):
             cc.check_launcher_as_is(ask, n, tpb, dtype)

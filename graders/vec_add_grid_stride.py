@@ -7,6 +7,7 @@ number of threads); all run on the checking simulator of ch13lib.cuda_sim, and o
 GPU runner (CH13_DEVICE=gpu). As in graders/vec_add.py, the cell runs in the grading subject, which
 sends back observations (ch13lib.cuda_check's ``subject_*``) that the checks judge here.
 """
+
 import os
 
 from hypothesis import example, given, settings
@@ -46,9 +47,11 @@ def _required(answer: Answer, *names):
     info = answer.get(*names)
     for name in names:
         if not info[name].get("defined"):
-            raise Fail(f"`{name}` is not defined in the vec_add_grid_stride cell (it needs the kernel "
-                       f"`vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
-                       f"threads_per_block)`)")
+            raise Fail(
+                f"`{name}` is not defined in the vec_add_grid_stride cell (it needs the kernel "
+                f"`vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
+                f"threads_per_block)`)"
+            )
     return cc.remote(answer.run)
 
 
@@ -96,11 +99,9 @@ def kernel_bounds(answer: Answer):
     @example((50, 2, 8, "float32"), 5)
     def prop(case, extra):
         n, blocks, tpb, dtype = case
-        cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "cpu", blocks=blocks,
-                                kernel_name="vec_add_grid_stride")
+        cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "cpu", blocks=blocks, kernel_name="vec_add_grid_stride")
         if GPU:
-            cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "gpu", blocks=blocks,
-                                    kernel_name="vec_add_grid_stride")
+            cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "gpu", blocks=blocks, kernel_name="vec_add_grid_stride")
 
     check_cases(prop)
 

@@ -22,20 +22,22 @@ reduce, log every call, and inject faults on a fixed schedule:
 
 Verdicts depend on which calls happened where, never on how long anything took.
 """
+
 from __future__ import annotations
 
 import collections
 import random
 
-from hypothesis import Phase, given, settings, strategies as st
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 
 from graders.api import Answer, Fail, Grader, check_property, run_test
 from kit.judge import Raised
 
 HARNESS = "ch13lib.mapreduce_probe"
-GUARD_S = 20.0           # hang guard of a barrier wait (a parallel solution passes it in milliseconds)
-CORPUS_EXAMPLES = 15     # hypothesis corpora per property (each run may start actors: keep it bounded)
-MARK = "InjectedFault"   # in the message of every exception the probes raise (ch13lib.mapreduce_probe.MARK)
+GUARD_S = 20.0  # hang guard of a barrier wait (a parallel solution passes it in milliseconds)
+CORPUS_EXAMPLES = 15  # hypothesis corpora per property (each run may start actors: keep it bounded)
+MARK = "InjectedFault"  # in the message of every exception the probes raise (ch13lib.mapreduce_probe.MARK)
 # No "explain" phase: each Fail carries its own replayable example (the shrunk input).
 PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
 
@@ -65,6 +67,7 @@ grader = WordCountGrader("word_count", timeout_s=360, harness=(HARNESS,))
 # ---------------------------------------------------------------------------------------------
 # Requests to the subject, and what comes back
 
+
 def _run(answer: Answer, name: str, *args, **kwargs):
     return answer.run(f"{HARNESS}:{name}", *args, **kwargs)
 
@@ -74,8 +77,10 @@ def _contract(answer: Answer) -> None:
     info = answer.get(*names)
     for name in names:
         if not info[name].get("defined") or not info[name].get("callable"):
-            raise Fail(f"`{name}` is not defined in the answer cell (the contract needs map_fn, "
-                       "reduce_fn, partition and run_mapreduce)")
+            raise Fail(
+                f"`{name}` is not defined in the answer cell (the contract needs map_fn, "
+                "reduce_fn, partition and run_mapreduce)"
+            )
 
 
 def _shown(x) -> bool:
@@ -106,8 +111,10 @@ def _plain(result, what: str) -> dict:
     out = {}
     for key, value in result["items"]:
         if type(key) is not str or type(value) is not int:
-            raise Fail(f"{what} returned an entry {_r(key)}: {_r(value)} ({_typename(key)}: "
-                       f"{_typename(value)}); every entry must be word (str): count (int)")
+            raise Fail(
+                f"{what} returned an entry {_r(key)}: {_r(value)} ({_typename(key)}: "
+                f"{_typename(value)}); every entry must be word (str): count (int)"
+            )
         out[key] = value
     return out
 
@@ -128,8 +135,7 @@ def _count(records) -> dict:
 
 
 def _replay(records, n_map, n_reduce) -> str:
-    return (f"records = {records!r}\n"
-            f"run_mapreduce(records, map_fn, reduce_fn, n_map={n_map}, n_reduce={n_reduce})")
+    return f"records = {records!r}\nrun_mapreduce(records, map_fn, reduce_fn, n_map={n_map}, n_reduce={n_reduce})"
 
 
 def _in_driver(obs) -> list:
@@ -140,16 +146,40 @@ def _in_driver(obs) -> list:
 # 1. map_fn and reduce_fn
 
 WHITESPACE = [" ", "  ", "\t", "\n", "\u3000", "\xa0", "\u2003", "\r\n"]
-POOL = ["the", "The", "THE", "cat", "cat,", "cat.", "don't", "über", "Über", "数据", "并行",
-        "naïve", "e-mail", "42", "x", "ß", "İ", "ǅ", "(ray)", "🙂"]
+POOL = [
+    "the",
+    "The",
+    "THE",
+    "cat",
+    "cat,",
+    "cat.",
+    "don't",
+    "über",
+    "Über",
+    "数据",
+    "并行",
+    "naïve",
+    "e-mail",
+    "42",
+    "x",
+    "ß",
+    "İ",
+    "ǅ",
+    "(ray)",
+    "🙂",
+]
 
-words = st.one_of(st.sampled_from(POOL),
-                  st.text(st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
-                          min_size=1, max_size=6))
+words = st.one_of(
+    st.sampled_from(POOL),
+    st.text(st.characters(exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc")), min_size=1, max_size=6),
+)
 built_records = st.builds(
     lambda ws, seps, lead, trail: lead + "".join(w + s for w, s in zip(ws, seps + [""] * len(ws))).rstrip() + trail,
-    st.lists(words, max_size=8), st.lists(st.sampled_from(WHITESPACE), max_size=8),
-    st.sampled_from(["", " ", "\t"]), st.sampled_from(["", " ", "\n"]))
+    st.lists(words, max_size=8),
+    st.lists(st.sampled_from(WHITESPACE), max_size=8),
+    st.sampled_from(["", " ", "\t"]),
+    st.sampled_from(["", " ", "\n"]),
+)
 records_st = st.one_of(built_records, st.just(""), st.text(st.characters(exclude_categories=("Cs",)), max_size=20))
 
 
@@ -168,7 +198,7 @@ def _why_map(record, got, want) -> str:
 def map_and_reduce_functions(answer: Answer):
     """map_fn gives (word, 1) per word of record.split(); reduce_fn sums any iterable of ints."""
     _contract(answer)
-    _run(answer, "map_pairs", "a b")      # a stub's NotImplementedError surfaces as "not implemented yet"
+    _run(answer, "map_pairs", "a b")  # a stub's NotImplementedError surfaces as "not implemented yet"
     _run(answer, "reduce_once", "a", [1])
 
     @settings(max_examples=150, phases=PHASES)
@@ -176,11 +206,15 @@ def map_and_reduce_functions(answer: Answer):
     def prop_map(record):
         got = _run(answer, "map_pairs", record)
         if not all(type(p) is tuple and len(p) == 2 for p in got):
-            raise Fail(f"map_fn({record!r}) must yield (word, 1) tuples; it gave {_r(got)}", f"list(map_fn({record!r}))")
+            raise Fail(
+                f"map_fn({record!r}) must yield (word, 1) tuples; it gave {_r(got)}", f"list(map_fn({record!r}))"
+            )
         want = [(w, 1) for w in record.split()]
         if sorted(got, key=repr) != sorted(want, key=repr):
-            raise Fail(f"map_fn({record!r}) gave {_r(got)}; expected {want!r}." + _why_map(record, got, want),
-                       f"list(map_fn({record!r}))")
+            raise Fail(
+                f"map_fn({record!r}) gave {_r(got)}; expected {want!r}." + _why_map(record, got, want),
+                f"list(map_fn({record!r}))",
+            )
 
     check_property(prop_map)
 
@@ -189,12 +223,13 @@ def map_and_reduce_functions(answer: Answer):
     def prop_reduce(key, values):
         got = _run(answer, "reduce_once", key, values)
         want = (key, sum(values))
-        if not (type(got) is tuple and len(got) == 2 and got[0] == key and type(got[1]) is int
-                and got[1] == want[1]):
-            raise Fail(f"reduce_fn({key!r}, iter({values!r})) returned {_r(got)}; expected {want!r}. "
-                       "values is any iterable of ints (here an iterator: no len(), one pass) and "
-                       "may hold counts other than 1 (a combiner or a retried map can pre-sum them)",
-                       f"reduce_fn({key!r}, iter({values!r}))")
+        if not (type(got) is tuple and len(got) == 2 and got[0] == key and type(got[1]) is int and got[1] == want[1]):
+            raise Fail(
+                f"reduce_fn({key!r}, iter({values!r})) returned {_r(got)}; expected {want!r}. "
+                "values is any iterable of ints (here an iterator: no len(), one pass) and "
+                "may hold counts other than 1 (a combiner or a retried map can pre-sum them)",
+                f"reduce_fn({key!r}, iter({values!r}))",
+            )
 
     check_property(prop_reduce)
 
@@ -202,8 +237,28 @@ def map_and_reduce_functions(answer: Answer):
 # ---------------------------------------------------------------------------------------------
 # 2. partition
 
-PARTITION_KEYS = ["the", "The", "cat", "cat,", "über", "数据", "a b", "", "x" * 50, "🙂", "ray",
-                  "map", "reduce", "shuffle", "spark", "hadoop", "don't", "42", "İ", "naïve"]
+PARTITION_KEYS = [
+    "the",
+    "The",
+    "cat",
+    "cat,",
+    "über",
+    "数据",
+    "a b",
+    "",
+    "x" * 50,
+    "🙂",
+    "ray",
+    "map",
+    "reduce",
+    "shuffle",
+    "spark",
+    "hadoop",
+    "don't",
+    "42",
+    "İ",
+    "naïve",
+]
 PARTITION_NS = [1, 2, 3, 4, 7, 16]
 SEEDS = (1, 2, 3)
 
@@ -213,19 +268,25 @@ def partition_is_stable(answer: Answer):
     """partition(key, n) is in range(n), spreads keys over the reducers, and gives the same
     answer in processes with different hash seeds (Ray workers are separate processes)."""
     _contract(answer)
-    _run(answer, "partition_table", ["a"], [2])     # a stub's NotImplementedError: "not implemented yet"
+    _run(answer, "partition_table", ["a"], [2])  # a stub's NotImplementedError: "not implemented yet"
 
     @settings(max_examples=100, phases=PHASES)
-    @given(key=st.one_of(st.sampled_from(PARTITION_KEYS), st.text(st.characters(exclude_categories=("Cs",)))),
-           n_reduce=st.integers(1, 16))
+    @given(
+        key=st.one_of(st.sampled_from(PARTITION_KEYS), st.text(st.characters(exclude_categories=("Cs",)))),
+        n_reduce=st.integers(1, 16),
+    )
     def prop_range(key, n_reduce):
         (p,), (again,) = (row[0] for row in _run(answer, "partition_table", [key], [n_reduce], repeat=2))
         if type(p) is not int or not 0 <= p < n_reduce:
-            raise Fail(f"partition({key!r}, {n_reduce}) returned {_r(p)}; it must be an int in range({n_reduce})",
-                       f"partition({key!r}, {n_reduce})")
+            raise Fail(
+                f"partition({key!r}, {n_reduce}) returned {_r(p)}; it must be an int in range({n_reduce})",
+                f"partition({key!r}, {n_reduce})",
+            )
         if again != p:
-            raise Fail(f"partition({key!r}, {n_reduce}) returned {_r(p)}, then {_r(again)}: it must depend on "
-                       "the key only", f"partition({key!r}, {n_reduce})")
+            raise Fail(
+                f"partition({key!r}, {n_reduce}) returned {_r(p)}, then {_r(again)}: it must depend on the key only",
+                f"partition({key!r}, {n_reduce})",
+            )
 
     check_property(prop_range)
 
@@ -234,18 +295,23 @@ def partition_is_stable(answer: Answer):
     for j, n in enumerate((2, 4)):
         used = {row[j] for row in table if type(row[j]) is int}
         if len(used) < n:
-            raise Fail(f"partition sends {len(keys)} different keys to reducers {sorted(used)} only, of "
-                       f"range({n}): the reduce work is not spread. Hash the key (e.g. "
-                       "zlib.crc32(key.encode()) % n_reduce).",
-                       f"sorted({{partition(k, {n}) for k in {keys[:5]!r} + ...}})")
+            raise Fail(
+                f"partition sends {len(keys)} different keys to reducers {sorted(used)} only, of "
+                f"range({n}): the reduce work is not spread. Hash the key (e.g. "
+                "zlib.crc32(key.encode()) % n_reduce).",
+                f"sorted({{partition(k, {n}) for k in {keys[:5]!r} + ...}})",
+            )
 
     # Fixed seeds first (a deterministic message), then the grading process's own seed. The fresh
     # processes are started by the subject, which runs the cell in each (side by side).
     runs = []
     for seed, got in zip(SEEDS, _run(answer, "partition_elsewhere", PARTITION_KEYS, PARTITION_NS, list(SEEDS))):
         if got["refused"]:
-            raise Fail("not graded: your code asked for " + "; ".join(got["refused"][:3])
-                       + ", which no exercise needs (the sandbox refused it). A TA will review it.")
+            raise Fail(
+                "not graded: your code asked for "
+                + "; ".join(got["refused"][:3])
+                + ", which no exercise needs (the sandbox refused it). A TA will review it."
+            )
         if "error" in got:
             raise Fail(f"the answer cell failed in a fresh Python process (PYTHONHASHSEED={seed}): {got['error']}")
         runs.append((f"a fresh process with PYTHONHASHSEED={seed}", got["table"]))
@@ -260,7 +326,8 @@ def partition_is_stable(answer: Answer):
                     f"in {where}. Python's hash() of a str is salted per process, so two map tasks on "
                     "different Ray workers would send the same word to different reducers. Use a stable "
                     "hash: zlib.crc32(key.encode()) or hashlib.",
-                    f"for seed in 1 2; do PYTHONHASHSEED=$seed python -c 'print(hash({key!r}) % 2)'; done")
+                    f"for seed in 1 2; do PYTHONHASHSEED=$seed python -c 'print(hash({key!r}) % 2)'; done",
+                )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,18 +357,24 @@ def _check_corpus(answer, records, n_map, n_reduce, value="one"):
     if got != want:
         extra = ""
         if set(got) == set(want) and all(got[k] <= want[k] for k in want):
-            extra = (" Some counts are too low: either records were lost, or a key's pairs went to "
-                     "more than one reducer and one reducer's result overwrote another's — send "
-                     "every pair to reducer partition(key, n_reduce).")
+            extra = (
+                " Some counts are too low: either records were lost, or a key's pairs went to "
+                "more than one reducer and one reducer's result overwrote another's — send "
+                "every pair to reducer partition(key, n_reduce)."
+            )
         elif set(got) < set(want):
             missing = sorted(set(want) - set(got), key=repr)[:3]
-            extra = (f" Words {missing!r} are missing: are some records (e.g. when n_map > len(records), "
-                     "or a last, shorter chunk) never given to a map task?")
+            extra = (
+                f" Words {missing!r} are missing: are some records (e.g. when n_map > len(records), "
+                "or a last, shorter chunk) never given to a map task?"
+            )
         elif any(got.get(k, 0) > want[k] for k in want):
             extra = " Some counts are too high: a record was counted more than once."
         if value != "one":
-            extra += (" Here map_fn emits (word, len(word)) and reduce_fn sums: run_mapreduce must "
-                      "call the map_fn and reduce_fn it is given.")
+            extra += (
+                " Here map_fn emits (word, len(word)) and reduce_fn sums: run_mapreduce must "
+                "call the map_fn and reduce_fn it is given."
+            )
         raise Fail(f"run_mapreduce returned wrong counts: {_diff(want, got)}.{extra}", replay)
 
 
@@ -329,9 +402,10 @@ def run_mapreduce_counts(answer: Answer):
     records = ["It was the best of times,", "it was the worst of times;", "", "数据 数据 并行"]
     got = _plain(_run(answer, "run_own", records, 3, 2), "run_mapreduce(records, map_fn, reduce_fn, 3, 2)")
     if got != _count(records):
-        raise Fail(f"with your own map_fn and reduce_fn, run_mapreduce returned wrong counts: "
-                   f"{_diff(_count(records), got)}",
-                   f"records = {records!r}\nrun_mapreduce(records, map_fn, reduce_fn, n_map=3, n_reduce=2)")
+        raise Fail(
+            f"with your own map_fn and reduce_fn, run_mapreduce returned wrong counts: {_diff(_count(records), got)}",
+            f"records = {records!r}\nrun_mapreduce(records, map_fn, reduce_fn, n_map=3, n_reduce=2)",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,50 +471,70 @@ def survives_crashes(answer: Answer):
         replay = _replay(CRASH_CORPUS, n_map, n_reduce) + "\n# fault schedule: " + schedule
         in_driver = _in_driver(obs)
         if in_driver:
-            raise Fail(f"{label}: map_fn/reduce_fn ran in the driver process ({len(in_driver)} calls), "
-                       "so no Ray worker could fail or be retried. Run them inside @ray.remote tasks.", replay)
+            raise Fail(
+                f"{label}: map_fn/reduce_fn ran in the driver process ({len(in_driver)} calls), "
+                "so no Ray worker could fail or be retried. Run them inside @ray.remote tasks.",
+                replay,
+            )
         fired = {(kind, target) for kind, target in obs["fired"]}
-        not_fired = [t for t in map_faults if ("map", t) not in fired] + \
-                    [t for t in reduce_faults if ("reduce", t) not in fired]
+        not_fired = [t for t in map_faults if ("map", t) not in fired] + [
+            t for t in reduce_faults if ("reduce", t) not in fired
+        ]
         error = obs["error"]
         if error is not None:
             text = f"{error['type']}: {error['message']}"
             if raising and MARK in text:
-                continue   # an exception in the user's function may propagate: that is not a wrong count
+                continue  # an exception in the user's function may propagate: that is not a wrong count
             crashed = "WorkerCrashedError" in text or "worker died" in text.lower() or "RayTaskError" in error["type"]
             if crashed and not raising:
-                raise Fail(f"{label}: run_mapreduce gave up when a worker died ({error['type']}). "
-                           "MapReduce re-runs a failed task: give the remote functions max_retries "
-                           "(e.g. @ray.remote(max_retries=3)), or resubmit it yourself.", replay)
+                raise Fail(
+                    f"{label}: run_mapreduce gave up when a worker died ({error['type']}). "
+                    "MapReduce re-runs a failed task: give the remote functions max_retries "
+                    "(e.g. @ray.remote(max_retries=3)), or resubmit it yourself.",
+                    replay,
+                )
             first = error["message"].strip().splitlines()[:1]
             raise Fail(f"{label}: run_mapreduce raised {error['type']}: {first[0] if first else ''}", replay)
         if not_fired:
-            raise Fail(f"{label}: the scheduled failure never happened: map_fn / reduce_fn was never called "
-                       f"inside a Ray worker on {not_fired[0]!r}. Every record must go through map_fn "
-                       "in a map task and every key through reduce_fn in a reduce task.", replay)
+            raise Fail(
+                f"{label}: the scheduled failure never happened: map_fn / reduce_fn was never called "
+                f"inside a Ray worker on {not_fired[0]!r}. Every record must go through map_fn "
+                "in a map task and every key through reduce_fn in a reduce task.",
+                replay,
+            )
         got = _plain(obs["result"], "run_mapreduce")
         if got != want:
             high = [k for k in want if got.get(k, 0) > want[k]]
             low = [k for k in want if got.get(k, 0) < want[k]]
             why = []
             if high:
-                why.append("counts too high: output produced before the failure was kept AND produced "
-                           "again by the retry. Emit a task's output only through its return value "
-                           "(Ray keeps the result of the attempt that succeeded), never as a side "
-                           "effect during the task")
+                why.append(
+                    "counts too high: output produced before the failure was kept AND produced "
+                    "again by the retry. Emit a task's output only through its return value "
+                    "(Ray keeps the result of the attempt that succeeded), never as a side "
+                    "effect during the task"
+                )
             if low:
-                why.append("counts too low: the failed part was dropped instead of re-run. Do not catch "
-                           "and skip errors inside a task; let Ray retry the whole task")
-            raise Fail(f"{label}: wrong counts after the failure ({_diff(want, got)}); "
-                       + "; ".join(why) + ".", replay)
+                why.append(
+                    "counts too low: the failed part was dropped instead of re-run. Do not catch "
+                    "and skip errors inside a task; let Ray retry the whole task"
+                )
+            raise Fail(f"{label}: wrong counts after the failure ({_diff(want, got)}); " + "; ".join(why) + ".", replay)
 
 
 # ---------------------------------------------------------------------------------------------
 # 5. inside Ray, and in parallel
 
-PARALLEL_CORPUS = ["alpha beta gamma delta", "epsilon zeta eta theta alpha", "iota kappa lambda mu beta",
-                   "nu xi omicron pi gamma", "rho sigma tau upsilon delta", "phi chi psi omega epsilon",
-                   "one two three four alpha", "five six seven eight one two"]
+PARALLEL_CORPUS = [
+    "alpha beta gamma delta",
+    "epsilon zeta eta theta alpha",
+    "iota kappa lambda mu beta",
+    "nu xi omicron pi gamma",
+    "rho sigma tau upsilon delta",
+    "phi chi psi omega epsilon",
+    "one two three four alpha",
+    "five six seven eight one two",
+]
 
 
 @grader.test(4)
@@ -457,9 +551,12 @@ def runs_in_ray_in_parallel(answer: Answer):
     in_driver = _in_driver(obs)
     if in_driver:
         kinds = sorted({c["kind"] + "_fn" for c in in_driver})
-        raise Fail(f"{' and '.join(kinds)} ran in the driver process ({len(in_driver)} of {len(calls)} calls): "
-                   "the map and reduce work must run inside Ray tasks (@ray.remote functions called "
-                   "with .remote()).", replay)
+        raise Fail(
+            f"{' and '.join(kinds)} ran in the driver process ({len(in_driver)} of {len(calls)} calls): "
+            "the map and reduce work must run inside Ray tasks (@ray.remote functions called "
+            "with .remote()).",
+            replay,
+        )
     want = _count(PARALLEL_CORPUS)
     if got != want:
         raise Fail(f"run_mapreduce returned wrong counts: {_diff(want, got)}", replay)
@@ -467,18 +564,27 @@ def runs_in_ray_in_parallel(answer: Answer):
     reduce_calls = [c for c in calls if c["kind"] == "reduce" and c["task"] not in map_tasks]
     reduce_tasks = {c["task"] for c in reduce_calls}
     if len(map_tasks) != n_map:
-        raise Fail(f"map_fn was called in {len(map_tasks)} different Ray task(s) for {len(PARALLEL_CORPUS)} "
-                   f"records with n_map={n_map}: split the records into n_map map tasks.", replay)
+        raise Fail(
+            f"map_fn was called in {len(map_tasks)} different Ray task(s) for {len(PARALLEL_CORPUS)} "
+            f"records with n_map={n_map}: split the records into n_map map tasks.",
+            replay,
+        )
     if not 1 <= len(reduce_tasks) <= n_reduce:
-        raise Fail(f"reduce_fn was called in {len(reduce_tasks)} different Ray task(s) with n_reduce={n_reduce}: "
-                   "run n_reduce reduce tasks, each reducing the keys partition() gives it.", replay)
+        raise Fail(
+            f"reduce_fn was called in {len(reduce_tasks)} different Ray task(s) with n_reduce={n_reduce}: "
+            "run n_reduce reduce tasks, each reducing the keys partition() gives it.",
+            replay,
+        )
     by_key = collections.defaultdict(set)
     for c in reduce_calls:
         by_key[c["target"]].add(c["task"])
     split = sorted((k for k, tasks in by_key.items() if len(tasks) > 1), key=repr)
     if split:
-        raise Fail(f"key {split[0]!r} was reduced in {len(by_key[split[0]])} different reduce tasks: a key "
-                   "must go to exactly one reducer, partition(key, n_reduce).", replay)
+        raise Fail(
+            f"key {split[0]!r} was reduced in {len(by_key[split[0]])} different reduce tasks: a key "
+            "must go to exactly one reducer, partition(key, n_reduce).",
+            replay,
+        )
     by_task = collections.defaultdict(set)
     for c in reduce_calls:
         by_task[c["task"]].add(c["target"])
@@ -486,20 +592,26 @@ def runs_in_ray_in_parallel(answer: Answer):
     reduced = sorted(by_key, key=repr)
     (table,) = _run(answer, "partition_table", reduced, [n_reduce])
     part = {k: row[0] for k, row in zip(reduced, table)}
-    order = lambda p: p if type(p) is int else -1          # noqa: E731 - sort key of a shown value
+    order = lambda p: p if type(p) is int else -1  # noqa: E731 - sort key of a shown value
     # Tasks in a fixed order (by their keys), not in the order Ray happened to run them.
     for keys in sorted(by_task.values(), key=lambda ks: sorted(map(repr, ks))):
         if len({_r(part[k]) for k in keys}) > 1:
             a = sorted(keys, key=lambda k: (order(part[k]), k))[0]
             b = sorted(keys, key=lambda k: (-order(part[k]), k))[0]
-            raise Fail(f"one reduce task reduced keys {a!r} and {b!r}, but partition() gives them "
-                       f"{_r(part[a])} and {_r(part[b])} (n_reduce="
-                       f"{n_reduce}): reduce task r must get exactly the pairs whose partition(key, "
-                       "n_reduce) == r.", replay)
+            raise Fail(
+                f"one reduce task reduced keys {a!r} and {b!r}, but partition() gives them "
+                f"{_r(part[a])} and {_r(part[b])} (n_reduce="
+                f"{n_reduce}): reduce task r must get exactly the pairs whose partition(key, "
+                "n_reduce) == r.",
+                replay,
+            )
     for kind, n in (("map", n_map), ("reduce", n_reduce)):
         proven, seen = report.get(kind, (False, 0))
         if not proven:
-            raise Fail(f"the {kind} tasks did not run in parallel: the first {kind}_fn call waited at a "
-                       f"barrier for a second {kind} task to start, and none did while it waited "
-                       f"({seen} {kind} task(s) reached it in all). Submit all {kind} tasks with .remote() "
-                       "before calling ray.get on any of them.", replay)
+            raise Fail(
+                f"the {kind} tasks did not run in parallel: the first {kind}_fn call waited at a "
+                f"barrier for a second {kind} task to start, and none did while it waited "
+                f"({seen} {kind} task(s) reached it in all). Submit all {kind} tasks with .remote() "
+                "before calling ray.get on any of them.",
+                replay,
+            )

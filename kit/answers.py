@@ -1,4 +1,5 @@
 """Read answer cells out of notebooks: what the graders grade."""
+
 from __future__ import annotations
 
 import glob
@@ -7,7 +8,7 @@ import re
 
 import nbformat
 
-from kit import ROOT, ASSIGNMENT
+from kit import ASSIGNMENT, ROOT
 from kit.cells import TEST_PREFIX
 
 SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)
@@ -35,7 +36,7 @@ def hidden_test_cells(nb) -> dict[str, object]:
         meta = nbgrader_meta(cell)
         gid = meta.get("grade_id", "")
         if meta.get("grade") and cell.cell_type == "code" and gid.startswith(TEST_PREFIX):
-            found.setdefault(gid[len(TEST_PREFIX):], cell)
+            found.setdefault(gid[len(TEST_PREFIX) :], cell)
     return found
 
 

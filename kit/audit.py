@@ -13,6 +13,7 @@ raise PermissionError in the student's code and are recorded for the TA ("flagge
 Routes that raise no event at all (reading sys.modules, a signal handler's frame, raw memory
 through numpy) are listed in docs/sandbox.md, "What remains".
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,36 +21,115 @@ import threading
 
 STUDENT_PREFIX = "<answer cell"
 # Modules whose frames are transparent: a student who asks traceback.walk_stack() for frames asked.
-HELPERS = frozenset({"traceback", "inspect", "string", "pdb", "bdb", "cgitb", "pydoc", "dis", "code",
-                     "codeop", "operator", "functools", "reprlib", "pprint", "copy", "copyreg",
-                     # Python-level wrappers that raise the event on the caller's behalf
-                     "subprocess", "os", "pty", "multiprocessing", "concurrent", "asyncio"})
-ONE_HOP = frozenset({"logging"})      # logging.currentframe() called by the student, not logging's own use
-TRUSTED = ("ch13lib", "kit")          # harness code that may trace, walk frames and list gc objects
-FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_code",
-                         "f_back", "f_globals", "f_locals", "f_builtins"})
+HELPERS = frozenset(
+    {
+        "traceback",
+        "inspect",
+        "string",
+        "pdb",
+        "bdb",
+        "cgitb",
+        "pydoc",
+        "dis",
+        "code",
+        "codeop",
+        "operator",
+        "functools",
+        "reprlib",
+        "pprint",
+        "copy",
+        "copyreg",
+        # Python-level wrappers that raise the event on the caller's behalf
+        "subprocess",
+        "os",
+        "pty",
+        "multiprocessing",
+        "concurrent",
+        "asyncio",
+    }
+)
+ONE_HOP = frozenset({"logging"})  # logging.currentframe() called by the student, not logging's own use
+TRUSTED = ("ch13lib", "kit")  # harness code that may trace, walk frames and list gc objects
+FRAME_ATTRS = frozenset(
+    {
+        "tb_frame",
+        "gi_frame",
+        "cr_frame",
+        "ag_frame",
+        "gi_code",
+        "cr_code",
+        "ag_code",
+        "f_back",
+        "f_globals",
+        "f_locals",
+        "f_builtins",
+    }
+)
 FUNC_ATTRS = frozenset({"__code__", "__globals__", "__defaults__", "__kwdefaults__", "__closure__"})
-FORBIDDEN_IMPORTS = ("graders", "kit", "hypothesis", "pytest", "_pytest", "nbgrader", "ctypes", "_ctypes",
-                     "cffi", "_cffi_backend", "_testcapi", "_testinternalcapi", "_xxsubinterpreters", "gc")
+FORBIDDEN_IMPORTS = (
+    "graders",
+    "kit",
+    "hypothesis",
+    "pytest",
+    "_pytest",
+    "nbgrader",
+    "ctypes",
+    "_ctypes",
+    "cffi",
+    "_cffi_backend",
+    "_testcapi",
+    "_testinternalcapi",
+    "_xxsubinterpreters",
+    "gc",
+)
 # Events refused when the student asked for them (exact names, then prefixes).
-FROM_STUDENT = frozenset({"sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
-                          "code.__new__", "function.__new__", "compile", "exec", "os.system", "os.fork",
-                          "os.forkpty", "os.posix_spawn", "os.posix_spawnp", "subprocess.Popen", "os.kill",
-                          "os.killpg", "pty.spawn", "import", "sys._getframemodulename"})
+FROM_STUDENT = frozenset(
+    {
+        "sys._getframe",
+        "object.__getattr__",
+        "object.__setattr__",
+        "object.__delattr__",
+        "code.__new__",
+        "function.__new__",
+        "compile",
+        "exec",
+        "os.system",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.posix_spawnp",
+        "subprocess.Popen",
+        "os.kill",
+        "os.killpg",
+        "pty.spawn",
+        "import",
+        "sys._getframemodulename",
+    }
+)
 FROM_STUDENT_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 # Only trusted harness code may raise these, whoever is further up the stack.
-TRUSTED_ONLY = frozenset({"sys.settrace", "sys.setprofile", "sys._current_frames", "gc.get_objects",
-                          "gc.get_referrers", "gc.get_referents", "sys.addaudithook",
-                          "cpython.PyInterpreterState_Clear", "cpython._PySys_ClearAuditHooks"})
+TRUSTED_ONLY = frozenset(
+    {
+        "sys.settrace",
+        "sys.setprofile",
+        "sys._current_frames",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "sys.addaudithook",
+        "cpython.PyInterpreterState_Clear",
+        "cpython._PySys_ClearAuditHooks",
+    }
+)
 
-_events: list[str] = []        # what was refused, for the TA (read by kit/subject.py)
-_local = threading.local()     # per thread: inside the hook already (the hook's own events)
+_events: list[str] = []  # what was refused, for the TA (read by kit/subject.py)
+_local = threading.local()  # per thread: inside the hook already (the hook's own events)
 
 
 def _module_of(frame) -> str:
     try:
         return (frame.f_globals.get("__name__") or "").split(".")[0]
-    except Exception:      # noqa: BLE001 - a frame with odd globals: unknown module
+    except Exception:  # noqa: BLE001 - a frame with odd globals: unknown module
         return ""
 
 
@@ -77,7 +157,7 @@ def _relevant(event: str, args: tuple) -> bool:
         if len(args) < 2 or args[1] not in FUNC_ATTRS:
             return False
         code = getattr(target, "__code__", None) if type(target).__name__ == "function" else None
-        return not (code is not None and code.co_filename.startswith(STUDENT_PREFIX))   # their own: fine
+        return not (code is not None and code.co_filename.startswith(STUDENT_PREFIX))  # their own: fine
     return True
 
 
@@ -112,8 +192,7 @@ def _hook(event: str, args: tuple) -> None:
             where = f" (line {f.f_lineno} of the cell)"
         if len(_events) < 50:
             _events.append(what + where)
-        raise PermissionError(f"the grading sandbox refused `{what}`: no exercise needs it; "
-                              "a TA will review this cell")
+        raise PermissionError(f"the grading sandbox refused `{what}`: no exercise needs it; a TA will review this cell")
 
 
 def install() -> None:

@@ -5,6 +5,7 @@ live in ``graders/<grade_id>.py`` and its notebook holds one locked test cell ``
 whose points equal the grader's total. The test cell holds no test code: the kit's graders score
 it from outside the kernel.
 """
+
 from __future__ import annotations
 
 import nbformat
@@ -44,9 +45,11 @@ def answer(grade_id: str, source: str):
 
 def hidden_tests(grade_id: str, points: float):
     """The locked test cell whose score the kit's grader for ``grade_id`` decides."""
-    source = (f"# Hidden tests for `{grade_id}` ({points:g} points) run outside this notebook when your work\n"
-              f"# is graded; their verdicts and messages will appear here in your feedback.\n"
-              f"# `{grade_id}` 的隐藏测试 ({points:g} 分) 在评分时于本 notebook 之外运行, 结果和说明会显示在这里。")
+    source = (
+        f"# Hidden tests for `{grade_id}` ({points:g} points) run outside this notebook when your work\n"
+        f"# is graded; their verdicts and messages will appear here in your feedback.\n"
+        f"# `{grade_id}` 的隐藏测试 ({points:g} 分) 在评分时于本 notebook 之外运行, 结果和说明会显示在这里。"
+    )
     cell = new_code_cell(source)
     cell.metadata.update(_meta(TEST_PREFIX + grade_id, grade=True, locked=True, points=points))
     return cell

@@ -13,6 +13,7 @@ With ``--ray ADDRESS`` the students are spread over an existing Ray cluster inst
 threads, one task per student. Every node must see the course folder at the same path (a shared
 filesystem), since nbgrader's gradebook is one sqlite file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ from kit.jobs import job_pids, job_rss, kill_job, new_token
 from kit.launch import run_nbgrader
 from kit.preflight import check_submission, release_folder
 
-STUDENT_TIMEOUT_S = 1800.0   # last guard for one student's whole run; graders have their own
+STUDENT_TIMEOUT_S = 1800.0  # last guard for one student's whole run; graders have their own
 
 
 @dataclasses.dataclass
@@ -39,14 +40,17 @@ class StudentRun:
     skipped: bool = False
     ok: bool = True
     problems: list[str] = dataclasses.field(default_factory=list)
-    peak_mb: float = 0.0          # the most memory its processes held at once (sampled)
-    node: str = ""                # where it ran (the Ray node, or "local")
+    peak_mb: float = 0.0  # the most memory its processes held at once (sampled)
+    node: str = ""  # where it ran (the Ray node, or "local")
 
 
 def students(course: Course) -> list[str]:
     folder = course.path("submitted")
-    return sorted(s for s in os.listdir(folder) if os.path.isdir(os.path.join(folder, s, ASSIGNMENT))) \
-        if os.path.isdir(folder) else []
+    return (
+        sorted(s for s in os.listdir(folder) if os.path.isdir(os.path.join(folder, s, ASSIGNMENT)))
+        if os.path.isdir(folder)
+        else []
+    )
 
 
 def up_to_date(course: Course, student: str) -> bool:
@@ -74,8 +78,7 @@ class _MemorySampler(threading.Thread):
             self.peak = max(self.peak, job_rss(self.token, pids=list(pids)))
 
 
-def _autograde(course: Course, student: str, notebook: str | None, timeout: float,
-               run: StudentRun) -> tuple[bool, str]:
+def _autograde(course: Course, student: str, notebook: str | None, timeout: float, run: StudentRun) -> tuple[bool, str]:
     token = new_token()
     sampler = _MemorySampler(token)
     sampler.start()
@@ -85,8 +88,9 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
     env = nbgrader_env()
     env["CH13_JOB_STUDENT"] = token
     try:
-        done = run_nbgrader(argv, cwd=course.root, env=env, timeout=timeout,
-                            on_start=lambda pid: setattr(sampler, "pid", pid))
+        done = run_nbgrader(
+            argv, cwd=course.root, env=env, timeout=timeout, on_start=lambda pid: setattr(sampler, "pid", pid)
+        )
         ok = done.returncode == 0
         err = "" if ok else f"autograde stopped after {timeout:g} s" if done.timed_out else _first_error(done.log)
     finally:
@@ -106,20 +110,21 @@ def _first_error(log: str) -> str:
 
 def _record_empty_submission(course: Course, student: str) -> None:
     from nbgrader.api import Gradebook
+
     with Gradebook(f"sqlite:///{course.path('gradebook.db')}") as gb:
         gb.update_or_create_student(student)
         gb.update_or_create_submission(ASSIGNMENT, student)
 
 
-def grade_student(course: Course, student: str, *, force: bool = False,
-                  timeout: float = STUDENT_TIMEOUT_S) -> StudentRun:
+def grade_student(
+    course: Course, student: str, *, force: bool = False, timeout: float = STUDENT_TIMEOUT_S
+) -> StudentRun:
     run = StudentRun(student, node=os.environ.get("CH13_NODE", "local"))
     if not force and up_to_date(course, student):
         run.skipped = True
         return run
     start = time.perf_counter()
-    problems, readable = check_submission(course.path("submitted", student, ASSIGNMENT),
-                                          release_folder(course.root))
+    problems, readable = check_submission(course.path("submitted", student, ASSIGNMENT), release_folder(course.root))
     run.problems = [p for ps in problems.values() for p in ps]
     unreadable = [n for n in problems if n not in readable and "not submitted" not in problems[n][0]]
     if not unreadable:
@@ -127,10 +132,10 @@ def grade_student(course: Course, student: str, *, force: bool = False,
         if not ok:
             run.ok = False
             run.problems.append(err)
-    elif not readable:                # nothing nbgrader can read: still a row (of zeros) in the export
+    elif not readable:  # nothing nbgrader can read: still a row (of zeros) in the export
         _record_empty_submission(course, student)
     else:
-        for notebook in readable:     # nbgrader would drop the whole submission: go one by one
+        for notebook in readable:  # nbgrader would drop the whole submission: go one by one
             ok, err = _autograde(course, student, notebook, timeout, run)
             if not ok:
                 run.ok = False
@@ -139,14 +144,24 @@ def grade_student(course: Course, student: str, *, force: bool = False,
     return run
 
 
-def grade_class(course: Course, only: list[str] | None = None, *, jobs: int | None = None,
-                force: bool = False, timeout: float = STUDENT_TIMEOUT_S, progress=print,
-                ray_address: str | None = None) -> list[StudentRun]:
+def grade_class(
+    course: Course,
+    only: list[str] | None = None,
+    *,
+    jobs: int | None = None,
+    force: bool = False,
+    timeout: float = STUDENT_TIMEOUT_S,
+    progress=print,
+    ray_address: str | None = None,
+) -> list[StudentRun]:
     todo = only or students(course)
     runs: list[StudentRun] = []
     start = time.perf_counter()
-    finished = _on_ray(course, todo, ray_address, force, timeout) if ray_address else \
-        _on_threads(course, todo, jobs or default_jobs(), force, timeout)
+    finished = (
+        _on_ray(course, todo, ray_address, force, timeout)
+        if ray_address
+        else _on_threads(course, todo, jobs or default_jobs(), force, timeout)
+    )
     for run in finished:
         runs.append(run)
         if progress:
@@ -169,17 +184,22 @@ def _on_threads(course, todo, jobs, force, timeout):
 
 def _grade_on_node(course_root: str, student: str, force: bool, timeout: float) -> StudentRun:
     import ray
+
     os.environ["CH13_NODE"] = ray.get_runtime_context().get_node_id()[:8]
     return grade_student(Course(course_root), student, force=force, timeout=timeout)
 
 
 def _on_ray(course, todo, address, force, timeout):
     import ray
+
     for var, value in (("RAY_AUTH_MODE", "disabled"), ("RAY_USAGE_STATS_ENABLED", "0")):
         os.environ.setdefault(var, value)
     if not ray.is_initialized():
-        ray.init(address=address, log_to_driver=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": ROOT, "PATH": os.environ["PATH"]}})
+        ray.init(
+            address=address,
+            log_to_driver=False,
+            runtime_env={"env_vars": {"PYTHONPATH": ROOT, "PATH": os.environ["PATH"]}},
+        )
     task = ray.remote(num_cpus=1, max_retries=0)(_grade_on_node)
     pending = {task.remote(course.root, s, force, timeout): s for s in todo}
     while pending:
@@ -187,7 +207,7 @@ def _on_ray(course, todo, address, force, timeout):
         student = pending.pop(done[0])
         try:
             yield ray.get(done[0])
-        except Exception as e:     # the node died under it: say so, the rest goes on
+        except Exception as e:  # the node died under it: say so, the rest goes on
             yield StudentRun(student, ok=False, problems=[f"lost with its Ray node: {type(e).__name__}"])
 
 
@@ -213,9 +233,11 @@ def main(argv=None) -> int:
     ap.add_argument("--ray", metavar="ADDRESS", help="spread students over this Ray cluster (shared filesystem)")
     args = ap.parse_args(argv)
     course = Course(args.course)
-    runs = grade_class(course, args.student, jobs=args.jobs, force=args.force, timeout=args.timeout,
-                       ray_address=args.ray)
+    runs = grade_class(
+        course, args.student, jobs=args.jobs, force=args.force, timeout=args.timeout, ray_address=args.ray
+    )
     from kit.report import score_table, write_html
+
     print(score_table(course, runs))
     print("report:", write_html(course, runs, course.path("report.html")))
     return 0 if all(r.ok for r in runs) else 1

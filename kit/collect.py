@@ -14,6 +14,7 @@ Copies the archive into downloaded/ch13_04/archive/ and runs `nbgrader zip_colle
 The file part must name one of the assignment's notebooks; anything else is skipped with a warning.
 Student ids are lower-cased with every other character made `_` (nbgrader's ids are folder names).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,10 +30,10 @@ from kit import ASSIGNMENT
 
 NOTEBOOK = r"(?P<file_id>\d\d_[a-z_]+?)(?:-\d+)?\.ipynb"
 SCHEMES = [
-    rf".*/(?P<student_id>[^/_]+)(?:_LATE)?_\d+_\d+_{NOTEBOOK}$",                                  # Canvas
-    rf".*/(?P<student_id>[^/]+?)_\d+_assignsubmission_file_/?(?:.*/)?{NOTEBOOK}$",              # Moodle
-    rf".*/[^/]*?_(?P<student_id>[^/_]+)_attempt_(?P<timestamp>[0-9\-]+)_{NOTEBOOK}$",             # Blackboard
-    rf".*/(?P<student_id>[^/]+)/(?:{ASSIGNMENT}/)?{NOTEBOOK}$",                                   # plain folders
+    rf".*/(?P<student_id>[^/_]+)(?:_LATE)?_\d+_\d+_{NOTEBOOK}$",  # Canvas
+    rf".*/(?P<student_id>[^/]+?)_\d+_assignsubmission_file_/?(?:.*/)?{NOTEBOOK}$",  # Moodle
+    rf".*/[^/]*?_(?P<student_id>[^/_]+)_attempt_(?P<timestamp>[0-9\-]+)_{NOTEBOOK}$",  # Blackboard
+    rf".*/(?P<student_id>[^/]+)/(?:{ASSIGNMENT}/)?{NOTEBOOK}$",  # plain folders
 ]
 
 
@@ -43,9 +44,12 @@ def slug(student: str) -> str:
 class LmsCollector(FileNameCollectorPlugin):
     """Tries each naming scheme in turn; the notebook name is checked against the assignment's."""
 
-    named_regexps = List(Unicode(), default_value=SCHEMES,
-                         help="Regular expressions tried in order on each extracted file's path; each "
-                              "needs the (?P<student_id>) and (?P<file_id>) groups.").tag(config=True)
+    named_regexps = List(
+        Unicode(),
+        default_value=SCHEMES,
+        help="Regular expressions tried in order on each extracted file's path; each "
+        "needs the (?P<student_id>) and (?P<file_id>) groups.",
+    ).tag(config=True)
 
     def collect(self, submitted_file: str):
         if os.path.splitext(submitted_file)[1] not in self.valid_ext:
@@ -55,7 +59,7 @@ class LmsCollector(FileNameCollectorPlugin):
             if match:
                 info = {k: v for k, v in match.groupdict().items() if v is not None}
                 info["student_id"] = slug(info["student_id"])
-                if info.get("timestamp"):    # Blackboard's 2026-11-20-10-00-00 -> ISO form
+                if info.get("timestamp"):  # Blackboard's 2026-11-20-10-00-00 -> ISO form
                     d = info["timestamp"].split("-")
                     info["timestamp"] = f"{d[0]}-{d[1]}-{d[2]} {':'.join(d[3:6])}" if len(d) == 6 else None
                     if not info["timestamp"]:
@@ -67,6 +71,7 @@ class LmsCollector(FileNameCollectorPlugin):
 
 def collect(course_root: str, archive: str) -> None:
     from kit.course import Course
+
     course = Course(course_root)
     folder = course.path("downloaded", ASSIGNMENT, "archive")
     os.makedirs(folder, exist_ok=True)

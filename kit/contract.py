@@ -1,4 +1,5 @@
 """The fixed names of ../shared/CONTRACT.md, in one place: answer grade_id -> notebook."""
+
 CONTRACT = {
     "counter": "01_sync_primitives",
     "semaphore_pool": "01_sync_primitives",

@@ -3,6 +3,7 @@
 Used by the main job (kit/demo.py), the class runner and the kit's tests. The course root holds
 ``nbgrader_config.py`` (the kit's, linked), ``source/`` (linked), and everything nbgrader writes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,7 +33,7 @@ def nbgrader_env() -> dict:
 class CellScore:
     score: float
     max_score: float
-    report: str           # what the test cell's output says (the graders' report)
+    report: str  # what the test cell's output says (the graders' report)
 
 
 class Course:
@@ -50,9 +51,16 @@ class Course:
         return cls(root)
 
     def nbgrader(self, *args: str, check: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=self.root, env=nbgrader_env(),
-                              capture_output=True, text=True, check=check, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [sys.executable, "-m", "nbgrader", *args],
+            cwd=self.root,
+            env=nbgrader_env(),
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def generate(self) -> None:
         self.nbgrader("generate_assignment", ASSIGNMENT, "--force")
@@ -98,6 +106,7 @@ class Course:
     def scores(self, student: str) -> dict[str, CellScore]:
         """answer grade_id -> its score in the gradebook and the report in the autograded notebook."""
         from nbgrader.api import Gradebook
+
         reports = {}
         folder = self.path("autograded", student, ASSIGNMENT)
         if os.path.isdir(folder):
@@ -105,8 +114,9 @@ class Course:
                 if name.endswith(".ipynb"):
                     nb = nbformat.read(os.path.join(folder, name), as_version=4)
                     for gid, cell in hidden_test_cells(nb).items():
-                        reports[gid] = "".join(o.get("text", "") for o in cell.get("outputs", [])
-                                               if o.get("output_type") == "stream")
+                        reports[gid] = "".join(
+                            o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream"
+                        )
         out = {}
         with Gradebook(f"sqlite:///{self.path('gradebook.db')}") as gb:
             try:
@@ -116,6 +126,6 @@ class Course:
             for nb in submission.notebooks:
                 for grade in nb.grades:
                     if grade.name.startswith(TEST_PREFIX):
-                        gid = grade.name[len(TEST_PREFIX):]
+                        gid = grade.name[len(TEST_PREFIX) :]
                         out[gid] = CellScore(grade.score, grade.max_score, reports.get(gid, ""))
         return out

@@ -12,6 +12,7 @@ students are built from the current release, so they never go stale:
   ed     a broken notebook (invalid JSON) beside correct ones
   fay    hands in one notebook only, with a foreign kernelspec and a deleted locked cell
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,10 @@ def first_wrong(grade_id: str) -> str | None:
 
 def build_class(course: Course) -> None:
     refs = reference_solutions()
-    release = {os.path.basename(p)[:-6]: nbformat.read(p, as_version=4)
-               for p in sorted(glob.glob(course.path("release", ASSIGNMENT, "*.ipynb")))}
+    release = {
+        os.path.basename(p)[:-6]: nbformat.read(p, as_version=4)
+        for p in sorted(glob.glob(course.path("release", ASSIGNMENT, "*.ipynb")))
+    }
 
     def filled(name: str, answers: dict[str, str]):
         nb = nbformat.from_dict(nbformat.reads(nbformat.writes(release[name]), as_version=4))
@@ -74,31 +77,40 @@ def build_class(course: Course) -> None:
         return nb
 
     all_ids = sorted(refs)
-    partial = {gid: (first_wrong(gid) if i % 2 == 0 and first_wrong(gid) else refs[gid])
-               for i, gid in enumerate(all_ids)}
+    partial = {
+        gid: (first_wrong(gid) if i % 2 == 0 and first_wrong(gid) else refs[gid]) for i, gid in enumerate(all_ids)
+    }
     course.submit("ada", {n: filled(n, refs) for n in release})
     course.submit("ben", {n: filled(n, partial) for n in release})
 
-    cheat = filled("06_quiz", {"quiz": "q1 = 10.0\nq2 = q3 = q4 = None\nq5 = 140.0\n",
-                               "amdahl": "import sys\nsys.modules['graders.amdahl'] = None\n"
-                                         "def amdahl_speedup(p, n):\n    return 1.0\n"})
+    cheat = filled(
+        "06_quiz",
+        {
+            "quiz": "q1 = 10.0\nq2 = q3 = q4 = None\nq5 = 140.0\n",
+            "amdahl": "import sys\nsys.modules['graders.amdahl'] = None\ndef amdahl_speedup(p, n):\n    return 1.0\n",
+        },
+    )
     cheat.cells.insert(1, new_code_cell(KERNEL_CHEATS))
     course.submit("cy", {"06_quiz": cheat})
 
-    hang = filled("06_quiz", {"quiz": refs["quiz"],
-                              "amdahl": "def amdahl_speedup(p, n):\n    while True:\n        pass\n"})
+    hang = filled(
+        "06_quiz", {"quiz": refs["quiz"], "amdahl": "def amdahl_speedup(p, n):\n    while True:\n        pass\n"}
+    )
     hang.cells.append(new_code_cell(HANG_FOREVER))
     hang.cells.append(new_code_cell("import os\nos._exit(1)   # kills the kernel"))
     course.submit("di", {"06_quiz": hang})
 
     broken = {n: filled(n, refs) for n in release}
-    broken["06_quiz"] = nbformat.writes(broken["06_quiz"])[:-200]          # cut short: invalid JSON
+    broken["06_quiz"] = nbformat.writes(broken["06_quiz"])[:-200]  # cut short: invalid JSON
     course.submit("ed", broken)
 
     lone = filled("06_quiz", refs)
     lone.metadata["kernelspec"] = {"name": "julia-1.9", "display_name": "Julia 1.9", "language": "julia"}
-    lone.cells = [c for c in lone.cells if c not in hidden_test_cells(lone).values()
-                  or c.metadata["nbgrader"]["grade_id"] != "test_quiz"]
+    lone.cells = [
+        c
+        for c in lone.cells
+        if c not in hidden_test_cells(lone).values() or c.metadata["nbgrader"]["grade_id"] != "test_quiz"
+    ]
     course.submit("fay", {"06_quiz": lone})
 
 

@@ -4,6 +4,7 @@ hangs or swallows interrupts no longer fails the whole notebook.
 Scores come from kit/external_grade.py, not from execution; executing still matters because the
 student (and the TA) read the outputs in the feedback.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,9 +14,8 @@ import tempfile
 
 from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
-from traitlets import Integer
-
 from nbgrader.preprocessors import Execute
+from traitlets import Integer
 
 from kit import ROOT
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
@@ -47,15 +47,30 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         env = dict(kw.get("env") or os.environ)
-        env.update(CH13_JOB=self.ch13_job, PYTHONPATH=ROOT, PYTHONHASHSEED="0",
-                   RAY_AUTH_MODE="disabled", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
-                   RAY_USAGE_STATS_ENABLED="0")
+        env.update(
+            CH13_JOB=self.ch13_job,
+            PYTHONPATH=ROOT,
+            PYTHONHASHSEED="0",
+            RAY_AUTH_MODE="disabled",
+            RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+            RAY_USAGE_STATS_ENABLED="0",
+        )
         kw["env"] = env
         workdir = kw.get("cwd") or os.getcwd()
         # <course>/autograded/<student>/<assignment>: that course's gradebook and folders are hidden
         course = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(workdir))))
-        sandbox = [sys.executable, "-m", "kit.sandbox", "--no-network", "--workdir", workdir,
-                   "--keep", self.ch13_ipc, "--course", course]
+        sandbox = [
+            sys.executable,
+            "-m",
+            "kit.sandbox",
+            "--no-network",
+            "--workdir",
+            workdir,
+            "--keep",
+            self.ch13_ipc,
+            "--course",
+            course,
+        ]
         if self.ch13_uid is not None:
             sandbox += ["--uid", str(self.ch13_uid)]
         kernel_cmd = sandbox + ["--"] + list(kernel_cmd)
@@ -72,7 +87,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     def ch13_cleanup(self) -> None:
         if self.ch13_watchdog is not None:
             self.ch13_watchdog.stop()
-        kill_job(self.ch13_job, self.ch13_uid)     # the kernel's children too (Ray, ranks, ...)
+        kill_job(self.ch13_job, self.ch13_uid)  # the kernel's children too (Ray, ranks, ...)
         if self.ch13_ipc:
             shutil.rmtree(self.ch13_ipc, ignore_errors=True)
 
@@ -88,10 +103,12 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 
 class SafeExecute(Execute):
-
-    max_output_bytes = Integer(1_000_000, help="Per cell: output beyond this is dropped while the "
-                                               "kernel runs (a student printing gigabytes cannot "
-                                               "exhaust nbgrader's memory)").tag(config=True)
+    max_output_bytes = Integer(
+        1_000_000,
+        help="Per cell: output beyond this is dropped while the "
+        "kernel runs (a student printing gigabytes cannot "
+        "exhaust nbgrader's memory)",
+    ).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -100,7 +117,7 @@ class SafeExecute(Execute):
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
-        self._ch13_km = km            # nbclient drops self.km on a dead kernel; its watchdog knows why
+        self._ch13_km = km  # nbclient drops self.km on a dead kernel; its watchdog knows why
         return km
 
     def output(self, outs, msg, display_id, cell_index):
@@ -108,12 +125,17 @@ class SafeExecute(Execute):
         if used > self.max_output_bytes:
             return None
         content = msg.get("content", {})
-        size = sum(len(v) if isinstance(v, str) else len(str(v)) for v in
-                   [content.get("text", "")] + list((content.get("data") or {}).values()))
+        size = sum(
+            len(v) if isinstance(v, str) else len(str(v))
+            for v in [content.get("text", "")] + list((content.get("data") or {}).values())
+        )
         self._ch13_output[cell_index] = used + size
         if used + size > self.max_output_bytes:
-            outs.append(new_output("stream", name="stdout",
-                                   text=f"\n[kit] output of this cell cut at {self.max_output_bytes} bytes\n"))
+            outs.append(
+                new_output(
+                    "stream", name="stdout", text=f"\n[kit] output of this cell cut at {self.max_output_bytes} bytes\n"
+                )
+            )
             return None
         return super().output(outs, msg, display_id, cell_index)
 
@@ -122,14 +144,16 @@ class SafeExecute(Execute):
         self._ch13_km = None
         try:
             return super().preprocess(nb, resources)
-        except Exception as e:     # dead kernel, IOPub timeout, ...: keep the outputs so far
+        except Exception as e:  # dead kernel, IOPub timeout, ...: keep the outputs so far
             km = getattr(self, "_ch13_km", None)
             memory = km.ch13_problem() if isinstance(km, SandboxedKernelManager) else ""
-            why = (f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
-                   + (f"({memory})\n" if memory else "") +
-                   "The hidden tests still grade your answer cells (outside the notebook).\n")
+            why = (
+                f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
+                + (f"({memory})\n" if memory else "")
+                + "The hidden tests still grade your answer cells (outside the notebook).\n"
+            )
             self.log.warning("%s", why.strip())
             first = next((c for c in nb.cells if c.cell_type == "code"), None)
-            if first is not None:    # where the student sees it first
+            if first is not None:  # where the student sees it first
                 first.setdefault("outputs", []).insert(0, new_output("stream", name="stdout", text="[kit] " + why))
             return nb, resources

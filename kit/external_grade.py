@@ -6,13 +6,13 @@ notebook, grades it in a separate sandboxed process (kit/grading.py), and replac
 outputs with the graders' report and the score. Whatever the student's kernel printed or did in
 that cell is discarded, so nothing done inside the kernel can change a score.
 """
+
 from __future__ import annotations
 
 from nbformat.v4 import new_output
-from traitlets import Bool, Float
-
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import compute_checksum
+from traitlets import Bool, Float
 
 from kit.answers import answer_cells, hidden_test_cells
 from kit.grading import grade_cell
@@ -25,28 +25,39 @@ def _untouched(cell) -> bool:
 
 
 class ExternalGrade(NbGraderPreprocessor):
-
-    timeout = Float(0.0, help="Hang guard per answer cell, seconds (0: the grader's own). "
-                               "Budgets inside the graders are in steps, not seconds.").tag(config=True)
+    timeout = Float(
+        0.0,
+        help="Hang guard per answer cell, seconds (0: the grader's own). "
+        "Budgets inside the graders are in steps, not seconds.",
+    ).tag(config=True)
     sandbox = Bool(True, help="Run graders in kit.sandbox (no network, unprivileged, limits).").tag(config=True)
 
     def preprocess(self, nb, resources):
         answers = answer_cells(nb)
         for grade_id, cell in hidden_test_cells(nb).items():
             answer = answers.get(grade_id)
-            verdict = grade_cell(grade_id, answer.source if answer is not None else None,
-                                 timeout_s=self.timeout or None, sandbox=self.sandbox,
-                                 untouched=answer is not None and _untouched(answer))
+            verdict = grade_cell(
+                grade_id,
+                answer.source if answer is not None else None,
+                timeout_s=self.timeout or None,
+                sandbox=self.sandbox,
+                untouched=answer is not None and _untouched(answer),
+            )
             points = float(cell.metadata["nbgrader"]["points"])
             if abs(points - verdict.max_score) > 1e-9:
                 # The notebook and its grader disagree: an instructor's mistake, never the student's.
-                raise ValueError(f"test cell test_{grade_id} is worth {points:g} points but its grader "
-                                 f"totals {verdict.max_score:g}: fix the source notebook or the grader")
+                raise ValueError(
+                    f"test cell test_{grade_id} is worth {points:g} points but its grader "
+                    f"totals {verdict.max_score:g}: fix the source notebook or the grader"
+                )
             self.log.info("%s: %g / %g", grade_id, verdict.score, verdict.max_score)
             cell.outputs = [
                 new_output("stream", name="stdout", text=verdict.report() + "\n"),
                 # nbgrader reads a lone float result as the cell's partial credit.
-                new_output("execute_result", data={"text/plain": repr(float(verdict.score))},
-                           execution_count=cell.get("execution_count")),
+                new_output(
+                    "execute_result",
+                    data={"text/plain": repr(float(verdict.score))},
+                    execution_count=cell.get("execution_count"),
+                ),
             ]
         return nb, resources

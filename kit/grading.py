@@ -3,6 +3,7 @@
 This is the only path from a submission to a score: nbgrader's autograde (kit/external_grade.py),
 the class runner, the kit's tests and the benchmarks all call :func:`grade_cell`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,9 +26,9 @@ DEFAULT_TIMEOUT_S = 300.0
 @dataclasses.dataclass
 class Verdict:
     grade_id: str
-    results: list[dict]           # graders.api.Result.to_json() of every test, in plan order
-    problem: str = ""             # why some tests have no verdict of their own (hang, crash, missing cell)
-    flags: list[str] = dataclasses.field(default_factory=list)   # the screen's early warnings, for the TA
+    results: list[dict]  # graders.api.Result.to_json() of every test, in plan order
+    problem: str = ""  # why some tests have no verdict of their own (hang, crash, missing cell)
+    flags: list[str] = dataclasses.field(default_factory=list)  # the screen's early warnings, for the TA
 
     @property
     def score(self) -> float:
@@ -68,7 +69,9 @@ def _python() -> str:
     global _reachable
     if not _reachable:
         import sysconfig
+
         from kit.sandbox import make_reachable
+
         make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
         _reachable = True
     return sys.executable
@@ -88,25 +91,44 @@ def plan(grade_id: str) -> dict:
 
 def _env(token: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER_", "JPY_", "JUPYTER"))}
-    env.update(PYTHONPATH=ROOT, PYTHONHASHSEED="0", HYPOTHESIS_PROFILE="grading",
-               PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", CH13_JOB=token,
-               RAY_AUTH_MODE="disabled", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
-               RAY_USAGE_STATS_ENABLED="0", OMP_NUM_THREADS="1")
+    env.update(
+        PYTHONPATH=ROOT,
+        PYTHONHASHSEED="0",
+        HYPOTHESIS_PROFILE="grading",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",
+        CH13_JOB=token,
+        RAY_AUTH_MODE="disabled",
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+        RAY_USAGE_STATS_ENABLED="0",
+        OMP_NUM_THREADS="1",
+    )
     return env
 
 
-def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = None,
-               gpu: bool = False, sandbox: bool = True, untouched: bool = False) -> Verdict:
+def grade_cell(
+    grade_id: str,
+    source: str | None,
+    *,
+    timeout_s: float | None = None,
+    gpu: bool = False,
+    sandbox: bool = True,
+    untouched: bool = False,
+) -> Verdict:
     """Run the grader for ``grade_id`` on ``source`` (None: the answer cell is missing;
     ``untouched``: it is still the release's stub, so there is nothing to run)."""
     info = plan(grade_id)
     planned = info["tests"]
     if source is None:
-        return Verdict(grade_id, [_missing(t, "the answer cell is missing from the notebook") for t in planned],
-                       problem=f"no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)")
+        return Verdict(
+            grade_id,
+            [_missing(t, "the answer cell is missing from the notebook") for t in planned],
+            problem=f"no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)",
+        )
     if untouched:
-        return Verdict(grade_id, [_missing(t, "not implemented yet: the answer cell is still the release's stub")
-                                  for t in planned])
+        return Verdict(
+            grade_id, [_missing(t, "not implemented yet: the answer cell is still the release's stub") for t in planned]
+        )
     timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
     work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
     token = new_token()
@@ -122,15 +144,25 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
         open(results_file, "w").close()
         # The judge: trusted code only (the grader, hypothesis, the hidden data). It runs the
         # student's cell in a subject process of its own, sandboxed (kit/judge.py, kit/subject.py).
-        cmd = [_python(), "-m", "graders", grade_id, answer, results_file] + (["--gpu"] if gpu else []) + \
-              (["--course", os.getcwd()] if sandbox else ["--no-sandbox"]) + ["--budget", f"{timeout_s:g}"]
+        cmd = (
+            [_python(), "-m", "graders", grade_id, answer, results_file]
+            + (["--gpu"] if gpu else [])
+            + (["--course", os.getcwd()] if sandbox else ["--no-sandbox"])
+            + ["--budget", f"{timeout_s:g}"]
+        )
         # Output goes to a file, never into this process's memory: a student who prints gigabytes
         # is stopped by the sandbox's file-size limit, and only the tail is ever read back.
-        log = open(work + ".output.log", "wb")       # beside the work folder, not copied into the sandbox
+        log = open(work + ".output.log", "wb")  # beside the work folder, not copied into the sandbox
         try:
-            proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(token),
-                                    stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                env=_env(token),
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         finally:
             log.close()
         watchdog.start()
@@ -142,8 +174,10 @@ def grade_cell(grade_id: str, source: str | None, *, timeout_s: float | None = N
         except subprocess.TimeoutExpired:
             kill_job(token, uid)
             proc.communicate()
-            problem = (f"grading stopped after {timeout_s:g} s: your code never finished "
-                       "(an infinite loop, a deadlock, or a wait that nothing ends)")
+            problem = (
+                f"grading stopped after {timeout_s:g} s: your code never finished "
+                "(an infinite loop, a deadlock, or a wait that nothing ends)"
+            )
         if watchdog.stop():
             problem = watchdog.problem
         return _read(grade_id, planned, results_file, problem, key)
@@ -169,8 +203,14 @@ def _death(returncode: int, output: bytes) -> str:
 
 
 def _missing(test: dict, why: str) -> dict:
-    return {"test": test["test"], "points": 0.0, "max_points": test["max_points"], "passed": False,
-            "message": why, "example": ""}
+    return {
+        "test": test["test"],
+        "points": 0.0,
+        "max_points": test["max_points"],
+        "passed": False,
+        "message": why,
+        "example": "",
+    }
 
 
 def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, key: bytes) -> Verdict:
@@ -201,13 +241,18 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
             continue
         t = names[item["test"]]
         passed = item.get("passed") is True
-        got[t["test"]] = {"test": t["test"], "max_points": t["max_points"], "passed": passed,
-                          "points": t["max_points"] if passed else 0.0,
-                          "message": str(item.get("message", ""))[:4000],
-                          "example": str(item.get("example", ""))[:2000]}
+        got[t["test"]] = {
+            "test": t["test"],
+            "max_points": t["max_points"],
+            "passed": passed,
+            "points": t["max_points"] if passed else 0.0,
+            "message": str(item.get("message", ""))[:4000],
+            "example": str(item.get("example", ""))[:2000],
+        }
     if forged:
         problem = (problem + "; " if problem else "") + (
-            f"{forged} result line(s) not written by the grader were found and ignored (flagged for the TA)")
+            f"{forged} result line(s) not written by the grader were found and ignored (flagged for the TA)"
+        )
     if not problem and len(got) < len(planned):
         problem = "the grading process ended before every test had run"
     results = [got.get(t["test"]) or _missing(t, "no verdict: " + (problem or "not run")) for t in planned]

@@ -19,6 +19,7 @@ the job when it passes a limit: the per-process limits of kit/sandbox.py cannot 
 processes, and RLIMIT_AS would break Ray, torch and numba (they reserve far more address space than
 they use).
 """
+
 from __future__ import annotations
 
 import os
@@ -26,10 +27,10 @@ import signal
 import threading
 import uuid
 
-UID_BASE = 200_000          # per-job uids: UID_BASE .. UID_BASE + UID_SPAN - 1 (no passwd entry)
+UID_BASE = 200_000  # per-job uids: UID_BASE .. UID_BASE + UID_SPAN - 1 (no passwd entry)
 UID_SPAN = 1_000_000
-DEFAULT_JOB_MEMORY_MB = 4096     # CH13_JOB_MEMORY_MB overrides; measured peak: ~1 GiB (Ray, gloo)
-DEFAULT_JOB_PROCESSES = 512      # CH13_JOB_PROCESSES overrides; measured peak: ~15
+DEFAULT_JOB_MEMORY_MB = 4096  # CH13_JOB_MEMORY_MB overrides; measured peak: ~1 GiB (Ray, gloo)
+DEFAULT_JOB_PROCESSES = 512  # CH13_JOB_PROCESSES overrides; measured peak: ~15
 
 
 def _setting(name: str, default: int) -> int:
@@ -57,7 +58,7 @@ def _proc_uid(pid: str) -> int | None:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
                 if line.startswith(b"Uid:"):
-                    return int(line.split()[1])       # the real uid
+                    return int(line.split()[1])  # the real uid
     except (OSError, ValueError, IndexError):
         return None
     return None
@@ -88,14 +89,14 @@ def job_pids(token: str, uid: int | None = None) -> list[int]:
 def kill_as(uid: int) -> None:
     """kill(-1, SIGKILL) as ``uid``: every process of that uid dies in one sweep of the kernel."""
     pid = os.fork()
-    if pid == 0:     # the child: become the job's uid (it can then signal only the job) and sweep
+    if pid == 0:  # the child: become the job's uid (it can then signal only the job) and sweep
         try:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
             for _ in range(5):
                 try:
-                    os.kill(-1, signal.SIGKILL)     # never kills the caller itself
+                    os.kill(-1, signal.SIGKILL)  # never kills the caller itself
                 except ProcessLookupError:
                     break
         finally:
@@ -103,16 +104,15 @@ def kill_as(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-CPU_CGROUPS = ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup")     # cgroup v1's cpu controller, or v2's unified tree
-CPU_SHARE = {"cpu.shares": "1024", "cpu.weight": "100"}     # the same share for every job
+CPU_CGROUPS = ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup")  # cgroup v1's cpu controller, or v2's unified tree
+CPU_SHARE = {"cpu.shares": "1024", "cpu.weight": "100"}  # the same share for every job
 
 
 def _cpu_group(token: str) -> tuple[str, str] | None:
     """(folder of the job's CPU cgroup, its share file), where this machine has a cpu controller."""
     for base in CPU_CGROUPS:
         for share in CPU_SHARE:
-            if os.path.exists(os.path.join(base, share)) or \
-                    os.path.exists(os.path.join(base, "ch13", share)):
+            if os.path.exists(os.path.join(base, share)) or os.path.exists(os.path.join(base, "ch13", share)):
                 return os.path.join(base, "ch13", token[:32]), share
     return None
 
@@ -144,7 +144,7 @@ def remove_cpu_group(token: str) -> None:
     found = _cpu_group(token)
     if found and os.path.isdir(found[0]):
         try:
-            os.rmdir(found[0])        # only once empty: the job's processes are gone
+            os.rmdir(found[0])  # only once empty: the job's processes are gone
         except OSError:
             pass
 
@@ -156,7 +156,7 @@ def kill_job(token: str, uid: int | None = None) -> int:
     if uid is None:
         uid = sandbox_uid(token)
     found = 0
-    for _ in range(5):      # a dying parent may have forked once more: sweep until none is left
+    for _ in range(5):  # a dying parent may have forked once more: sweep until none is left
         pids = job_pids(token, uid)
         if not pids:
             break
@@ -191,8 +191,14 @@ class Watchdog(threading.Thread):
     ``problem`` says why once it has fired (else ""); ``peak_mb`` is the largest total seen.
     """
 
-    def __init__(self, token: str, uid: int | None = None, limit_mb: int | None = None,
-                 max_processes: int | None = None, interval_s: float = 0.2) -> None:
+    def __init__(
+        self,
+        token: str,
+        uid: int | None = None,
+        limit_mb: int | None = None,
+        max_processes: int | None = None,
+        interval_s: float = 0.2,
+    ) -> None:
         super().__init__(daemon=True, name=f"ch13-watchdog-{token[:8]}")
         self.token, self.uid = token, uid if uid is not None else sandbox_uid(token)
         self.limit = (limit_mb or _setting("CH13_JOB_MEMORY_MB", DEFAULT_JOB_MEMORY_MB)) * 2**20
@@ -206,15 +212,18 @@ class Watchdog(threading.Thread):
         while not self._stop_event.wait(self.interval_s):
             pids = job_pids(self.token, self.uid)
             if len(pids) > self.max_processes:
-                self.problem = (f"your code started more than {self.max_processes} processes at once "
-                                f"(a fork bomb?) and was stopped")
+                self.problem = (
+                    f"your code started more than {self.max_processes} processes at once (a fork bomb?) and was stopped"
+                )
                 kill_job(self.token, self.uid)
                 return
             rss = job_rss(self.token, self.uid, pids)
             self.peak_mb = max(self.peak_mb, rss / 2**20)
             if rss > self.limit:
-                self.problem = (f"your code used more than {self.limit // 2**20} MiB of memory "
-                                f"(all its processes together) and was stopped")
+                self.problem = (
+                    f"your code used more than {self.limit // 2**20} MiB of memory "
+                    f"(all its processes together) and was stopped"
+                )
                 kill_job(self.token, self.uid)
                 return
 

@@ -13,6 +13,7 @@ beside an honest student cannot make the honest one look hung:
   ``IDLE_WINDOW_S`` seconds (a deadlock, a wait nothing ends);
 - backstop: ``BACKSTOP`` times the remaining budget in wall time, whatever the CPU says.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,8 +30,8 @@ from kit import ROOT, wire
 from kit.jobs import job_pids, kill_as, sandbox_uid
 
 IDLE_WINDOW_S = 5.0
-IDLE_CPU_S = 0.5          # CPU-seconds over the idle window below which the job counts as idle
-                          # (an idle Ray cluster alone uses ~0.2 s per 5 s)
+IDLE_CPU_S = 0.5  # CPU-seconds over the idle window below which the job counts as idle
+# (an idle Ray cluster alone uses ~0.2 s per 5 s)
 BACKSTOP = 3.0
 POLL_S = 0.25
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -84,7 +85,7 @@ def _cpu_seconds(pids: list[int]) -> float:
         try:
             with open(f"/proc/{pid}/stat", "rb") as f:
                 fields = f.read().rsplit(b")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15])     # utime stime cutime cstime
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
         except (OSError, ValueError, IndexError):
             continue
     return total / TICKS
@@ -98,7 +99,9 @@ def _reachable() -> None:
     global _made_reachable
     if not _made_reachable:
         import sysconfig
+
         from kit.sandbox import make_reachable
+
         make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
         _made_reachable = True
 
@@ -106,15 +109,24 @@ def _reachable() -> None:
 class Subject:
     """One subject process at a time for one answer cell; restarted after a lost request."""
 
-    def __init__(self, grade_id: str, source: str, *, harness: list[str], budget_s: float,
-                 sandbox: bool = True, gpu: bool = False, course: str | None = None) -> None:
+    def __init__(
+        self,
+        grade_id: str,
+        source: str,
+        *,
+        harness: list[str],
+        budget_s: float,
+        sandbox: bool = True,
+        gpu: bool = False,
+        course: str | None = None,
+    ) -> None:
         self.grade_id, self.source, self.harness = grade_id, source, list(harness)
-        self.budget_s = budget_s                 # CPU-seconds (and idle wall seconds) for the whole cell
+        self.budget_s = budget_s  # CPU-seconds (and idle wall seconds) for the whole cell
         self.sandbox, self.gpu, self.course = sandbox, gpu, course
         self.token = os.environ.get("CH13_JOB") or secrets.token_hex(16)
         self.uid = sandbox_uid(self.token) if sandbox else None
         self.proc: subprocess.Popen | None = None
-        self.dead_for_good = ""                  # the cell hangs or dies as it first runs
+        self.dead_for_good = ""  # the cell hangs or dies as it first runs
         self.work = tempfile.mkdtemp(prefix=f"ch13-subject-{grade_id}-")
         os.chmod(self.work, 0o755)
         self.log_path = self.work + ".log"
@@ -129,8 +141,16 @@ class Subject:
         subject = [sys.executable, "-m", "kit.subject", self.grade_id, "answer.py"] + self.harness
         if not self.sandbox:
             return subject
-        cmd = [sys.executable, "-m", "kit.sandbox", "--no-network", "--workdir", self.work,
-               "--hide", os.path.join(ROOT, "graders")]
+        cmd = [
+            sys.executable,
+            "-m",
+            "kit.sandbox",
+            "--no-network",
+            "--workdir",
+            self.work,
+            "--hide",
+            os.path.join(ROOT, "graders"),
+        ]
         if self.course:
             cmd += ["--course", self.course]
         if self.uid is not None:
@@ -139,9 +159,13 @@ class Subject:
 
     def _env(self) -> dict:
         env = dict(os.environ)
-        env.update(PYTHONPATH=os.pathsep.join([ROOT, SOURCE_DIR]), CH13_JOB=self.token,
-                   CH13_DEVICE="gpu" if self.gpu else "cpu", PYTHONHASHSEED="0",
-                   PYTHONDONTWRITEBYTECODE="1")
+        env.update(
+            PYTHONPATH=os.pathsep.join([ROOT, SOURCE_DIR]),
+            CH13_JOB=self.token,
+            CH13_DEVICE="gpu" if self.gpu else "cpu",
+            PYTHONHASHSEED="0",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
         if not self.gpu:
             env["NUMBA_ENABLE_CUDASIM"] = "1"
         return env
@@ -152,19 +176,24 @@ class Subject:
         if self.sandbox:
             _reachable()
         self.starts += 1
-        log = open(self.log_path, "ab")          # noqa: SIM115 - handed to the child
+        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
-            self.proc = subprocess.Popen(self._command(), cwd=self.work, env=self._env(),
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                self._command(),
+                cwd=self.work,
+                env=self._env(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+            )
         finally:
             log.close()
 
     def pids(self) -> list[int]:
         """The subject's processes: its uid's (as root) or its token's, never the judge itself."""
         found = job_pids(self.token, self.uid) if self.uid is not None else job_pids(self.token)
-        return [p for p in found if p != os.getpid() and p != os.getppid()] or \
-            ([self.proc.pid] if self.proc else [])
+        return [p for p in found if p != os.getpid() and p != os.getppid()] or ([self.proc.pid] if self.proc else [])
 
     def stop(self) -> None:
         if self.proc is None:
@@ -174,7 +203,7 @@ class Subject:
             proc.stdin.close()
         except OSError:
             pass
-        for _ in range(3):       # a dying parent may fork once more: sweep until none is left
+        for _ in range(3):  # a dying parent may fork once more: sweep until none is left
             pids = self.pids() if self.uid is None else job_pids(self.token, self.uid)
             pids = [p for p in pids if p != os.getpid()]
             if not pids:
@@ -222,8 +251,14 @@ class Subject:
             self.request("load")
         self._ids += 1
         nonce = secrets.token_hex(8)
-        message = {"id": self._ids, "nonce": nonce, "op": op, "name": name,
-                   "args": list(args), "kwargs": dict(kwargs or {})}
+        message = {
+            "id": self._ids,
+            "nonce": nonce,
+            "op": op,
+            "name": name,
+            "args": list(args),
+            "kwargs": dict(kwargs or {}),
+        }
         try:
             wire.write_frame(self.proc.stdin.fileno(), message)
             self.proc.stdin.flush()
@@ -248,12 +283,15 @@ class Subject:
         self.loaded = True
         if type(answer) is not dict or answer.get("id") != self._ids or answer.get("nonce") != nonce:
             self.stop()
-            raise Lost("the channel to the grader carried a frame the harness did not write "
-                       "(flagged for the TA's review)")
-        reply = Reply(refused=[str(x) for x in answer.get("refused") or []][:20],
-                      tampered=[str(x) for x in answer.get("tampered") or []][:20])
+            raise Lost(
+                "the channel to the grader carried a frame the harness did not write (flagged for the TA's review)"
+            )
+        reply = Reply(
+            refused=[str(x) for x in answer.get("refused") or []][:20],
+            tampered=[str(x) for x in answer.get("tampered") or []][:20],
+        )
         if reply.tampered or reply.refused:
-            self.stop()          # the next test gets a subject the cell has not changed
+            self.stop()  # the next test gets a subject the cell has not changed
         if "raised" in answer and type(answer["raised"]) is dict:
             error = Raised(answer["raised"])
             error.reply = reply
@@ -283,18 +321,23 @@ class Subject:
             used = cpu - cpu0
             window.append((now, cpu))
             window = [(t, c) for t, c in window if now - t <= IDLE_WINDOW_S]
-            idle = now > IDLE_WINDOW_S and window[-1][1] - window[0][1] < IDLE_CPU_S and \
-                window[-1][0] - window[0][0] >= IDLE_WINDOW_S - 2 * POLL_S
+            idle = (
+                now > IDLE_WINDOW_S
+                and window[-1][1] - window[0][1] < IDLE_CPU_S
+                and window[-1][0] - window[0][0] >= IDLE_WINDOW_S - 2 * POLL_S
+            )
             if used > self.budget_s or (now > self.budget_s and idle) or now > BACKSTOP * self.budget_s:
-                self.budget_s = 0          # the cell's time is spent: later tests say so at once
+                self.budget_s = 0  # the cell's time is spent: later tests say so at once
                 raise Lost(self._hang_text())
         if cpu0 is not None:
             self.budget_s -= max(0.0, _cpu_seconds(pids) - cpu0)
         return wire.read_frame(fd)
 
     def _hang_text(self) -> str:
-        return ("grading stopped: your code never finished within the cell's time "
-                "(an infinite loop, a deadlock, or a wait that nothing ends)")
+        return (
+            "grading stopped: your code never finished within the cell's time "
+            "(an infinite loop, a deadlock, or a wait that nothing ends)"
+        )
 
     def _exit_code(self):
         try:
@@ -304,8 +347,9 @@ class Subject:
 
     def _died_text(self, code) -> str:
         if code is not None and code < 0:
-            return (f"the process running your code was killed by signal {-code} "
-                    "(a crash in native code, or a resource limit)")
+            return (
+                f"the process running your code was killed by signal {-code} "
+                "(a crash in native code, or a resource limit)"
+            )
         tail = self.output_tail().strip().splitlines()[-3:]
-        return (f"the process running your code exited (status {code})"
-                + (": " + " | ".join(tail) if tail else ""))
+        return f"the process running your code exited (status {code})" + (": " + " | ".join(tail) if tail else "")

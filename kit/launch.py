@@ -12,6 +12,7 @@ student as before, killed with its whole job on a timeout.
 ``CH13_LAUNCH=exec`` falls back to exec'ing ``python -m nbgrader`` (for comparison, or where fork
 is unsafe).
 """
+
 from __future__ import annotations
 
 import io
@@ -22,8 +23,13 @@ import sys
 import tempfile
 from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
 
-PRELOAD = ["nbgrader.apps.nbgraderapp", "nbgrader.converters.autograde", "kit.external_grade",
-           "kit.execute", "kit.overwrite"]
+PRELOAD = [
+    "nbgrader.apps.nbgraderapp",
+    "nbgrader.converters.autograde",
+    "kit.external_grade",
+    "kit.execute",
+    "kit.overwrite",
+]
 
 
 class _Popen(popen_forkserver.Popen):
@@ -53,13 +59,13 @@ class _Popen(popen_forkserver.Popen):
 class _Process(context.ForkServerProcess):
     @staticmethod
     def _Popen(process_obj):
-        forkserver.set_forkserver_preload(PRELOAD)     # read when the server first starts
+        forkserver.set_forkserver_preload(PRELOAD)  # read when the server first starts
         return _Popen(process_obj)
 
 
 def _nbgrader_main(argv: list[str], cwd: str, env: dict, log_path: str) -> None:
     """In the forked child: become ``python -m nbgrader <argv>`` run in ``cwd`` with ``env``."""
-    os.setsid()                                       # its own session, as start_new_session gave
+    os.setsid()  # its own session, as start_new_session gave
     null = os.open(os.devnull, os.O_RDONLY)
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(null, 0)
@@ -75,11 +81,13 @@ def _nbgrader_main(argv: list[str], cwd: str, env: dict, log_path: str) -> None:
     code = 0
     try:
         from nbgrader.apps.nbgraderapp import NbGraderApp
+
         NbGraderApp.launch_instance(argv=argv)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except BaseException:                             # noqa: BLE001 — reported in the log, like python -m
+    except BaseException:  # noqa: BLE001 — reported in the log, like python -m
         import traceback
+
         traceback.print_exc()
         code = 1
     finally:
@@ -118,8 +126,15 @@ def run_nbgrader(argv: list[str], *, cwd: str, env: dict, timeout: float, on_sta
 
 def _exec(argv, cwd, env, timeout, on_start, log_path) -> Finished:
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "nbgrader", *argv], cwd=cwd, env=env, stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nbgrader", *argv],
+            cwd=cwd,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         if on_start:
             on_start(proc.pid)
         try:

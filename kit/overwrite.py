@@ -5,13 +5,13 @@ looks that neighbour up among grade and solution cells: when it is a locked mark
 every kit notebook) it raises KeyError and the whole submission fails. Here the nearest earlier
 source cell still present in the notebook is used, else the start of the notebook.
 """
+
 from __future__ import annotations
 
 from nbgrader.preprocessors import OverwriteCells
 
 
 class RobustOverwriteCells(OverwriteCells):
-
     def add_missing_grade_cells(self, nb, resources):
         source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
         source_cells = source_nb.source_cells
@@ -23,8 +23,9 @@ class RobustOverwriteCells(OverwriteCells):
                 continue
             self.log.warning("Missing grade cell %s encountered, adding to notebook", grade_cell.name)
             i = order.index(grade_cell.name)
-            cell = self.missing_cell_transform(source_cells[i], grade_cell.max_score,
-                                               is_solution=grade_cell.name in solution_ids)
+            cell = self.missing_cell_transform(
+                source_cells[i], grade_cell.max_score, is_solution=grade_cell.name in solution_ids
+            )
             before = [present.index(name) for name in order[:i] if name in present]
             nb.cells.insert(before[-1] + 1 if before else 0, cell)
         return nb, resources

@@ -3,6 +3,7 @@
 nbgrader fails a student's whole submission when one notebook is not valid JSON; the class runner
 uses this to grade the readable notebooks one by one and flag the rest with a reason.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ def check_notebook(path: str, release_nb) -> list[str]:
     try:
         nb = nbformat.from_dict(raw)
         nbformat.validate(nb)
-    except Exception as e:     # nbformat raises several types for a malformed notebook
+    except Exception as e:  # nbformat raises several types for a malformed notebook
         return [f"{name}: not a valid notebook ({str(e).splitlines()[0][:80]}); scored 0"]
     problems = []
     ids = [nbgrader_meta(c).get("grade_id") for c in nb.cells if nbgrader_meta(c).get("grade_id")]

@@ -3,9 +3,9 @@ graders' plans (graders/plans.json), then commit them.
 
 A kit test regenerates all three and fails when the committed ones are stale.
 """
+
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -24,11 +24,14 @@ PLANS = os.path.join(ROOT, "graders", "plans.json")
 
 def plans_text() -> str:
     """Every grader's tests and points, as graders/plans.json holds them (one process, trusted code)."""
-    code = ("import json, graders; from graders import grade_ids, load_grader; "
-            "print(json.dumps({g: load_grader(g).plan() for g in grade_ids()}, indent=1, sort_keys=True))")
+    code = (
+        "import json, graders; from graders import grade_ids, load_grader; "
+        "print(json.dumps({g: load_grader(g).plan() for g in grade_ids()}, indent=1, sort_keys=True))"
+    )
     env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_ENABLE_CUDASIM="1", CH13_DEVICE="cpu")
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def main() -> int:

@@ -1,4 +1,5 @@
 """The score table a TA reads first: per student, per answer cell, with every flag in words."""
+
 from __future__ import annotations
 
 import collections
@@ -101,9 +102,11 @@ def _histogram_svg(values: list[float], max_points: float, width=260, height=90)
         h = int((height - 22) * bins.get(k, 0) / top)
         x = 10 + i * bar_w
         color = "#2e7d32" if k == max_points else ("#c62828" if k == 0 else "#f9a825")
-        bars.append(f'<rect x="{x}" y="{height - 14 - h}" width="{bar_w - 2}" height="{h}" fill="{color}">'
-                    f'<title>{k:g} points: {bins.get(k, 0)} students</title></rect>'
-                    f'<text x="{x + bar_w / 2 - 1}" y="{height - 2}" font-size="9" text-anchor="middle">{k:g}</text>')
+        bars.append(
+            f'<rect x="{x}" y="{height - 14 - h}" width="{bar_w - 2}" height="{h}" fill="{color}">'
+            f'<title>{k:g} points: {bins.get(k, 0)} students</title></rect>'
+            f'<text x="{x + bar_w / 2 - 1}" y="{height - 2}" font-size="9" text-anchor="middle">{k:g}</text>'
+        )
     return f'<svg width="{width}" height="{height}" role="img">{"".join(bars)}</svg>'
 
 
@@ -112,22 +115,31 @@ def write_html(course: Course, runs, path: str) -> str:
     points = released_cells(course)
     students = [r.student for r in runs]
     scores = {s: course.scores(s) for s in students}
-    parts = ["<!doctype html><meta charset='utf-8'><title>ch13_04 class report</title>",
-             "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
-             ".ex{display:inline-block;margin:0 1.5em 1em 0;vertical-align:top}"
-             "td,th{padding:2px 8px;text-align:right}td:first-child{text-align:left}"
-             "pre{background:#f6f6f6;padding:1em}</style>",
-             f"<h1>ch13_04 — {len(students)} students</h1><h2>Score distribution per exercise</h2>"]
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>ch13_04 class report</title>",
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
+        ".ex{display:inline-block;margin:0 1.5em 1em 0;vertical-align:top}"
+        "td,th{padding:2px 8px;text-align:right}td:first-child{text-align:left}"
+        "pre{background:#f6f6f6;padding:1em}</style>",
+        f"<h1>ch13_04 — {len(students)} students</h1><h2>Score distribution per exercise</h2>",
+    ]
     for gid, pts in points.items():
         vals = [(scores[s][gid].score or 0) if gid in scores[s] else 0.0 for s in students]
         mean = sum(vals) / len(vals) if vals else 0
         full = sum(v == pts for v in vals)
-        parts.append(f"<div class='ex'><b>{html.escape(gid)}</b> ({pts:g} pts) — mean {mean:.1f}, "
-                     f"full marks {full}/{len(vals)}<br>{_histogram_svg(vals, pts)}</div>")
-    parts.append("<h2>Most common failures</h2><table><tr><th>students</th><th style='text-align:left'>test</th><th style='text-align:left'>reason</th></tr>")
+        parts.append(
+            f"<div class='ex'><b>{html.escape(gid)}</b> ({pts:g} pts) — mean {mean:.1f}, "
+            f"full marks {full}/{len(vals)}<br>{_histogram_svg(vals, pts)}</div>"
+        )
+    parts.append(
+        "<h2>Most common failures</h2><table><tr><th>students</th>"
+        "<th style='text-align:left'>test</th><th style='text-align:left'>reason</th></tr>"
+    )
     for (test, reason), n in _failures(course, students).most_common(20):
-        parts.append(f"<tr><td>{n}</td><td style='text-align:left'>{html.escape(test)}</td>"
-                     f"<td style='text-align:left'>{html.escape(reason)}</td></tr>")
+        parts.append(
+            f"<tr><td>{n}</td><td style='text-align:left'>{html.escape(test)}</td>"
+            f"<td style='text-align:left'>{html.escape(reason)}</td></tr>"
+        )
     parts.append("</table><h2>Scores and flags</h2><pre>" + html.escape(score_table(course, runs)) + "</pre>")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))

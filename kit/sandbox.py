@@ -26,11 +26,11 @@ Every tier sets the resource limits of LIMITS (processes, file size, open files,
 CPU seconds, no core dumps). The wall-clock kill of the whole process tree and the job-wide memory
 limit are the caller's (kit/grading.py, kit/execute.py with kit.jobs).
 """
+
 from __future__ import annotations
 
 import ctypes
 import fcntl
-import json
 import os
 import pwd
 import resource
@@ -44,20 +44,26 @@ from kit import ROOT
 from kit.jobs import enter_cpu_group
 
 MB = 2**20
-LIMITS = {                                   # per process; generous for Ray, torch and numba
-    resource.RLIMIT_NPROC: 1024,             # processes AND threads of the job's uid: a fork bomb stops here
-    resource.RLIMIT_FSIZE: 256 * MB,         # no single file over 256 MiB
+LIMITS = {  # per process; generous for Ray, torch and numba
+    resource.RLIMIT_NPROC: 1024,  # processes AND threads of the job's uid: a fork bomb stops here
+    resource.RLIMIT_FSIZE: 256 * MB,  # no single file over 256 MiB
     resource.RLIMIT_NOFILE: 4096,
     resource.RLIMIT_CORE: 0,
-    resource.RLIMIT_CPU: 900,                # CPU seconds: a last guard; budgets are in steps
-    resource.RLIMIT_DATA: int(os.environ.get("CH13_PROC_DATA_MB", "2048")) * MB,   # heap + private maps (measured peak ~0.8 GiB);
-}                                            # RLIMIT_AS would break Ray/torch/numba (huge reservations)
-TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024, "/run/lock": 1}   # a disk bomb fills these, nothing else
+    resource.RLIMIT_CPU: 900,  # CPU seconds: a last guard; budgets are in steps
+    resource.RLIMIT_DATA: int(os.environ.get("CH13_PROC_DATA_MB", "2048"))
+    * MB,  # heap + private maps (measured peak ~0.8 GiB);
+}  # RLIMIT_AS would break Ray/torch/numba (huge reservations)
+TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024, "/run/lock": 1}  # a disk bomb fills these, nothing else
 WORKDIR_MB = 512
 SANDBOX_USER = "nobody"
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWPID = (0x00020000, 0x10000000, 0x40000000,
-                                                                      0x08000000, 0x20000000)
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWPID = (
+    0x00020000,
+    0x10000000,
+    0x40000000,
+    0x08000000,
+    0x20000000,
+)
 MS_RDONLY, MS_REMOUNT, MNT_DETACH = 1, 32, 2
 PR_SET_PDEATHSIG = 1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
@@ -98,10 +104,12 @@ def hidden_paths(course: str | None = None) -> list[str]:
     out = [os.path.join(ROOT, p) for p in ("tests", "solutions", ".git", "out")]
     src = os.path.join(ROOT, "source")
     for folder, _dirs, files in os.walk(src):
-        out += [os.path.join(folder, f) for f in files if f.endswith(".ipynb")]   # the reference solutions
+        out += [os.path.join(folder, f) for f in files if f.endswith(".ipynb")]  # the reference solutions
     for r in roots:
-        out += [os.path.join(r, p) for p in ("gradebook.db", "submitted", "autograded", "feedback",
-                                              "solutions", "nbgrader_config.py")]
+        out += [
+            os.path.join(r, p)
+            for p in ("gradebook.db", "submitted", "autograded", "feedback", "solutions", "nbgrader_config.py")
+        ]
     return sorted({p for p in out if os.path.lexists(p)})
 
 
@@ -131,8 +139,16 @@ def set_limits(shared_uid: bool) -> None:
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    if _libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
-                   ctypes.c_ulong(flags), data.encode() if data else None) != 0:
+    if (
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        )
+        != 0
+    ):
         err = ctypes.get_errno()
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
 
@@ -144,7 +160,7 @@ def _tmpfs(target: str, mb: int, mode: str = "1777", uid: int | None = None) -> 
 
 def loopback_up() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:   # SIOCSIFFLAGS lo: IFF_UP | IFF_LOOPBACK | IFF_RUNNING
+    try:  # SIOCSIFFLAGS lo: IFF_UP | IFF_LOOPBACK | IFF_RUNNING
         fcntl.ioctl(sock, 0x8914, struct.pack("16sH14s", b"lo", 0x1 | 0x8 | 0x40, b""))
     finally:
         sock.close()
@@ -166,7 +182,7 @@ def enter_namespaces(network: bool) -> str:
         uid, gid = os.getuid(), os.getgid()
         if _libc.unshare(flags | CLONE_NEWUSER) != 0:
             return ""
-        try:       # keep our own uid inside: no privilege beyond this namespace
+        try:  # keep our own uid inside: no privilege beyond this namespace
             with open("/proc/self/setgroups", "w") as f:
                 f.write("deny")
             with open("/proc/self/uid_map", "w") as f:
@@ -177,10 +193,10 @@ def enter_namespaces(network: bool) -> str:
             return ""
         tier = "userns"
     try:
-        _mount("none", "/", None, MS_REC | MS_PRIVATE)      # nothing we mount leaks to the host
+        _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing we mount leaks to the host
         if network:
             loopback_up()
-    except OSError:      # a user namespace without mount rights (e.g. AppArmor's userns restriction)
+    except OSError:  # a user namespace without mount rights (e.g. AppArmor's userns restriction)
         return ""
     return tier
 
@@ -203,9 +219,9 @@ def pivot_to_allow_list(own: list[str]) -> None:
     folders (``own``: the private tmpfs folders, the work folder, the kept paths). Another checkout
     of the kit, home folders, /srv, /mnt, /opt, /var and /run of the host are simply not there."""
     import platform
+
     # Mounted on a host folder the job will not see (the mount namespace is the job's own).
-    new = next((d for d in ("/mnt", "/media", "/srv") if os.path.isdir(d) and not os.path.islink(d)),
-               "/tmp/.ch13-root")
+    new = next((d for d in ("/mnt", "/media", "/srv") if os.path.isdir(d) and not os.path.islink(d)), "/tmp/.ch13-root")
     os.makedirs(new, exist_ok=True)
     _tmpfs(new, 1, mode="0755")
     readonly = [d for d in SYSTEM_DIRS if os.path.exists(d)]
@@ -213,13 +229,13 @@ def pivot_to_allow_list(own: list[str]) -> None:
     for path in readonly:
         if not os.path.islink(path):
             _bind(path, new, readonly=True)
-        else:      # /bin -> usr/bin on merged-/usr systems: the same link in the new root
+        else:  # /bin -> usr/bin on merged-/usr systems: the same link in the new root
             os.symlink(os.readlink(path), new + path)
     for path in ["/dev", "/tmp", "/var/tmp", "/run/lock"] + own:
         if os.path.exists(path) and not os.path.exists(new + path + "/.ch13-bound"):
             _bind(path, new, readonly=False)
     os.makedirs(new + "/proc", exist_ok=True)
-    _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | 8)        # MS_NOEXEC = 8
+    _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | 8)  # MS_NOEXEC = 8
     os.makedirs(new + "/.old", exist_ok=True)
     number = SYS_PIVOT_ROOT.get(platform.machine())
     if number is None or _libc.syscall(number, new.encode(), (new + "/.old").encode()) != 0:
@@ -238,6 +254,7 @@ def become_pid_one() -> None:
     to run the job; this process stays outside, as the one its caller knows (kit.execute's kernel
     manager interrupts it), forwards signals to the child and exits with the child's status."""
     import signal
+
     child = os.fork()
     if child == 0:
         return
@@ -269,14 +286,14 @@ def _under_tmpfs(paths: list[str]) -> list[str]:
     """The outermost of ``paths`` (resolved) that lie inside a folder the sandbox replaces."""
     found = []
     for p in sorted({os.path.realpath(p) for p in paths}):
-        if any(p == t or p.startswith(t + "/") for t in TMPFS_MB) and \
-                not any(p.startswith(f + "/") for f in found):
+        if any(p == t or p.startswith(t + "/") for t in TMPFS_MB) and not any(p.startswith(f + "/") for f in found):
             found.append(p)
     return found
 
 
-def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep: list[str],
-                     hide: list[str], uid: int, gid: int) -> None:
+def build_filesystem(
+    tier: str, workdir: str | None, writeback: list[str], keep: list[str], hide: list[str], uid: int, gid: int
+) -> None:
     """Inside the new mount namespace: fresh /tmp, hidden paths covered, a private workdir copy."""
     fds = {}
     for p in [workdir] + writeback + keep:
@@ -293,7 +310,7 @@ def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep:
         _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
         os.close(fd)
     for p in hide:
-        if not os.path.lexists(p):      # (under /tmp: already gone with the host's /tmp)
+        if not os.path.lexists(p):  # (under /tmp: already gone with the host's /tmp)
             continue
         try:
             if os.path.isdir(p) and not os.path.islink(p):
@@ -327,10 +344,19 @@ def build_filesystem(tier: str, workdir: str | None, writeback: list[str], keep:
 def private_dirs(uid: int, gid: int) -> str:
     home = tempfile.mkdtemp(prefix="ch13-sandbox-")
     os.chown(home, uid, gid)
-    for var in ("HOME", "TMPDIR", "IPYTHONDIR", "MPLCONFIGDIR", "HYPOTHESIS_STORAGE_DIRECTORY",
-                "NUMBA_CACHE_DIR", "JUPYTER_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"):
+    for var in (
+        "HOME",
+        "TMPDIR",
+        "IPYTHONDIR",
+        "MPLCONFIGDIR",
+        "HYPOTHESIS_STORAGE_DIRECTORY",
+        "NUMBA_CACHE_DIR",
+        "JUPYTER_RUNTIME_DIR",
+        "XDG_CACHE_HOME",
+        "XDG_RUNTIME_DIR",
+    ):
         os.environ[var] = home
-    os.environ.setdefault("USER", "student")          # getpass.getuser() without a passwd entry
+    os.environ.setdefault("USER", "student")  # getpass.getuser() without a passwd entry
     os.environ["LOGNAME"] = os.environ["USER"]
     return home
 
@@ -352,12 +378,12 @@ def write_connection_file(argv: list[str], conn: tuple[int, bytes] | None, home:
         f.write(data)
     os.chmod(copy, 0o600)
     os.chown(copy, uid, gid)
-    return argv[:i] + [copy] + argv[i + 1:]
+    return argv[:i] + [copy] + argv[i + 1 :]
 
 
 def drop_capabilities() -> None:
     """capset(all zero): in a user namespace we hold every capability until we drop them."""
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)         # _LINUX_CAPABILITY_VERSION_3, this thread
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
     data = (ctypes.c_uint32 * 6)()
     if _libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
@@ -374,12 +400,11 @@ def drop_privileges(uid: int, gid: int, tier: str) -> None:
     # the same uid (ptrace, process_vm_readv, /proc/PID/mem) can read its memory, where the
     # grader's MAC key lives. Reset by execve, so it matters for --grader, which does not exec.
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)      # setuid binaries (su, mount...) gain nothing
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries (su, mount...) gain nothing
 
 
 def main(argv: list[str]) -> None:
-    opts = {"no_network": False, "workdir": None, "uid": None, "course": None,
-            "writeback": [], "keep": [], "hide": []}
+    opts = {"no_network": False, "workdir": None, "uid": None, "course": None, "writeback": [], "keep": [], "hide": []}
     while argv and argv[0] != "--":
         opt = argv.pop(0)
         if opt == "--no-network":
@@ -410,11 +435,13 @@ def main(argv: list[str]) -> None:
         hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
         try:
             build_filesystem(tier, workdir, opts["writeback"], opts["keep"], hide, uid, gid)
-        except OSError as e:      # fail closed: a half-built sandbox must not run student code
+        except OSError as e:  # fail closed: a half-built sandbox must not run student code
             sys.exit(f"kit.sandbox: could not build the sandbox's file system: {e}")
     else:
-        missing.append("no mount namespace: /tmp, the gradebook and hidden files stay visible "
-                       "(file permissions and the per-file size limit still apply)")
+        missing.append(
+            "no mount namespace: /tmp, the gradebook and hidden files stay visible "
+            "(file permissions and the per-file size limit still apply)"
+        )
         if opts["no_network"]:
             missing.append("no network namespace: network not isolated")
     if not root:
@@ -431,7 +458,7 @@ def main(argv: list[str]) -> None:
         os.chdir(workdir)
     set_limits(shared_uid=not (root and opts["uid"]))
     drop_privileges(uid, gid, tier)
-    if tier == "root":      # the outside parent dies (killed with the job): so does the namespace
+    if tier == "root":  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)
     os.execvp(cmd[0], cmd)

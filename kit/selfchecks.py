@@ -13,10 +13,10 @@ Prints, per grade_id, how many wrong answers the self-check flags and whether a 
 flagged (a false alarm). tests/test_selfchecks.py holds every cell to the bar: at least 90 % of the
 wrong answers flagged, no right answer flagged.
 """
+
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import glob
 import json
@@ -107,7 +107,7 @@ def cells_for(grade_id: str, answer: str) -> list[tuple[str, str]]:
         gid = cell.metadata.get("nbgrader", {}).get("grade_id")
         if cell in answers.values():
             if seen_answer:
-                break                   # the next exercise: its checks are not ours
+                break  # the next exercise: its checks are not ours
             if gid == grade_id:
                 out.append(("answer", answer))
                 seen_answer = True
@@ -122,12 +122,26 @@ def run_entry(grade_id: str, path: str) -> Outcome:
     name = os.path.basename(path)[:-3]
     with open(path, encoding="utf-8") as f:
         answer = f.read()
-    env = dict(os.environ, CH13_SELFCHECK_LIB=SOURCE, PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
-               RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0", PYTHONPATH=SOURCE)
+    env = dict(
+        os.environ,
+        CH13_SELFCHECK_LIB=SOURCE,
+        PYTHONHASHSEED="0",
+        OMP_NUM_THREADS="1",
+        RAY_AUTH_MODE="disabled",
+        RAY_USAGE_STATS_ENABLED="0",
+        PYTHONPATH=SOURCE,
+    )
     env.pop("CH13_GRADING", None)
     try:
-        proc = subprocess.run([sys.executable, "-c", RUNNER], input=json.dumps(cells_for(grade_id, answer)),
-                              capture_output=True, text=True, timeout=TIMEOUT_S, cwd=SOURCE, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-c", RUNNER],
+            input=json.dumps(cells_for(grade_id, answer)),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            cwd=SOURCE,
+            env=env,
+        )
         last = [line for line in proc.stdout.splitlines() if line.startswith("{")][-1:]
         data = json.loads(last[0]) if last else {"error": (proc.stderr or "no output")[-500:]}
     except subprocess.TimeoutExpired:
@@ -136,8 +150,7 @@ def run_entry(grade_id: str, path: str) -> Outcome:
 
 
 def measure(grade_ids: list[str] | None = None, jobs: int = 2) -> list[Outcome]:
-    todo = [(os.path.basename(os.path.dirname(p)), p)
-            for p in sorted(glob.glob(os.path.join(CATALOGUE, "*", "*.py")))]
+    todo = [(os.path.basename(os.path.dirname(p)), p) for p in sorted(glob.glob(os.path.join(CATALOGUE, "*", "*.py")))]
     todo = [(g, p) for g, p in todo if not grade_ids or g in grade_ids]
     with ThreadPoolExecutor(jobs) as pool:
         return list(pool.map(lambda gp: run_entry(*gp), todo))
@@ -152,8 +165,15 @@ def table(outcomes: list[Outcome], markdown: bool = False) -> str:
         alarms = [o.name for o in mine if o.right and o.flagged]
         missed = [o.name for o in wrong if not o.flagged]
         share = caught / len(wrong) if wrong else 1.0
-        rows.append((gid, f"{caught} of {len(wrong)}", f"{share:.0%}", ", ".join(alarms) or "none",
-                     ", ".join(m.removeprefix("wrong_") for m in missed) or "—"))
+        rows.append(
+            (
+                gid,
+                f"{caught} of {len(wrong)}",
+                f"{share:.0%}",
+                ", ".join(alarms) or "none",
+                ", ".join(m.removeprefix("wrong_") for m in missed) or "—",
+            )
+        )
     head = ("grade_id", "wrong answers flagged", "share", "false alarms", "wrong answers it passes")
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

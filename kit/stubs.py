@@ -6,6 +6,7 @@ a one-line pointer, not by ``raise NotImplementedError()``. A student who fills 
 then has a cell that runs, and full marks when right (a raise left below their answers made the
 whole cell fail: 0/10 while the self-check showed ✔ ×5).
 """
+
 from nbgrader.preprocessors import ClearSolutions
 
 IN_PLACE_POINTER = "# ↑ 在上面就地填写 / fill in the answers above, in place"

@@ -17,6 +17,7 @@ stdout; the cell's prints go to stderr (the judge's log of the job). Each reques
 that the answer echoes, and answers come strictly in order, so a frame the cell writes itself is
 noticed (docs/design.md, "Judge and subject").
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,9 +31,31 @@ import types
 
 STUDENT_PREFIX = "<answer cell"
 # Libraries whose attributes a grader relies on: replacing one from the cell is tampering.
-WATCHED_MODULES = ("math", "cmath", "operator", "functools", "itertools", "json", "threading", "time",
-                   "random", "queue", "copy", "collections", "statistics", "numpy", "torch",
-                   "torch.distributed", "ray", "numba", "numba.cuda", "signal", "os", "sys", "builtins")
+WATCHED_MODULES = (
+    "math",
+    "cmath",
+    "operator",
+    "functools",
+    "itertools",
+    "json",
+    "threading",
+    "time",
+    "random",
+    "queue",
+    "copy",
+    "collections",
+    "statistics",
+    "numpy",
+    "torch",
+    "torch.distributed",
+    "ray",
+    "numba",
+    "numba.cuda",
+    "signal",
+    "os",
+    "sys",
+    "builtins",
+)
 MESSAGE_CAP = 4000
 
 
@@ -45,7 +68,7 @@ class Cell:
         self.filename = f"{STUDENT_PREFIX} {grade_id}>"
         self._count = 0
         self._module: types.ModuleType | None = None
-        self._code = compile(source, self.filename, "exec")   # once: schedulers load it thousands of times
+        self._code = compile(source, self.filename, "exec")  # once: schedulers load it thousands of times
         linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
 
     def load(self) -> types.ModuleType:
@@ -78,7 +101,7 @@ def _text(x) -> str:
         s = str(x)
         if type(s) is not str:
             raise TypeError
-    except BaseException:      # noqa: BLE001 - a __str__ that raises or lies
+    except BaseException:  # noqa: BLE001 - a __str__ that raises or lies
         s = f"<a {type(x).__name__} whose str() failed>"
     return s[:MESSAGE_CAP]
 
@@ -86,16 +109,22 @@ def _text(x) -> str:
 def raised(exc: BaseException, cell: Cell | None) -> dict:
     t = type(exc)
     module = str(type.__dict__["__module__"].__get__(t) or "") if isinstance(t, type) else ""
-    return {"type": str(t.__name__)[:100], "module": module[:100], "message": _text(exc),
-            "traceback": student_traceback(exc, cell.filename) if cell else ""}
+    return {
+        "type": str(t.__name__)[:100],
+        "module": module[:100],
+        "message": _text(exc),
+        "traceback": student_traceback(exc, cell.filename) if cell else "",
+    }
 
 
 # ---------------------------------------------------------------- the tamper guard
+
 
 def _from_answer(value, depth: int = 0) -> bool:
     """Made by the student's cell (a function, class or instance defined there)? Types only, never
     the student's code (no getattr on their objects: a __getattr__ of theirs could do anything)."""
     from inspect import getattr_static
+
     if depth > 3:
         return False
     if isinstance(value, types.FunctionType):
@@ -155,6 +184,7 @@ def tampered(snap: dict) -> list[str]:
 
 # ---------------------------------------------------------------- requests
 
+
 def _resolve(name: str, table: dict):
     if name not in table:
         raise LookupError(f"the judge asked for an unknown harness function {name!r}")
@@ -162,8 +192,10 @@ def _resolve(name: str, table: dict):
 
 
 def _attribute(cell: Cell, names: list[str]) -> dict:
-    from kit import wire
     from inspect import getattr_static
+
+    from kit import wire
+
     out = {}
     module = cell.module
     for name in names:
@@ -174,7 +206,7 @@ def _attribute(cell: Cell, names: list[str]) -> dict:
             continue
         entry = {"defined": True, "callable": callable(value), "type": str(type(value).__name__)}
         try:
-            wire.to_plain(value)         # sendable? (the answer frame encodes it again)
+            wire.to_plain(value)  # sendable? (the answer frame encodes it again)
             entry["value"] = value
         except wire.WireError as e:
             entry["unsendable"] = str(e)
@@ -218,12 +250,12 @@ def main(argv: list[str]) -> int:
     requests_fd, answers_fd = _move_fd(0), _move_fd(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    os.dup2(2, 1)                  # the cell's prints go to the job's log, never onto the channel
+    os.dup2(2, 1)  # the cell's prints go to the job's log, never onto the channel
     os.close(devnull)
-    sys.stdin = open(os.devnull)   # noqa: SIM115 - input() gets EOF
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - input() gets EOF
 
     table = {}
-    for name in harness:           # the public harnesses, imported before any student code
+    for name in harness:  # the public harnesses, imported before any student code
         module = importlib.import_module(name)
         for attr in getattr(module, "SUBJECT_API", ()):
             table[f"{name}:{attr}"] = getattr(module, attr)
@@ -250,25 +282,30 @@ def main(argv: list[str]) -> int:
             if cell is None:
                 raise SyntaxError(compile_error)
             answer["ok"] = handle(request, cell, table)
-        except BaseException as e:       # noqa: BLE001 - the cell's exception, sent as plain data
+        except BaseException as e:  # noqa: BLE001 - the cell's exception, sent as plain data
             answer["raised"] = raised(e, cell)
         answer["refused"] = audit.refused()
         answer["tampered"] = tampered(snap)
         try:
             frame = wire.encode(answer)
-        except BaseException as e:       # noqa: BLE001 - a value that is not plain data
+        except BaseException as e:  # noqa: BLE001 - a value that is not plain data
             answer.pop("ok", None)
-            answer["raised"] = {"type": "WireError", "module": "kit.wire", "traceback": "",
-                                "message": _text(e) if isinstance(e, wire.WireError) else
-                                f"the value could not be sent back: {type(e).__name__}"}
+            answer["raised"] = {
+                "type": "WireError",
+                "module": "kit.wire",
+                "traceback": "",
+                "message": _text(e)
+                if isinstance(e, wire.WireError)
+                else f"the value could not be sent back: {type(e).__name__}",
+            }
             frame = wire.encode(answer)
         view = memoryview(frame)
         while view:
-            view = view[os.write(answers_fd, view):]
+            view = view[os.write(answers_fd, view) :]
 
 
 if __name__ == "__main__":
     sys.stdout.flush()
     code = main(sys.argv[1:])
     sys.stdout.flush()
-    os._exit(code)        # threads the cell left running cannot keep the subject alive
+    os._exit(code)  # threads the cell left running cannot keep the subject alive

@@ -11,6 +11,7 @@ Tags (a dict with one ``$`` key): ``$bytes``, ``$tuple``, ``$set``, ``$dict`` (n
 ``$nd`` (an array). ``$dc`` (a dataclass of ch13lib) travels only judge -> subject: the judge's
 decoder refuses it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,10 +22,25 @@ import math
 import os
 import struct
 
-MAX_FRAME = 64 * 2**20          # a subject that sends more has failed the test ("sent too much")
+MAX_FRAME = 64 * 2**20  # a subject that sends more has failed the test ("sent too much")
 HEADER = struct.Struct(">Q")
-DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-          "float16", "float32", "float64", "complex64", "complex128", "bfloat16"}
+DTYPES = {
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "bfloat16",
+}
 MAX_DEPTH = 64
 
 
@@ -34,9 +50,11 @@ class WireError(Exception):
 
 # ---------------------------------------------------------------- encoding (either side)
 
+
 def _array(x, torch_tensor: bool) -> dict:
     if torch_tensor:
         import torch
+
         t = x.detach().cpu().contiguous()
         dtype = str(t.dtype).removeprefix("torch.")
         if dtype == "bfloat16":
@@ -46,12 +64,14 @@ def _array(x, torch_tensor: bool) -> dict:
         shape = list(t.shape)
     else:
         import numpy as np
-        a = np.asarray(x)                 # tobytes() is C-ordered; keeps 0-d scalars 0-d
+
+        a = np.asarray(x)  # tobytes() is C-ordered; keeps 0-d scalars 0-d
         dtype, shape, data = str(a.dtype), list(a.shape), a.tobytes()
     if dtype not in DTYPES:
         raise WireError(f"an array of dtype {dtype} cannot be sent back")
-    return {"$nd": {"dtype": dtype, "shape": shape, "torch": torch_tensor,
-                    "data": base64.b64encode(data).decode("ascii")}}
+    return {
+        "$nd": {"dtype": dtype, "shape": shape, "torch": torch_tensor, "data": base64.b64encode(data).decode("ascii")}
+    }
 
 
 def to_plain(x, depth: int = 0):
@@ -62,7 +82,7 @@ def to_plain(x, depth: int = 0):
     if x is None or t is bool or t is str:
         return x
     if t is int:
-        return x if -2**63 <= x < 2**64 else {"$int": str(x)}
+        return x if -(2**63) <= x < 2**64 else {"$int": str(x)}
     if t is float:
         return x if math.isfinite(x) else {"$float": repr(x)}
     if t is bytes:
@@ -83,14 +103,18 @@ def to_plain(x, depth: int = 0):
     if module == "numpy" and t.__name__ == "ndarray":
         return _array(x, False)
     if module == "numpy" and hasattr(x, "dtype") and hasattr(x, "shape") and x.shape == ():
-        out = _array(x, False)           # a numpy scalar: a 0-d array, rebuilt as a scalar
+        out = _array(x, False)  # a numpy scalar: a 0-d array, rebuilt as a scalar
         out["$nd"]["scalar"] = True
         return out
     if dataclasses.is_dataclass(x) and not isinstance(x, type) and module.startswith("ch13lib"):
-        return {"$dc": f"{module}:{t.__qualname__}",
-                "fields": {f.name: to_plain(getattr(x, f.name), depth + 1) for f in dataclasses.fields(x)}}
-    raise WireError(f"a value of type {t.__name__} cannot be sent to the grader: only plain data "
-                    "(None, bool, int, float, str, bytes, lists, tuples, dicts, sets, arrays)")
+        return {
+            "$dc": f"{module}:{t.__qualname__}",
+            "fields": {f.name: to_plain(getattr(x, f.name), depth + 1) for f in dataclasses.fields(x)},
+        }
+    raise WireError(
+        f"a value of type {t.__name__} cannot be sent to the grader: only plain data "
+        "(None, bool, int, float, str, bytes, lists, tuples, dicts, sets, arrays)"
+    )
 
 
 def encode(obj) -> bytes:
@@ -100,11 +124,18 @@ def encode(obj) -> bytes:
 
 # ---------------------------------------------------------------- decoding
 
+
 def _nd(spec: dict):
     import numpy as np
+
     dtype, shape, data = spec.get("dtype"), spec.get("shape"), spec.get("data")
-    if dtype not in DTYPES or type(shape) is not list or type(data) is not str or \
-            not all(type(n) is int and 0 <= n for n in shape) or len(shape) > 32:
+    if (
+        dtype not in DTYPES
+        or type(shape) is not list
+        or type(data) is not str
+        or not all(type(n) is int and 0 <= n for n in shape)
+        or len(shape) > 32
+    ):
         raise WireError("a malformed array")
     raw = base64.b64decode(data, validate=True)
     itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
@@ -112,8 +143,11 @@ def _nd(spec: dict):
         raise WireError("an array whose bytes do not match its shape")
     if spec.get("torch") is True:
         import torch
+
         if dtype == "bfloat16":
-            return torch.from_numpy(np.frombuffer(raw, dtype=np.int16).copy()).view(torch.bfloat16).reshape(tuple(shape))
+            return (
+                torch.from_numpy(np.frombuffer(raw, dtype=np.int16).copy()).view(torch.bfloat16).reshape(tuple(shape))
+            )
         return torch.from_numpy(np.frombuffer(raw, dtype=dtype).copy().reshape(tuple(shape)))
     a = np.frombuffer(raw, dtype=dtype).copy().reshape(tuple(shape))
     return a[()] if shape == [] and spec.get("scalar") else a
@@ -147,6 +181,7 @@ def _hook(allow_dataclasses: bool):
                 raise WireError(f"an unknown tag {k[:20]!r}")
             out[k[2:] if k.startswith("$$") else k] = v
         return out
+
     return hook
 
 
@@ -192,6 +227,7 @@ def decode(body: bytes, *, from_subject: bool = True):
 
 
 # ---------------------------------------------------------------- frames over a file descriptor
+
 
 def write_frame(fd: int, obj) -> None:
     data = encode(obj)

@@ -1,4 +1,5 @@
 """Shared fixtures: one real nbgrader course per test session, generated from source/ once."""
+
 from __future__ import annotations
 
 import os

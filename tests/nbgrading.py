@@ -1,4 +1,5 @@
 """Grade many answer-cell sources through the real path: submitted notebooks -> nbgrader autograde."""
+
 from __future__ import annotations
 
 import re

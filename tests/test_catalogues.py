@@ -4,6 +4,7 @@ message — through real `nbgrader autograde`, exactly as a TA grades?
 The catalogues are files: tests/catalogue/<grade_id>/{right,wrong}_<name>.py, each the source of a
 whole answer cell with a header (`# verdict: pass|fail`, `# message: <expected text>`, `# why: ...`).
 """
+
 from __future__ import annotations
 
 import glob
@@ -54,14 +55,14 @@ def verdicts():
 
     from kit.classrun import default_jobs
     from kit.grading import grade_cell
+
     with ThreadPoolExecutor(default_jobs()) as pool:
         futures = {(gid, name): pool.submit(grade_cell, gid, source) for gid, name, source, _ in CATALOGUE}
         return {k: f.result() for k, f in futures.items()}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("grade_id,name,source,messages", CATALOGUE,
-                         ids=[f"{e[0]}/{e[1]}" for e in CATALOGUE])
+@pytest.mark.parametrize("grade_id,name,source,messages", CATALOGUE, ids=[f"{e[0]}/{e[1]}" for e in CATALOGUE])
 def test_catalogue_entry(verdicts, grade_id, name, source, messages):
     verdict = verdicts[(grade_id, name)]
     _check(verdict.report(), verdict.score, verdict.max_score, name, messages)
@@ -84,15 +85,20 @@ ROUND_TRIPS = _round_trip_entries()
 @pytest.fixture(scope="module")
 def graded(course):
     """One right and one wrong answer per grade_id, each as its own student, in one autograde run."""
-    subs = {student_id(f"{gid}__{name}"): {gid: source}
-            for entries in ROUND_TRIPS.values() for gid, name, source, _ in entries}
+    subs = {
+        student_id(f"{gid}__{name}"): {gid: source}
+        for entries in ROUND_TRIPS.values()
+        for gid, name, source, _ in entries
+    }
     return grade_answers(course, subs)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("grade_id,name,source,messages",
-                         [e for entries in ROUND_TRIPS.values() for e in entries],
-                         ids=[f"{e[0]}/{e[1]}" for entries in ROUND_TRIPS.values() for e in entries])
+@pytest.mark.parametrize(
+    "grade_id,name,source,messages",
+    [e for entries in ROUND_TRIPS.values() for e in entries],
+    ids=[f"{e[0]}/{e[1]}" for entries in ROUND_TRIPS.values() for e in entries],
+)
 def test_nbgrader_round_trip(graded, grade_id, name, source, messages):
     """Through the plain `nbgrader autograde` a TA runs: the score lands in the gradebook."""
     cell = graded[student_id(f"{grade_id}__{name}")][grade_id]

@@ -1,6 +1,7 @@
 """The class runner (kit.classrun): the same scores on local cores and on a Ray cluster of two
 nodes on loopback, as a serial plain `nbgrader autograde`; a rerun skips what is graded unless
 forced or resubmitted."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,10 @@ from kit.classrun import grade_class
 
 pytestmark = pytest.mark.slow
 
-WRONG_QUIZ = ("q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
-              "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n")
+WRONG_QUIZ = (
+    "q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
+    "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +55,7 @@ def test_local_cores_match_serial_and_rerun_resumes(course, students, serial):
 
     again = grade_class(course, students, progress=None)
     assert all(r.skipped for r in again)
-    time.sleep(0.05)              # a later submission time than the last grading
+    time.sleep(0.05)  # a later submission time than the last grading
     path = course.path("submitted", "cr_half", ASSIGNMENT, "06_quiz.ipynb")
     os.utime(path)
     third = {r.student: r.skipped for r in grade_class(course, students, progress=None)}
@@ -61,10 +64,10 @@ def test_local_cores_match_serial_and_rerun_resumes(course, students, serial):
 
 
 def test_ray_cluster_of_two_nodes_matches_serial(course, students, serial):
-    os.environ.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0",
-                      RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    os.environ.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     import ray
     from ray.cluster_utils import Cluster
+
     assert not ray.is_initialized()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
@@ -100,6 +103,7 @@ def test_a_cpu_burner_does_not_cost_honest_students_their_grade(course):
     """Honest students graded beside a kernel that burns every core keep their full marks: the
     subject's hang guard counts its own CPU time, not the wall clock the burner stretches."""
     import nbformat
+
     refs = reference_solutions()
     honest = {"quiz": refs["quiz"], "amdahl": refs["amdahl"]}
     names = ["cb_burner", "cb_honest_1", "cb_honest_2", "cb_honest_3"]

@@ -1,4 +1,5 @@
 """Does an LMS download land in submitted/ under the right student, whatever the LMS's naming?"""
+
 from __future__ import annotations
 
 import os
@@ -10,7 +11,7 @@ from kit import ASSIGNMENT
 from kit.collect import collect
 from kit.course import Course
 
-DOWNLOAD = {   # name in the zip -> expected submitted/<student>/ch13_04/<notebook>
+DOWNLOAD = {  # name in the zip -> expected submitted/<student>/ch13_04/<notebook>
     "smithjohn_12345_67890_06_quiz.ipynb": ("smithjohn", "06_quiz"),
     "doejane_LATE_2222_3333_06_quiz-1.ipynb": ("doejane", "06_quiz"),
     "Li Wei_4444_assignsubmission_file_/06_quiz.ipynb": ("li_wei", "06_quiz"),

@@ -6,6 +6,7 @@ catalogue; each cell runs in its own subject process (kit/subject.py, unsandboxe
 grading process itself never imports numba (it never runs the cell). GPU tests are marked ``gpu``
 and skip with a reason on machines without one.
 """
+
 from __future__ import annotations
 
 import glob
@@ -45,8 +46,14 @@ RUNNER = textwrap.dedent(r"""
 def run_graders(grade_id: str, paths: list[str], tmp_path, env=None) -> dict:
     """{path: [result dicts]} from grading each file with graders.<grade_id> in a fresh process."""
     out = tmp_path / f"{grade_id}.json"
-    proc = subprocess.run([PY, "-c", RUNNER, ROOT, grade_id, str(out), *paths], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        [PY, "-c", RUNNER, ROOT, grade_id, str(out), *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, **(env or {})},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     with open(out, encoding="utf-8") as f:
         return json.load(f)
@@ -83,7 +90,7 @@ def test_catalogues_are_big_enough():
         assert sum(n.startswith("right_") for n in names) >= 4, gid
 
 
-@pytest.mark.slow      # the module fixture grades all ~45 catalogue files: 30-60 s on a loaded 2-core machine
+@pytest.mark.slow  # the module fixture grades all ~45 catalogue files: 30-60 s on a loaded 2-core machine
 @pytest.mark.parametrize("grade_id,path", ALL, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in ALL])
 def test_catalogue_entry_direct(graded, grade_id, path):
     verdict, messages = header(path)
@@ -111,13 +118,19 @@ def test_same_verdicts_on_a_second_run(graded, tmp_path):
 
 def _reference_and_stub(grade_id):
     sys.path.insert(0, ROOT)
-    from kit.answers import answer_cells, notebook_of
     import nbformat
+
+    from kit.answers import answer_cells, notebook_of
+
     nb = nbformat.read(notebook_of(grade_id), as_version=4)
     source = answer_cells(nb)[grade_id].source
     ref = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", source, flags=re.M)
-    stub = re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
-                  lambda m: f"{m.group(1)}raise NotImplementedError()\n", source + "\n", flags=re.M | re.S)
+    stub = re.sub(
+        r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
+        lambda m: f"{m.group(1)}raise NotImplementedError()\n",
+        source + "\n",
+        flags=re.M | re.S,
+    )
     return ref, stub
 
 
@@ -274,12 +287,24 @@ def sim_cases(request):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("case,expected", [
-    ("negative", "negative"), ("input", "input"), ("limit", "bounds"), ("duplicate", "duplicate"),
-    ("swallowed", "bounds"), ("no_barrier", "race"), ("barrier", "ok"), ("divergence", "divergence"),
-    ("uninit", "uninit"), ("hidden_sync", "ok"), ("zero_blocks", "config"), ("float_blocks", "config"),
-    ("too_big_block", "config"),
-])
+@pytest.mark.parametrize(
+    "case,expected",
+    [
+        ("negative", "negative"),
+        ("input", "input"),
+        ("limit", "bounds"),
+        ("duplicate", "duplicate"),
+        ("swallowed", "bounds"),
+        ("no_barrier", "race"),
+        ("barrier", "ok"),
+        ("divergence", "divergence"),
+        ("uninit", "uninit"),
+        ("hidden_sync", "ok"),
+        ("zero_blocks", "config"),
+        ("float_blocks", "config"),
+        ("too_big_block", "config"),
+    ],
+)
 def test_checking_simulator_finds(sim_cases, case, expected):
     assert sim_cases[case] == expected
 
@@ -287,19 +312,21 @@ def test_checking_simulator_finds(sim_cases, case, expected):
 def test_checking_simulator_results_and_traffic(sim_cases):
     assert sim_cases["shifted"] == [float((t + 1) % 8) for t in range(8)]
     assert sim_cases["hidden_sync_result"] == [float(7 - t) for t in range(8)]
-    assert sim_cases["traffic"] == [16, 8, 8]       # 2 reads and 1 write per active thread, 8 threads
+    assert sim_cases["traffic"] == [16, 8, 8]  # 2 reads and 1 write per active thread, 8 threads
     # GPU device arrays (e.g. from cuda.to_device on a GPU machine) are simulated on a host copy
     assert sim_cases["device_arrays"] == ["ok", [2.0 * i for i in range(8)]]
 
 
 def test_backend_selection_never_imports_numba():
-    code = ("import os, sys; sys.path.insert(0, 'source/ch13_04'); os.environ.pop('NUMBA_ENABLE_CUDASIM', None);"
-            "from ch13lib.cuda_env import select_cuda_backend, gpu_present;"
-            "b = select_cuda_backend(verbose=False);"
-            "assert 'numba' not in sys.modules;"
-            "assert (b == 'gpu') == gpu_present();"
-            "assert os.environ['NUMBA_ENABLE_CUDASIM'] == ('0' if b == 'gpu' else '1');"
-            "import numba; print(select_cuda_backend(verbose=False))")
+    code = (
+        "import os, sys; sys.path.insert(0, 'source/ch13_04'); os.environ.pop('NUMBA_ENABLE_CUDASIM', None);"
+        "from ch13lib.cuda_env import select_cuda_backend, gpu_present;"
+        "b = select_cuda_backend(verbose=False);"
+        "assert 'numba' not in sys.modules;"
+        "assert (b == 'gpu') == gpu_present();"
+        "assert os.environ['NUMBA_ENABLE_CUDASIM'] == ('0' if b == 'gpu' else '1');"
+        "import numba; print(select_cuda_backend(verbose=False))"
+    )
     proc = subprocess.run([PY, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() in ("gpu", "simulator")
@@ -338,8 +365,12 @@ def test_self_checks(grade_id, tmp_path):
         paths[name] = tmp_path / f"{name}.py"
         paths[name].write_text(src)
     out_path = tmp_path / "out.json"
-    proc = subprocess.run([PY, "-c", SELF_CHECK, ROOT, grade_id, str(out_path), *map(str, paths.values())],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [PY, "-c", SELF_CHECK, ROOT, grade_id, str(out_path), *map(str, paths.values())],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out_path.read_text())
     outputs = {}
@@ -362,10 +393,15 @@ def test_self_checks(grade_id, tmp_path):
 def _gpu_available() -> bool:
     sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
     from ch13lib.cuda_env import gpu_present
+
     if not gpu_present():
         return False
-    proc = subprocess.run([PY, "-c", "import cupy; print(cupy.cuda.runtime.getDeviceCount())"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [PY, "-c", "import cupy; print(cupy.cuda.runtime.getDeviceCount())"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return proc.returncode == 0 and proc.stdout.strip() not in ("", "0")
 
 
@@ -379,8 +415,14 @@ def test_gpu_grading(grade_id, tmp_path):
     env = {"CH13_DEVICE": "gpu", "NUMBA_ENABLE_CUDASIM": "0"}
     code = RUNNER.replace('os.environ["NUMBA_ENABLE_CUDASIM"] = "1"', 'pass')
     out = tmp_path / "gpu.json"
-    proc = subprocess.run([PY, "-c", code, ROOT, grade_id, str(out), *right, *wrong], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900, env={**os.environ, **env})
+    proc = subprocess.run(
+        [PY, "-c", code, ROOT, grade_id, str(out), *right, *wrong],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, **env},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(out.read_text())
     assert all(r["passed"] for r in res[right[0]]), res[right[0]]

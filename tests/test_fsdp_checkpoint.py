@@ -4,6 +4,7 @@ Every catalogue file is graded in-process with ``graders.load_grader(...).run``:
 must get full marks, a ``fail`` file must lose points and show every ``# message:``. Each world
 is a few rank threads in this process, so the whole module takes seconds.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -21,8 +22,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import graders                                   # noqa: E402  (puts source/ch13_04 on sys.path)
-from graders.screen import screen                # noqa: E402
+import graders  # noqa: E402  (puts source/ch13_04 on sys.path)
+from graders.screen import screen  # noqa: E402
 
 GID = "fsdp_checkpoint"
 CATALOGUE = sorted(glob.glob(os.path.join(ROOT, "tests", "catalogue", GID, "*.py")))
@@ -69,9 +70,16 @@ def test_catalogue(path):
             assert m.lower() in feedback, f"{m!r} not in feedback:\n{feedback}"
 
 
-@pytest.mark.parametrize("name", ["right_reference.py", "wrong_no_barrier.py",
-                                  "wrong_state_dict_rank0_only.py", "wrong_load_rank0_only.py",
-                                  "wrong_every_rank_writes.py"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "right_reference.py",
+        "wrong_no_barrier.py",
+        "wrong_state_dict_rank0_only.py",
+        "wrong_load_rank0_only.py",
+        "wrong_every_rank_writes.py",
+    ],
+)
 def test_same_verdict_and_message_every_run(name):
     source = open(os.path.join(ROOT, "tests", "catalogue", GID, name), encoding="utf-8").read()
     first, second = grade(source), grade(source)
@@ -83,15 +91,20 @@ def test_points_total_20():
 
 
 def test_reference_in_notebook_passes_and_stub_says_not_implemented():
-    from kit.answers import reference_solutions, notebook_of
     import nbformat
+
+    from kit.answers import notebook_of, reference_solutions
+
     ref = reference_solutions()[GID]
     assert all(r.passed for r in grade(ref))
     nb = nbformat.read(notebook_of(GID), as_version=4)
     cell = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == GID)
-    stub = re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION\n",
-                  lambda m: m.group(1) + "raise NotImplementedError()\n", cell.source + "\n",
-                  flags=re.S)
+    stub = re.sub(
+        r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION\n",
+        lambda m: m.group(1) + "raise NotImplementedError()\n",
+        cell.source + "\n",
+        flags=re.S,
+    )
     assert "NotImplementedError" in stub and "dist.barrier" not in stub
     for r in grade(stub):
         assert not r.passed and "not implemented yet" in r.message, r
@@ -102,14 +115,16 @@ def test_hang_is_reported_by_cause_not_by_timeout():
     results = grade(source)
     for r in results:
         assert r.message.startswith("hang:"), r.message
-        assert "model_state = model.state_dict()" in r.message   # the student's own line
-        assert "no progress for" not in r.message                 # not the last-resort guard
+        assert "model_state = model.state_dict()" in r.message  # the student's own line
+        assert "no progress for" not in r.message  # not the last-resort guard
 
 
 def test_offload_to_cpu_on_cpu_gets_a_hint():
     source = open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read()
-    source = source.replace("FullStateDictConfig(offload_to_cpu=False, rank0_only=True)",
-                            "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)")
+    source = source.replace(
+        "FullStateDictConfig(offload_to_cpu=False, rank0_only=True)",
+        "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)",
+    )
     results = grade(source)
     assert any("offload_to_cpu=False" in r.message for r in results if not r.passed)
 
@@ -117,6 +132,7 @@ def test_offload_to_cpu_on_cpu_gets_a_hint():
 def test_held_write_makes_the_missing_barrier_fail_at_every_world_size():
     """The race is made deterministic: every save scenario reports the early return."""
     from ch13lib import fsdp_ckpt
+
     source = open(os.path.join(ROOT, "tests", "catalogue", GID, "wrong_no_barrier.py")).read()
     mod = types.ModuleType("nb_answer")
     exec(compile(source, "<answer cell fsdp_checkpoint>", "exec"), mod.__dict__)
@@ -131,6 +147,7 @@ def test_held_write_makes_the_missing_barrier_fail_at_every_world_size():
 def test_world_catches_a_collective_only_rank0_calls():
     import torch
     import torch.distributed as dist
+
     from ch13lib.fsdp_world import WorldError, run_world
 
     def fn(w):
@@ -138,6 +155,7 @@ def test_world_catches_a_collective_only_rank0_calls():
         with w.phase("demo"):
             if dist.get_rank() == 0:
                 dist.all_reduce(torch.ones(2))
+
     with pytest.raises(WorldError) as e:
         run_world(3, fn)
     assert e.value.kind == "hang"
@@ -147,6 +165,7 @@ def test_world_catches_a_collective_only_rank0_calls():
 
 def test_self_check_prints_and_stands_aside_while_grading(monkeypatch):
     from ch13lib import fsdp_ckpt
+
     mod = types.ModuleType("nb_answer")
     exec(open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read(), mod.__dict__)
     out = io.StringIO()
@@ -156,6 +175,7 @@ def test_self_check_prints_and_stands_aside_while_grading(monkeypatch):
 
     def stub(*a, **k):
         raise NotImplementedError()
+
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert not fsdp_ckpt.self_check(stub, stub)
@@ -170,6 +190,7 @@ def test_self_check_prints_and_stands_aside_while_grading(monkeypatch):
 
 def test_self_check_names_the_optimizer():
     from ch13lib import fsdp_ckpt
+
     mod = types.ModuleType("nb_answer")
     exec(open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read(), mod.__dict__)
     out = io.StringIO()
@@ -183,24 +204,26 @@ def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
     the file's bytes itself. A resume whose save directory is gone (a restarted subject has a new
     /tmp) saves again first."""
     import shutil
+
     import torch
+
+    from ch13lib import fsdp_ckpt
     from kit import wire
     from kit.subject import Cell
-    from ch13lib import fsdp_ckpt
+
     source = open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read()
     cell = Cell(GID, source)
     scenario = dict(world=2, steps=2, more=1, epoch=7, optimizer="adamw", nested=True, data_seed=3)
     with tempfile.TemporaryDirectory() as d:
         seen = fsdp_ckpt.observe_save(cell, directory=os.path.join(d, "s"), **scenario)
-        seen = wire.decode(wire.encode(seen)[wire.HEADER.size:])
+        seen = wire.decode(wire.encode(seen)[wire.HEADER.size :])
         assert seen["error"] is None and seen["file"]["kind"] == "file"
         assert list(seen["listing"]) == ["ckpt.pt"] and all(r == 0 for r, _, _ in seen["writes"])
         obj, why = fsdp_ckpt.load_observed(seen["file"])
         assert why is None and obj["epoch"] == 7
         shutil.rmtree(seen["directory"])
-        got = fsdp_ckpt.observe_resume(cell, dict(scenario, directory=seen["directory"]),
-                                       world=3, more=1, nested=False)
-        got = wire.decode(wire.encode(got)[wire.HEADER.size:])
+        got = fsdp_ckpt.observe_resume(cell, dict(scenario, directory=seen["directory"]), world=3, more=1, nested=False)
+        got = wire.decode(wire.encode(got)[wire.HEADER.size :])
         assert got["error"] is None and got["epochs"] == [("value", 7)] * 3
         for name, want in seen["saved"].items():
             assert torch.equal(got["loaded"][name], want)
@@ -209,8 +232,9 @@ def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
 def _has_cuda() -> bool:
     try:
         import torch
+
         return torch.cuda.is_available() and torch.distributed.is_nccl_available()
-    except Exception:       # noqa: BLE001
+    except Exception:  # noqa: BLE001
         return False
 
 
@@ -218,8 +242,12 @@ def _has_cuda() -> bool:
 @pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA GPU and NCCL")
 def test_gpu_reference_passes_and_wrong_fails_on_nccl():
     from kit.grading import grade_cell
-    for name, want_full in (("right_reference.py", True), ("wrong_raw_sharded_optim.py", False),
-                            ("wrong_no_optim_state.py", False)):
+
+    for name, want_full in (
+        ("right_reference.py", True),
+        ("wrong_raw_sharded_optim.py", False),
+        ("wrong_no_optim_state.py", False),
+    ):
         source = open(os.path.join(ROOT, "tests", "catalogue", GID, name), encoding="utf-8").read()
         v = grade_cell(GID, source, gpu=True, sandbox=False)
         assert (v.score == v.max_score) == want_full, v.report()
@@ -228,22 +256,29 @@ def test_gpu_reference_passes_and_wrong_fails_on_nccl():
 def test_gpu_check_script_skips_cleanly_without_a_gpu():
     if _has_cuda():
         pytest.skip("a GPU is present: the script runs for real (gpu/check_fsdp_checkpoint.py)")
-    out = subprocess.run([sys.executable, os.path.join(ROOT, "gpu", "check_fsdp_checkpoint.py")],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "gpu", "check_fsdp_checkpoint.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0 and "no GPU: skipped" in out.stdout
 
 
 def test_last_resort_guard_for_code_that_neither_returns_nor_waits():
     import threading
+
     from ch13lib.fsdp_world import WorldError, run_world
+
     stop = threading.Event()
 
     def fn(w):
         w.sync()
         with w.phase("spin"):
             if w.rank == 1:
-                while not stop.wait(0.01):      # busy, never in a collective, never returning
+                while not stop.wait(0.01):  # busy, never in a collective, never returning
                     pass
+
     try:
         with pytest.raises(WorldError) as e:
             run_world(2, fn, guard_s=1.0)

@@ -1,4 +1,5 @@
 """Does the GPU runner skip cleanly here, and is every check ready for a GPU machine?"""
+
 from __future__ import annotations
 
 import glob

@@ -3,6 +3,7 @@
 Fast: each subject here is a plain `python -m kit.subject` (no sandbox, nothing heavy imported),
 so `make test-fast` covers the glue that every grading goes through.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,15 +16,30 @@ import torch
 from kit import wire
 from kit.judge import Lost, Raised, Subject
 
-
 # ---------------------------------------------------------------- the wire
 
-@pytest.mark.parametrize("value", [
-    None, True, 0, -1, 2**70, 1.5, "text ✔", b"\x00\xff", [1, [2, "x"]], (1, (2, 3)), {1, 2},
-    {"a": 1, "$b": 2}, {1: "one", (2, 3): "tuple key"}, [math.inf, -math.inf],
-])
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -1,
+        2**70,
+        1.5,
+        "text ✔",
+        b"\x00\xff",
+        [1, [2, "x"]],
+        (1, (2, 3)),
+        {1, 2},
+        {"a": 1, "$b": 2},
+        {1: "one", (2, 3): "tuple key"},
+        [math.inf, -math.inf],
+    ],
+)
 def test_plain_data_round_trips_exactly(value):
-    back = wire.decode(wire.encode(value)[wire.HEADER.size:])
+    back = wire.decode(wire.encode(value)[wire.HEADER.size :])
     assert back == value and type(back) is type(value)
 
 
@@ -60,8 +76,9 @@ class Obj:
     pass
 
 
-@pytest.mark.parametrize("value", [LyingInt(3), LyingFloat(1.0), Obj(), [1, Obj()], {"k": LyingInt(1)},
-                                   type("D", (dict,), {})(), lambda: 0])
+@pytest.mark.parametrize(
+    "value", [LyingInt(3), LyingFloat(1.0), Obj(), [1, Obj()], {"k": LyingInt(1)}, type("D", (dict,), {})(), lambda: 0]
+)
 def test_the_encoder_refuses_anything_but_exact_plain_types(value):
     with pytest.raises(wire.WireError, match="cannot be sent"):
         wire.encode(value)
@@ -75,15 +92,18 @@ def test_nesting_is_bounded():
         wire.encode(deep)
 
 
-@pytest.mark.parametrize("body", [
-    b'{"$dc": "ch13lib.collective_cases:Case", "fields": {}}',      # objects only travel to the subject
-    b'{"$evil": 1}',
-    b'{"$nd": {"dtype": "float32", "shape": [4], "data": "AAAA"}}',   # bytes do not match the shape
-    b'{"$nd": {"dtype": "object", "shape": [1], "data": "AAAAAAAAAAA="}}',
-    b'{"$bytes": "not base64!"}',
-    b"\xff\xfe garbage",
-    b'{"a": ' * 5000,
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"$dc": "ch13lib.collective_cases:Case", "fields": {}}',  # objects only travel to the subject
+        b'{"$evil": 1}',
+        b'{"$nd": {"dtype": "float32", "shape": [4], "data": "AAAA"}}',  # bytes do not match the shape
+        b'{"$nd": {"dtype": "object", "shape": [1], "data": "AAAAAAAAAAA="}}',
+        b'{"$bytes": "not base64!"}',
+        b"\xff\xfe garbage",
+        b'{"a": ' * 5000,
+    ],
+)
 def test_the_judge_refuses_malformed_frames(body):
     with pytest.raises(wire.WireError):
         wire.decode(body, from_subject=True)
@@ -91,6 +111,7 @@ def test_the_judge_refuses_malformed_frames(body):
 
 def test_a_frame_over_the_limit_is_refused_before_it_is_read(tmp_path):
     import os
+
     r, w = os.pipe()
     os.write(w, struct.pack(">Q", wire.MAX_FRAME + 1))
     with pytest.raises(wire.WireError, match="over the limit"):
@@ -101,13 +122,16 @@ def test_a_frame_over_the_limit_is_refused_before_it_is_read(tmp_path):
 
 # ---------------------------------------------------------------- the subject
 
+
 def subject(source: str, budget_s: float = 20.0) -> Subject:
     return Subject("unit", source, harness=[], budget_s=budget_s, sandbox=False)
 
 
 def test_values_calls_and_exceptions_come_back_as_plain_data():
-    s = subject("X = [1, (2, 3)]\nY = object()\ndef f(a, b=1):\n    return {'sum': a + b}\n"
-                "def boom():\n    raise ValueError('no')\n")
+    s = subject(
+        "X = [1, (2, 3)]\nY = object()\ndef f(a, b=1):\n    return {'sum': a + b}\n"
+        "def boom():\n    raise ValueError('no')\n"
+    )
     try:
         info = s.request("get", None, ["X", "Y", "Z", "f"]).value
         assert info["X"]["value"] == [1, (2, 3)] and "value" not in info["Y"] and "unsendable" in info["Y"]
@@ -116,14 +140,13 @@ def test_values_calls_and_exceptions_come_back_as_plain_data():
         with pytest.raises(Raised) as e:
             s.request("call", "boom")
         assert e.value.is_a("ValueError") and e.value.message == "no" and "line 6" in e.value.traceback
-        assert s.starts == 1           # one process served them all
+        assert s.starts == 1  # one process served them all
     finally:
         s.close()
 
 
 def test_a_value_that_lies_about_its_type_is_refused_in_the_subject():
-    s = subject("class Liar(int):\n    def __eq__(self, o):\n        return True\n"
-                "def f():\n    return Liar(1)\n")
+    s = subject("class Liar(int):\n    def __eq__(self, o):\n        return True\ndef f():\n    return Liar(1)\n")
     try:
         with pytest.raises(Raised) as e:
             s.request("call", "f")
@@ -133,8 +156,10 @@ def test_a_value_that_lies_about_its_type_is_refused_in_the_subject():
 
 
 def test_an_exception_whose_str_raises_still_makes_a_message():
-    s = subject("class Weird(Exception):\n    def __str__(self):\n        raise RuntimeError('ha')\n"
-                "def f():\n    raise Weird()\n")
+    s = subject(
+        "class Weird(Exception):\n    def __str__(self):\n        raise RuntimeError('ha')\n"
+        "def f():\n    raise Weird()\n"
+    )
     try:
         with pytest.raises(Raised) as e:
             s.request("call", "f")
@@ -176,15 +201,17 @@ def test_a_busy_request_stops_at_the_budget_in_cpu_seconds():
 
 
 def test_frames_the_cell_writes_itself_are_noticed():
-    forge = ("import os, struct, json\n"
-             "def f():\n"
-             "    body = json.dumps({'id': 1, 'nonce': 'x', 'ok': 99}).encode()\n"
-             "    for fd in range(3, 1024):\n"
-             "        try:\n"
-             "            os.write(fd, struct.pack('>Q', len(body)) + body)\n"
-             "        except OSError:\n"
-             "            pass\n"
-             "    return 0\n")
+    forge = (
+        "import os, struct, json\n"
+        "def f():\n"
+        "    body = json.dumps({'id': 1, 'nonce': 'x', 'ok': 99}).encode()\n"
+        "    for fd in range(3, 1024):\n"
+        "        try:\n"
+        "            os.write(fd, struct.pack('>Q', len(body)) + body)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return 0\n"
+    )
     s = subject(forge)
     try:
         with pytest.raises(Lost, match="did not write|not plain data"):
@@ -204,27 +231,33 @@ def test_too_much_data_costs_the_request():
 
 # ---------------------------------------------------------------- the guard in the subject
 
-@pytest.mark.parametrize("attack,event", [
-    ("import sys\nsys._getframe(1)", "sys._getframe"),
-    ("import traceback\nlist(traceback.walk_stack(None))", "sys._getframe"),
-    ("import inspect\ninspect.stack()", "sys._getframe"),
-    ("import sys\nsys._current_frames()", "sys._current_frames"),
-    ("import gc\ngc.get_objects()", "gc"),
-    ("import sys\nsys.settrace(lambda *a: None)", "sys.settrace"),
-    ("import threading\nthreading.settrace(lambda *a: None)\nthreading.Thread(target=len, args=((),)).start()",
-     "sys.settrace"),
-    ("try:\n    1/0\nexcept Exception as e:\n    e.__traceback__.tb_frame", "tb_frame"),
-    ("import json\njson.dumps.__code__ = (lambda *a, **k: '').__code__", "__code__"),
-    ("exec('x = 1')", "compile"),
-    ("import hypothesis", "import hypothesis"),
-    ("import ctypes", "import ctypes"),
-    ("import subprocess\nsubprocess.run(['true'])", "subprocess.Popen"),
-])
+
+@pytest.mark.parametrize(
+    "attack,event",
+    [
+        ("import sys\nsys._getframe(1)", "sys._getframe"),
+        ("import traceback\nlist(traceback.walk_stack(None))", "sys._getframe"),
+        ("import inspect\ninspect.stack()", "sys._getframe"),
+        ("import sys\nsys._current_frames()", "sys._current_frames"),
+        ("import gc\ngc.get_objects()", "gc"),
+        ("import sys\nsys.settrace(lambda *a: None)", "sys.settrace"),
+        (
+            "import threading\nthreading.settrace(lambda *a: None)\nthreading.Thread(target=len, args=((),)).start()",
+            "sys.settrace",
+        ),
+        ("try:\n    1/0\nexcept Exception as e:\n    e.__traceback__.tb_frame", "tb_frame"),
+        ("import json\njson.dumps.__code__ = (lambda *a, **k: '').__code__", "__code__"),
+        ("exec('x = 1')", "compile"),
+        ("import hypothesis", "import hypothesis"),
+        ("import ctypes", "import ctypes"),
+        ("import subprocess\nsubprocess.run(['true'])", "subprocess.Popen"),
+    ],
+)
 def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
     source = "def f():\n" + "".join(f"    {line}\n" for line in attack.splitlines()) + "    return 1\n"
     s = subject(source)
     try:
-        try:      # refused in the cell's own thread (it raises) or in a thread it started (it is reported)
+        try:  # refused in the cell's own thread (it raises) or in a thread it started (it is reported)
             reply = s.request("call", "f")
         except Raised as e:
             reply = e.reply
@@ -269,8 +302,10 @@ def test_honest_idioms_raise_no_event_the_hook_refuses():
 
 
 def test_replacing_a_library_function_is_reported_and_the_next_request_gets_a_fresh_subject():
-    s = subject("import math\ndef f():\n    math.isclose = lambda *a, **k: True\n    return 1\n"
-                "def g():\n    return math.isclose(1, 2)\n")
+    s = subject(
+        "import math\ndef f():\n    math.isclose = lambda *a, **k: True\n    return 1\n"
+        "def g():\n    return math.isclose(1, 2)\n"
+    )
     try:
         reply = s.request("call", "f")
         assert reply.tampered == ["math.isclose"]

@@ -1,4 +1,5 @@
 """Are the instructor notebooks well-formed, and do they match the contract and the graders?"""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ import pytest
 from nbgrader.nbgraderformat import MetadataValidator
 
 from graders import grade_ids, load_grader
-from kit.answers import SOURCE_DIR, answer_cells, nbgrader_meta, source_notebooks, hidden_test_cells
+from kit.answers import SOURCE_DIR, answer_cells, hidden_test_cells, nbgrader_meta, source_notebooks
 from kit.contract import CONTRACT, NOTEBOOKS
 
 NOTEBOOK_PATHS = source_notebooks()
@@ -22,7 +23,7 @@ def present(name: str) -> bool:
 def test_notebook_validates_against_nbgrader_schema_v3(path):
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    MetadataValidator().validate_nb(nb)     # raises on any schema-v3 violation
+    MetadataValidator().validate_nb(nb)  # raises on any schema-v3 violation
     for cell in nb.cells:
         meta = nbgrader_meta(cell)
         if meta:
@@ -40,7 +41,7 @@ def test_grade_ids_are_unique_and_every_answer_has_its_test_cell(path):
         meta = nbgrader_meta(cell)
         assert meta["locked"] and not meta["solution"]
         assert meta["points"] == load_grader(gid).max_points, f"{gid}: cell points != grader total"
-        assert "BEGIN HIDDEN TESTS" not in cell.source     # the tests live in graders/, never here
+        assert "BEGIN HIDDEN TESTS" not in cell.source  # the tests live in graders/, never here
     for gid, cell in answers.items():
         assert "### BEGIN SOLUTION" in cell.source, f"{gid}: no solution region: the release would show it"
 

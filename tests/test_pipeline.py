@@ -4,6 +4,7 @@ Every student below is graded in one real autograde run of a real course; the ke
 measured against in-kernel grading (FIELD-NOTES) each get their own student, next to honest ones
 whose scores must not move.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,34 +17,40 @@ from kit import ASSIGNMENT
 from kit.answers import answer_cells, hidden_test_cells, reference_solutions
 
 pytestmark = pytest.mark.slow
-PREFIX = "pl_"      # this module's students in the shared course
+PREFIX = "pl_"  # this module's students in the shared course
 
-WRONG = {"quiz": "q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
-                 "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n",
-         "amdahl": "def amdahl_speedup(p, n):\n    return 1 / ((1 - p) + p / n)\n"}   # no input checks
-HONEST_WRONG_SCORE = {"quiz": 0.0, "amdahl": 4.0}      # what WRONG earns on its own merits
+WRONG = {
+    "quiz": "q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
+    "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n",
+    "amdahl": "def amdahl_speedup(p, n):\n    return 1 / ((1 - p) + p / n)\n",
+}  # no input checks
+HONEST_WRONG_SCORE = {"quiz": 0.0, "amdahl": 4.0}  # what WRONG earns on its own merits
 
 EXPLOIT_CELLS = {
     "gradebook_write": "import glob\nfor db in glob.glob('../../../*.db'):\n"
-                       "    try:\n        open(db, 'wb').write(b'21/9')\n"
-                       "    except OSError as e:\n        print('refused:', e)\n",
+    "    try:\n        open(db, 'wb').write(b'21/9')\n"
+    "    except OSError as e:\n        print('refused:', e)\n",
     "input_transformer": "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
     "fake_graders_module": "import sys, types\nm = types.ModuleType('graders')\nm.grade = lambda *a: 10.0\n"
-                           "sys.modules['graders'] = m\nsys.modules['graders.quiz'] = m\n",
+    "sys.modules['graders'] = m\nsys.modules['graders.quiz'] = m\n",
     "display_formatter": "ip = get_ipython()\nip.display_formatter.formatters['text/plain'].for_type("
-                         "float, lambda x, p, c: p.text('10.0'))\nip.display_formatter.formatters['text/plain']"
-                         ".for_type(type(None), lambda x, p, c: p.text('10.0'))\n",
+    "float, lambda x, p, c: p.text('10.0'))\nip.display_formatter.formatters['text/plain']"
+    ".for_type(type(None), lambda x, p, c: p.text('10.0'))\n",
     "stderr_and_exit": "import sys\nprint('fake: quiz 10/10', file=sys.stderr)\nimport os\nos._exit(0)\n",
     "swallowed_interrupt": "import time\nwhile True:\n    try:\n        time.sleep(0.5)\n"
-                           "    except KeyboardInterrupt:\n        pass\n",
+    "    except KeyboardInterrupt:\n        pass\n",
     "writes_files": "open('ch13lib/quiz.py', 'w').write('def check(**k): return {}\\n')\n"
-                    "open('../../../graders_fake.py', 'w').write('x')\n",
+    "open('../../../graders_fake.py', 'w').write('x')\n",
 }
 
 
-IN_PLACE_ANSWERS = {"q1": "5.26", "q2": '{"deadlock": "B", "livelock": "A", "starvation": "C"}',
-                    "q3": '{"order": ["thread", "warp", "block", "grid"], "warp_size": 32, "shared_memory_scope": "block"}',
-                    "q4": '{"allreduce": "all", "reduce": "root"}', "q5": "17.5"}
+IN_PLACE_ANSWERS = {
+    "q1": "5.26",
+    "q2": '{"deadlock": "B", "livelock": "A", "starvation": "C"}',
+    "q3": '{"order": ["thread", "warp", "block", "grid"], "warp_size": 32, "shared_memory_scope": "block"}',
+    "q4": '{"allreduce": "all", "reduce": "root"}',
+    "q5": "17.5",
+}
 
 
 def release_nb(course, name):
@@ -63,10 +70,16 @@ def graded(course):
     refs = reference_solutions()
     solutions = course.path("solutions", ASSIGNMENT)
     subs = {
-        "reference": {n[:-6]: nbformat.read(os.path.join(solutions, n), as_version=4)
-                      for n in os.listdir(solutions) if n.endswith(".ipynb")},
-        "untouched": {n[:-6]: release_nb(course, n[:-6])
-                      for n in os.listdir(course.path("release", ASSIGNMENT)) if n.endswith(".ipynb")},
+        "reference": {
+            n[:-6]: nbformat.read(os.path.join(solutions, n), as_version=4)
+            for n in os.listdir(solutions)
+            if n.endswith(".ipynb")
+        },
+        "untouched": {
+            n[:-6]: release_nb(course, n[:-6])
+            for n in os.listdir(course.path("release", ASSIGNMENT))
+            if n.endswith(".ipynb")
+        },
         "honest_wrong": {"06_quiz": filled(course, WRONG)},
     }
     for name, source in EXPLOIT_CELLS.items():
@@ -74,8 +87,11 @@ def graded(course):
         nb.cells.insert(1, new_code_cell(source))
         subs[f"exploit_{name}"] = {"06_quiz": nb}
     # answers that are right, with warnings and stderr output on the side: they cost nothing
-    noisy = {gid: "import sys, warnings\nwarnings.warn('deprecated thing')\n"
-                  "print('debug output', file=sys.stderr)\n" + refs[gid] for gid in HONEST_WRONG_SCORE}
+    noisy = {
+        gid: "import sys, warnings\nwarnings.warn('deprecated thing')\n"
+        "print('debug output', file=sys.stderr)\n" + refs[gid]
+        for gid in HONEST_WRONG_SCORE
+    }
     subs["noisy_but_right"] = {"06_quiz": filled(course, noisy)}
     # a student who replaces each `...` of the quiz stub in place and touches nothing else
     in_place = release_nb(course, "06_quiz")

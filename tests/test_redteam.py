@@ -8,6 +8,7 @@ notebook-level breakage gets a student each. Two honest students, graded first a
 their exact scores. Afterwards nothing of the run may be left running, no connection may have
 reached the host, no file may have been planted.
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,20 +33,22 @@ pytestmark = pytest.mark.slow
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "redteam")
 NOTEBOOK = "06_quiz"
-HONEST = {"quiz": "q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
-                  "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n",
-          "amdahl": "def amdahl_speedup(p, n):\n    return 1 / ((1 - p) + p / n)\n"}   # no input checks
+HONEST = {
+    "quiz": "q1 = 10.0\nq2 = {'deadlock': 'A', 'livelock': 'B', 'starvation': 'C'}\nq3 = None\n"
+    "q4 = {'allreduce': 'root', 'reduce': 'all'}\nq5 = 140.0\n",
+    "amdahl": "def amdahl_speedup(p, n):\n    return 1 / ((1 - p) + p / n)\n",
+}  # no input checks
 HONEST_SCORE = {"quiz": 0.0, "amdahl": 4.0}
 REFERENCE, LAST = "rt_00_reference", "rt_zz_honest"
 # Limits lowered for this run only, so that the bombs cost little on a shared machine.
 RUN_ENV = {"CH13_JOB_MEMORY_MB": "2048"}
-AUTOGRADE_ARGS = ["--Execute.timeout=5"]       # the kernel-side hangs; graders keep their own guards
+AUTOGRADE_ARGS = ["--Execute.timeout=5"]  # the kernel-side hangs; graders keep their own guards
 
 
 @dataclasses.dataclass
 class Entry:
     name: str
-    kind: str                       # cell | kernel | notebook
+    kind: str  # cell | kernel | notebook
     target: str | None
     notebook: str | None
     scores: dict[str, float | None]  # None: not graded at all
@@ -53,7 +56,7 @@ class Entry:
     why: str
     source: str
     student: str = ""
-    known_bug: str = ""              # a bug outside the sandbox's files, reported to the lead: xfail
+    known_bug: str = ""  # a bug outside the sandbox's files, reported to the lead: xfail
 
 
 def load_corpus() -> list[Entry]:
@@ -75,8 +78,19 @@ def load_corpus() -> list[Entry]:
                 head["messages"].append((where, what))
             elif key in ("kind", "target", "notebook", "why", "known-bug"):
                 head[key.replace("-", "_")] = value.strip()
-        entries.append(Entry(os.path.basename(path)[:-3], head["kind"], head["target"], head["notebook"],
-                             head["scores"], head["messages"], head["why"], text, known_bug=head["known_bug"]))
+        entries.append(
+            Entry(
+                os.path.basename(path)[:-3],
+                head["kind"],
+                head["target"],
+                head["notebook"],
+                head["scores"],
+                head["messages"],
+                head["why"],
+                text,
+                known_bug=head["known_bug"],
+            )
+        )
     return entries
 
 
@@ -85,9 +99,16 @@ CORPUS = load_corpus()
 
 # Which answer cells a notebook transformation touches ("all": the notebook gets a student of its
 # own); one that touches none rides along with a student who carries cell and kernel attacks.
-TOUCHES = {"invalid_json": "all", "empty_notebook": "all", "duplicate_grade_id": {"quiz"},
-           "answer_metadata_stripped": {"quiz"}, "answer_as_markdown": {"quiz"},
-           "deleted_locked_cells": set(), "edited_locked_cells": set(), "wrong_kernelspec": set()}
+TOUCHES = {
+    "invalid_json": "all",
+    "empty_notebook": "all",
+    "duplicate_grade_id": {"quiz"},
+    "answer_metadata_stripped": {"quiz"},
+    "answer_as_markdown": {"quiz"},
+    "deleted_locked_cells": set(),
+    "edited_locked_cells": set(),
+    "wrong_kernelspec": set(),
+}
 
 
 def _transform(name: str, nb, refs: dict):
@@ -144,8 +165,10 @@ def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
     quiz = [e for e in entries if e.kind == "cell" and e.target == "quiz"]
     amdahl = [e for e in entries if e.kind == "cell" and e.target == "amdahl"]
     kernel = [e for e in entries if e.kind == "kernel"]
-    students = {REFERENCE: {NOTEBOOK: _fill(copy.deepcopy(release), {g: refs[g] for g in HONEST})},
-                LAST: {NOTEBOOK: _fill(copy.deepcopy(release), HONEST)}}
+    students = {
+        REFERENCE: {NOTEBOOK: _fill(copy.deepcopy(release), {g: refs[g] for g in HONEST})},
+        LAST: {NOTEBOOK: _fill(copy.deepcopy(release), HONEST)},
+    }
     for i in range(max(len(quiz), len(amdahl), len(kernel))):
         student = f"rt_{i + 1:02d}_packed"
         sources = dict(HONEST)
@@ -248,8 +271,9 @@ def redteam(course):
     os.environ.update(RUN_ENV, CH13_REDTEAM_RUN=marker)
     start = time.monotonic()
     try:
-        proc = course.nbgrader("autograde", ASSIGNMENT, "--force", "--student=rt_*", *AUTOGRADE_ARGS,
-                               check=False, timeout=900)
+        proc = course.nbgrader(
+            "autograde", ASSIGNMENT, "--force", "--student=rt_*", *AUTOGRADE_ARGS, check=False, timeout=900
+        )
     finally:
         for k, v in saved.items():
             if v is None:
@@ -259,8 +283,12 @@ def redteam(course):
     seconds = time.monotonic() - start
     listener.close()
     result = {
-        "proc": proc, "entries": entries, "students": list(students), "marker": marker,
-        "seconds": seconds, "connections": listener.connections,
+        "proc": proc,
+        "entries": entries,
+        "students": list(students),
+        "marker": marker,
+        "seconds": seconds,
+        "connections": listener.connections,
         "left_running": _processes_with(marker.encode()),
         "scores": {s: course.scores(s) for s in students},
         "text": {s: _notebook_text(course, s) for s in students},
@@ -284,23 +312,28 @@ def test_corpus_is_well_formed():
             assert what, e.name
 
 
-@pytest.mark.parametrize("name", [pytest.param(e.name, marks=pytest.mark.xfail(reason=e.known_bug, strict=True))
-                                  if e.known_bug else e.name for e in CORPUS])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(e.name, marks=pytest.mark.xfail(reason=e.known_bug, strict=True)) if e.known_bug else e.name
+        for e in CORPUS
+    ],
+)
 def test_submission_earns_exactly_its_honest_score(redteam, name):
     entry = next(e for e in redteam["entries"] if e.name == name)
     got = redteam["scores"][entry.student]
     log = redteam["proc"].stderr
     scores = dict(entry.scores)
     attacked = {e.target for e in redteam["entries"] if e.kind == "cell" and e.student == entry.student}
-    if entry.kind == "kernel":           # a kernel attack changes no answer cell's score
+    if entry.kind == "kernel":  # a kernel attack changes no answer cell's score
         scores = {**HONEST_SCORE, **scores}
-    if entry.kind != "cell":             # cells attacked by a packed companion are that entry's to check
+    if entry.kind != "cell":  # cells attacked by a packed companion are that entry's to check
         scores = {g: s for g, s in scores.items() if g not in attacked}
         for gid in HONEST:
             if entry.scores.get(gid, 0) is not None and not entry.known_bug:
                 assert gid in got, f"{entry.student} ({name}): {gid} was not graded\n{log[-3000:]}"
     for gid, want in scores.items():
-        if want is None:     # not graded: no report, nothing but a 0 in the gradebook
+        if want is None:  # not graded: no report, nothing but a 0 in the gradebook
             assert gid not in got or (got[gid].score == 0 and got[gid].report == ""), got[gid]
             continue
         assert gid in got, f"{entry.student}: {gid} was not graded\n{log[-3000:]}"
@@ -319,8 +352,9 @@ def test_submission_earns_exactly_its_honest_score(redteam, name):
 
 def test_honest_students_are_not_affected(redteam, course):
     scores = redteam["scores"]
-    assert {g: scores[REFERENCE][g].score for g in HONEST} == {"quiz": 10.0, "amdahl": 5.0}, \
-        redteam["proc"].stderr[-3000:]
+    assert {g: scores[REFERENCE][g].score for g in HONEST} == {"quiz": 10.0, "amdahl": 5.0}, redteam["proc"].stderr[
+        -3000:
+    ]
     assert {g: scores[LAST][g].score for g in HONEST} == HONEST_SCORE
     for student in (REFERENCE, LAST):
         for g in HONEST:
@@ -349,11 +383,14 @@ def test_no_connection_reached_the_host(redteam):
 
 def test_nothing_was_planted_or_left_on_disk(redteam, course):
     marker = redteam["marker"]
-    leftovers = [p for d in ("/tmp", "/var/tmp", "/dev/shm", os.path.join(ROOT, "kit"), ROOT, course.root)
-                 for p in glob.glob(os.path.join(d, f"*{marker}*"))]
+    leftovers = [
+        p
+        for d in ("/tmp", "/var/tmp", "/dev/shm", os.path.join(ROOT, "kit"), ROOT, course.root)
+        for p in glob.glob(os.path.join(d, f"*{marker}*"))
+    ]
     assert leftovers == []
     assert not os.path.exists(course.path("graders_fake.py"))
-    for db in glob.glob(os.path.join(ROOT, "*.db")):       # the corpus aims at these too
+    for db in glob.glob(os.path.join(ROOT, "*.db")):  # the corpus aims at these too
         with open(db, "rb") as f:
             assert f.read(16) == b"SQLite format 3\x00", db
     assert open(os.path.join(ROOT, "graders", "quiz.py")).read() != "{}"
@@ -394,11 +431,19 @@ def _probe(source: str, uid: int | None, env: dict) -> dict:
     import json
     import subprocess
     import sys
+
     cmd = [sys.executable, "-c", GRADE_PROBE.format(root=ROOT)]
     if uid is not None:
         cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] + cmd
-    out = subprocess.run(cmd, input=source, capture_output=True, text=True, timeout=300, cwd="/",
-                         env={**os.environ, "HOME": "/tmp", **env})
+    out = subprocess.run(
+        cmd,
+        input=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd="/",
+        env={**os.environ, "HOME": "/tmp", **env},
+    )
     m = re.search(r"SEEN(\{.*?\})SEEN", out.stdout)
     assert m, out.stdout[-2000:] + out.stderr[-2000:]
     return json.loads(m.group(1))
@@ -414,9 +459,11 @@ def tiers():
     carried = {real[2]} if len(real) > 2 and real[1] == "tmp" else set()
     source = PROBE.replace("__PORT__", str(listener.port)).replace("__CARRIED__", repr(carried))
     try:
-        seen = {"root": _probe(source, None, {}),
-                "userns": _probe(source, 65533, {}),
-                "limits-only": _probe(source, 65533, {"CH13_SANDBOX_NAMESPACES": "0"})}
+        seen = {
+            "root": _probe(source, None, {}),
+            "userns": _probe(source, 65533, {}),
+            "limits-only": _probe(source, 65533, {"CH13_SANDBOX_NAMESPACES": "0"}),
+        }
     finally:
         listener.close()
     seen["connections"] = listener.connections
@@ -427,8 +474,8 @@ def test_tier_root_isolates_everything(tiers):
     s = tiers["root"]
     assert s["tier"] == "root" and s["uid"] >= 200_000
     assert not s["graders"] and s["host_port"] == "closed" and s["judge_memory"] == "refused"
-    assert s["tmp"] == 0            # a private /tmp: only its own work folder and home
-    assert s["cwd"] == ["answer.py"]      # the subject's folder: the cell, no results file, no key
+    assert s["tmp"] == 0  # a private /tmp: only its own work folder and home
+    assert s["cwd"] == ["answer.py"]  # the subject's folder: the cell, no results file, no key
 
 
 def test_tier_userns_isolates_files_and_network(tiers):

@@ -1,4 +1,5 @@
 """Is the committed release exactly what nbgrader makes of source/, with nothing hidden in it?"""
+
 from __future__ import annotations
 
 import glob
@@ -50,8 +51,12 @@ def release_text() -> str:
 
 def release_code() -> str:
     """The code cells of the release notebooks (teaching text may quote the chapter's formulas)."""
-    return "\n".join(c.source for path in glob.glob(os.path.join(ROOT, "release", ASSIGNMENT, "*.ipynb"))
-                     for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    return "\n".join(
+        c.source
+        for path in glob.glob(os.path.join(ROOT, "release", ASSIGNMENT, "*.ipynb"))
+        for c in nbformat.read(path, as_version=4).cells
+        if c.cell_type == "code"
+    )
 
 
 def test_release_has_no_solution():
@@ -60,7 +65,7 @@ def test_release_has_no_solution():
     for path in glob.glob(os.path.join(ROOT, "release", ASSIGNMENT, "*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         for gid, cell in answer_cells(nb).items():
-            if cell.metadata.get("ch13", {}).get("stub") == "in_place":     # kit/stubs.py: the quiz
+            if cell.metadata.get("ch13", {}).get("stub") == "in_place":  # kit/stubs.py: the quiz
                 assert IN_PLACE_POINTER in cell.source and "raise" not in cell.source, gid
                 assert re.search(r"^\w+ = \.\.\.", cell.source, re.M), f"{gid}: no `name = ...` stub"
             else:
@@ -84,9 +89,12 @@ def solution_region_lines() -> dict[str, list[str]]:
     for nb in notebooks:
         for gid, cell in answer_cells(nb).items():
             regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S)
-            out[gid] = [line.strip() for region in regions for line in region.splitlines()
-                        if len(line.strip()) > 25 and not line.strip().startswith("#")
-                        and line.strip() not in shown]
+            out[gid] = [
+                line.strip()
+                for region in regions
+                for line in region.splitlines()
+                if len(line.strip()) > 25 and not line.strip().startswith("#") and line.strip() not in shown
+            ]
     return out
 
 
@@ -103,7 +111,7 @@ def test_release_has_no_hidden_test_and_no_grader_code():
             lines = [" ".join(line.split()) for line in inspect.getsource(t.func).splitlines()]
             lines = [line for line in lines if len(line) > 12 and not line.startswith(("#", "@", "def ", '"""'))]
             # three consecutive lines of a hidden test found in the release would be a leak
-            leaked += [f"{gid}.{t.name}" for i in range(len(lines) - 2) if " ".join(lines[i:i + 3]) in flat]
+            leaked += [f"{gid}.{t.name}" for i in range(len(lines) - 2) if " ".join(lines[i : i + 3]) in flat]
     assert not leaked, f"hidden test code in the release: {sorted(set(leaked))}"
     assert not glob.glob(os.path.join(ROOT, "release", "**", "graders*"), recursive=True)
 
@@ -111,6 +119,7 @@ def test_release_has_no_hidden_test_and_no_grader_code():
 def test_committed_plans_are_up_to_date():
     """graders/plans.json is what the graders declare now (grading reads it instead of asking them)."""
     from kit.release import PLANS, plans_text
+
     with open(PLANS, encoding="utf-8") as f:
         committed = f.read()
     assert committed == plans_text(), "graders/plans.json is stale: run `make release` and commit it"

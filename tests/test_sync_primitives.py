@@ -6,6 +6,7 @@ every ``# message:`` in its feedback. Verdicts must not change between runs. The
 is tested on tiny programs, including that a plain unlocked ``+=`` is caught with the public
 (release) budget and that a failure's schedule replays to the same failure.
 """
+
 from __future__ import annotations
 
 import glob
@@ -69,6 +70,7 @@ def test_catalogue_sizes(gid):
 def test_points_match_notebook(gid):
     nbformat = pytest.importorskip("nbformat")
     from kit.answers import answer_cells, hidden_test_cells
+
     nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "01_sync_primitives.ipynb"), as_version=4)
     assert gid in answer_cells(nb)
     points = hidden_test_cells(nb)[gid].metadata["nbgrader"]["points"]
@@ -78,26 +80,33 @@ def test_points_match_notebook(gid):
 @pytest.mark.parametrize("gid", GRADE_IDS)
 def test_reference_solution_passes(gid):
     from kit.answers import reference_solutions
+
     results = grade(gid, reference_solutions()[gid])
     assert all(r.passed for r in results), [r.message for r in results if not r.passed]
 
 
-@pytest.mark.parametrize("gid,name", [("counter", "wrong_unlocked_increment.py"),
-                                      ("counter", "wrong_missing_join.py"),
-                                      ("semaphore_pool", "wrong_if_wait.py"),
-                                      ("bounded_buffer", "wrong_notify_one_shared_condition.py"),
-                                      ("bank_transfer", "wrong_argument_order.py")])
+@pytest.mark.parametrize(
+    "gid,name",
+    [
+        ("counter", "wrong_unlocked_increment.py"),
+        ("counter", "wrong_missing_join.py"),
+        ("semaphore_pool", "wrong_if_wait.py"),
+        ("bounded_buffer", "wrong_notify_one_shared_condition.py"),
+        ("bank_transfer", "wrong_argument_order.py"),
+    ],
+)
 def test_same_verdict_twice(gid, name):
     source = open(os.path.join(CATALOGUE, gid, name), encoding="utf-8").read()
     first, second = grade(gid, source), grade(gid, source)
-    assert [(r.passed, r.message, r.example) for r in first] == \
-           [(r.passed, r.message, r.example) for r in second]
+    assert [(r.passed, r.message, r.example) for r in first] == [(r.passed, r.message, r.example) for r in second]
 
 
 def test_stub_says_not_implemented():
-    stub = ("import threading\nclass SafeCounter:\n    def __init__(self):\n        raise NotImplementedError()\n"
-            "    def increment(self):\n        raise NotImplementedError()\n"
-            "def count_with_threads(n_threads, n_increments):\n    raise NotImplementedError()\n")
+    stub = (
+        "import threading\nclass SafeCounter:\n    def __init__(self):\n        raise NotImplementedError()\n"
+        "    def increment(self):\n        raise NotImplementedError()\n"
+        "def count_with_threads(n_threads, n_increments):\n    raise NotImplementedError()\n"
+    )
     results = grade("counter", stub)
     assert not any(r.passed for r in results)
     assert all("not implemented yet" in r.message for r in results), [r.message for r in results]
@@ -142,6 +151,7 @@ def test_explore_cell_reports_plain_data():
     and for a failure the feedback the student reads."""
     from kit import wire
     from kit.subject import Cell
+
     race = sync_checks.public_scenario("two threads, two increments each")
     bad = sync_checks.explore_cell(Cell("counter", UNLOCKED), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
     wire.encode(bad)
@@ -237,9 +247,10 @@ def slow_wait():
     holder = {}
     code = "result = m.slow_wait()"
     s = sched.Source(src, "<t>")
-    rep = sched.explore(sched.scenario_main(s.load, code), traced={s.filename},
-                        check=lambda r: holder.setdefault("r", r) and None)
-    assert rep.ok and holder["r"] == (False, 30.0)      # 30 virtual seconds, no real waiting
+    rep = sched.explore(
+        sched.scenario_main(s.load, code), traced={s.filename}, check=lambda r: holder.setdefault("r", r) and None
+    )
+    assert rep.ok and holder["r"] == (False, 30.0)  # 30 virtual seconds, no real waiting
 
 
 def test_patches_are_undone_exactly():
@@ -248,6 +259,7 @@ def test_patches_are_undone_exactly():
     import queue
     import threading
     import time
+
     mods = [threading, time, queue, cf]
     before = [dict(vars(m)) for m in mods]
     rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
@@ -268,6 +280,9 @@ def later():
 """
     s = sched.Source(src, "<timer>")
     holder = {}
-    rep = sched.explore(sched.scenario_main(s.load, "result = m.later()"), traced={s.filename},
-                        check=lambda r: holder.setdefault("r", r) and None)
+    rep = sched.explore(
+        sched.scenario_main(s.load, "result = m.later()"),
+        traced={s.filename},
+        check=lambda r: holder.setdefault("r", r) and None,
+    )
     assert rep.ok and holder["r"] == ["x"]

@@ -7,6 +7,7 @@ starts one Ray cluster for all the tests of that grading; the judge (this proces
 The self-check tests run Ray in this process, as a notebook does. Files whose wrong solution makes
 a barrier wait out its hang guard are marked slow.
 """
+
 from __future__ import annotations
 
 import glob
@@ -21,8 +22,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATALOGUE = os.path.join(ROOT, "tests", "catalogue", "word_count")
 FILES = sorted(glob.glob(os.path.join(CATALOGUE, "*.py")))
 # Wrong solutions that never get two tasks in flight: the barrier's hang guard (20 s) runs out.
-SLOW = {"wrong_sequential_maps.py", "wrong_single_map_task.py", "wrong_partition_constant.py",
-        "wrong_streaming_double_count.py"}
+SLOW = {
+    "wrong_sequential_maps.py",
+    "wrong_single_map_task.py",
+    "wrong_partition_constant.py",
+    "wrong_streaming_double_count.py",
+}
 
 
 def header(path: str) -> tuple[str, list[str]]:
@@ -43,6 +48,7 @@ def header(path: str) -> tuple[str, list[str]]:
 def grader():
     sys.path.insert(0, ROOT)
     from graders import load_grader
+
     return load_grader("word_count")
 
 
@@ -51,6 +57,7 @@ def cluster():
     """One Ray cluster in this process for the self-check tests (as in a notebook's kernel)."""
     yield
     from ch13lib.mapreduce import stop_local_ray
+
     stop_local_ray()
 
 
@@ -60,17 +67,24 @@ def grade(grader, source: str):
 
 def reference_source() -> str:
     from kit.answers import reference_solutions
+
     return reference_solutions()["word_count"]
 
 
 def stub_source() -> str:
     """The release's version of the answer cell: each solution region becomes a stub."""
-    from kit.answers import answer_cells
     import nbformat
+
+    from kit.answers import answer_cells
+
     nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "04_mapreduce.ipynb"), as_version=4)
     source = answer_cells(nb)["word_count"].source
-    return re.sub(r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n",
-                  lambda m: m.group(1) + "raise NotImplementedError()\n", source + "\n", flags=re.M | re.S)
+    return re.sub(
+        r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n",
+        lambda m: m.group(1) + "raise NotImplementedError()\n",
+        source + "\n",
+        flags=re.M | re.S,
+    )
 
 
 def test_catalogue_size():
@@ -84,9 +98,13 @@ def test_catalogue_size():
         assert (verdict == "pass") == os.path.basename(f).startswith("right_"), f
 
 
-@pytest.mark.parametrize("path", [pytest.param(f, id=os.path.basename(f), marks=[pytest.mark.slow]
-                                               if os.path.basename(f) in SLOW else [])
-                                  for f in FILES])
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(f, id=os.path.basename(f), marks=[pytest.mark.slow] if os.path.basename(f) in SLOW else [])
+        for f in FILES
+    ],
+)
 def test_catalogue_file(grader, path):
     verdict, messages = header(path)
     with open(path, encoding="utf-8") as f:
@@ -103,7 +121,9 @@ def test_catalogue_file(grader, path):
 
 def test_reference_from_notebook_passes_and_points_match(grader):
     import nbformat
+
     from kit.answers import hidden_test_cells
+
     results = grade(grader, reference_source())
     assert all(r.passed for r in results), [(r.test, r.message) for r in results if not r.passed]
     nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "04_mapreduce.ipynb"), as_version=4)
@@ -134,6 +154,7 @@ def test_reference_same_verdict_twice(grader):
 def test_crash_schedule_is_fixed_and_kills_after_output():
     sys.path.insert(0, ROOT)
     from graders import word_count as wc
+
     first, second = wc._schedule(), wc._schedule()
     assert first == second
     deaths = [(m, r) for _, _, _, m, r in first for f in (m, r) for t, (a, _) in f.items() if a == "exit"]
@@ -146,6 +167,7 @@ def test_crash_schedule_is_fixed_and_kills_after_output():
 
 def run_self_check(source: str, capsys) -> tuple[bool, str]:
     from ch13lib.mapreduce import self_check
+
     namespace = {"__name__": "notebook_namespace"}
     exec(compile(source, "<notebook cell>", "exec"), namespace)
     ok = self_check(namespace)
@@ -177,6 +199,7 @@ def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
     unreaped, ~30 runs left ~65 idle worker processes (~1,300 threads, past the sandbox's
     RLIMIT_NPROC) and grading hung. Asked of the subject that ran every test, before it closes."""
     from graders.api import Answer, run_test
+
     with open(os.path.join(CATALOGUE, "wrong_streaming_double_count.py"), encoding="utf-8") as f:
         source = f.read()
     subject = grader.subject(source, sandbox=False)
@@ -185,19 +208,21 @@ def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
         results = {t.name: run_test(t, answer) for t in grader.tests}
         assert not results["survives_crashes"].passed and "counts too high" in results["survives_crashes"].message
         assert results["run_mapreduce_counts"].passed
-        assert subject.starts == 1          # one subject, so one Ray cluster, for every test
+        assert subject.starts == 1  # one subject, so one Ray cluster, for every test
         assert answer.run("ch13lib.mapreduce_probe:live_actor_ids") == []
-        assert answer.run("ch13lib.mapreduce_probe:stop") > 0        # as the grader's last request
+        assert answer.run("ch13lib.mapreduce_probe:stop") > 0  # as the grader's last request
     finally:
         subject.close()
 
 
 def test_judge_runs_no_ray():
     """The grader process imports neither Ray nor the probes: they run in the subject."""
-    code = ("import sys; sys.path.insert(0, %r)\n"
-            "from graders import load_grader\n"
-            "load_grader('word_count')\n"
-            "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ch13lib.mapreduce')))\n") % ROOT
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from graders import load_grader\n"
+        "load_grader('word_count')\n"
+        "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ch13lib.mapreduce')))\n"
+    ) % ROOT
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
@@ -205,6 +230,7 @@ def test_judge_runs_no_ray():
 
 def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
     from ch13lib.mapreduce import self_check
+
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     assert self_check({}) is True
     assert len(capsys.readouterr().out.strip().splitlines()) == 1
@@ -214,11 +240,13 @@ def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
 def test_sandboxed_runner_grades_reference():
     """As autograde does: `python -m graders` under kit.sandbox (user nobody when root, private
     HOME and TMPDIR, no network), Ray included; no Ray process is left behind."""
-    code = ("import sys; sys.path.insert(0, %r)\n"
-            "from kit.grading import grade_cell\n"
-            "from kit.answers import reference_solutions\n"
-            "v = grade_cell('word_count', reference_solutions()['word_count'])\n"
-            "print(sum(r['points'] for r in v.results), v.problem)\n") % ROOT
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from kit.grading import grade_cell\n"
+        "from kit.answers import reference_solutions\n"
+        "v = grade_cell('word_count', reference_solutions()['word_count'])\n"
+        "print(sum(r['points'] for r in v.results), v.problem)\n"
+    ) % ROOT
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "20.0", out.stdout + out.stderr[-2000:]

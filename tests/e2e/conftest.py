@@ -4,6 +4,7 @@
 browser into a failure instead of a skip. ``CH13_E2E_ARTIFACTS`` moves the screenshots (default:
 ``out/e2e/`` in the repository, ignored by git); the folder is printed at the start of the session.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,7 @@ _NOT_A_STUDENTS = ("NUMBA_", "CH13_", "NBGRADER_", "HYPOTHESIS_", "PYTEST_", "RA
 
 
 def student_env() -> dict:
-    return {k: v for k, v in os.environ.items() if not k.startswith(_NOT_A_STUDENTS)
-            or k == "CUDA_VISIBLE_DEVICES"}
+    return {k: v for k, v in os.environ.items() if not k.startswith(_NOT_A_STUDENTS) or k == "CUDA_VISIBLE_DEVICES"}
 
 
 @pytest.fixture(scope="session")
@@ -50,6 +50,7 @@ def artifacts(request) -> str:
 @pytest.fixture(scope="session")
 def browser(e2e_tools):
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield b

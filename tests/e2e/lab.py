@@ -10,6 +10,7 @@
 Every wait is on a condition in the page (a DOM state, the kernel status in the status bar), with a
 generous timeout; nothing sleeps for synchronisation.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,19 +28,24 @@ import urllib.request
 
 CHROMIUM = os.environ.get("CH13_CHROMIUM", "/usr/bin/chromium")
 # The flags a root process in this closed network needs (see docs/e2e.md).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 LAB_START_TIMEOUT_S = 180
 KERNEL_TIMEOUT_S = 180
-RUN_TIMEOUT_S = 600          # one Run All on 2 shared cores (Ray, gloo worlds, the CUDA simulator)
+RUN_TIMEOUT_S = 600  # one Run All on 2 shared cores (Ray, gloo worlds, the CUDA simulator)
 
 SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings":
-        {"windowingMode": "none", "recordTiming": True},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-        {"fetchNews": "false", "checkForUpdates": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none", "recordTiming": True},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 
 _RUNNING = re.compile(r"(http://127\.0\.0\.1:(\d+)/)\S*")
@@ -78,8 +84,10 @@ class JupyterLab:
         self.stop()
 
     def start(self) -> None:
-        dirs = {name: os.path.join(self.scratch, name) for name in ("home", "runtime", "config", "settings",
-                                                                     "workspaces", "ipython")}
+        dirs = {
+            name: os.path.join(self.scratch, name)
+            for name in ("home", "runtime", "config", "settings", "workspaces", "ipython")
+        }
         for d in dirs.values():
             os.makedirs(d, exist_ok=True)
         for rel, value in SETTINGS.items():
@@ -88,18 +96,41 @@ class JupyterLab:
             with open(path, "w", encoding="utf-8") as f:
                 json.dump(value, f)
         env = dict(self.env if self.env is not None else os.environ)
-        env.update(HOME=dirs["home"], JUPYTER_RUNTIME_DIR=dirs["runtime"], JUPYTER_CONFIG_DIR=dirs["config"],
-                   IPYTHONDIR=dirs["ipython"], PYTHONUNBUFFERED="1")
+        env.update(
+            HOME=dirs["home"],
+            JUPYTER_RUNTIME_DIR=dirs["runtime"],
+            JUPYTER_CONFIG_DIR=dirs["config"],
+            IPYTHONDIR=dirs["ipython"],
+            PYTHONUNBUFFERED="1",
+        )
         # `alembic` (nbgrader's gradebook) and `jupyter-*` must come from this venv.
         env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", "--port=0",
-               "--ServerApp.port_retries=0", f"--IdentityProvider.token={self.token}",
-               f"--ServerApp.root_dir={self.root_dir}", f"--LabApp.user_settings_dir={dirs['settings']}",
-               f"--LabApp.workspaces_dir={dirs['workspaces']}", "--ServerApp.open_browser=False"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            "--port=0",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root_dir}",
+            f"--LabApp.user_settings_dir={dirs['settings']}",
+            f"--LabApp.workspaces_dir={dirs['workspaces']}",
+            "--ServerApp.open_browser=False",
+        ]
         if os.geteuid() == 0:
             cmd.append("--allow-root")
-        self.proc = subprocess.Popen(cmd, cwd=self.root_dir, env=env, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=self.root_dir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         threading.Thread(target=self._pump, daemon=True).start()
         deadline = time.monotonic() + LAB_START_TIMEOUT_S
         if not self._ready.wait(LAB_START_TIMEOUT_S) or not self.base:
@@ -114,8 +145,8 @@ class JupyterLab:
             except (urllib.error.URLError, ConnectionError) as e:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"JupyterLab at {self.base} does not answer ({e}); log:\n{self.log()}")
-                time.sleep(0.2)   # the poll interval, not a synchronisation: the loop ends on a condition
+                    raise RuntimeError(f"JupyterLab at {self.base} does not answer ({e}); log:\n{self.log()}") from e
+                time.sleep(0.2)  # the poll interval, not a synchronisation: the loop ends on a condition
 
     def _pump(self) -> None:
         with open(self.log_path, "wb") as log:
@@ -127,7 +158,7 @@ class JupyterLab:
                     if m and "is running at" not in line.decode("utf-8", "replace"):
                         self.base = m.group(1)
                         self._ready.set()
-        self._ready.set()          # the server ended: wake the waiter (base stays "" if it never ran)
+        self._ready.set()  # the server ended: wake the waiter (base stays "" if it never ran)
 
     def log(self) -> str:
         try:
@@ -141,8 +172,9 @@ class JupyterLab:
         return f"{self.base}{path.lstrip('/')}{sep}token={self.token}"
 
     def api(self, method: str, path: str):
-        req = urllib.request.Request(self.base + path.lstrip("/"), method=method,
-                                     headers={"Authorization": f"token {self.token}"})
+        req = urllib.request.Request(
+            self.base + path.lstrip("/"), method=method, headers={"Authorization": f"token {self.token}"}
+        )
         with urllib.request.urlopen(req, timeout=60) as resp:
             body = resp.read()
             return json.loads(body) if body else None
@@ -158,7 +190,7 @@ class JupyterLab:
                 self.shutdown_kernels()
             except Exception:
                 pass
-            os.killpg(self.proc.pid, signal.SIGTERM)   # the server's own group (start_new_session)
+            os.killpg(self.proc.pid, signal.SIGTERM)  # the server's own group (start_new_session)
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -191,9 +223,12 @@ class NotebookPage:
         if not os.path.isfile(os.path.join(self.lab.root_dir, self.rel_path)):
             raise FileNotFoundError(f"no notebook {self.rel_path} under {self.lab.root_dir}")
         workspace = "e2e-" + secrets.token_hex(4)
-        self.page.goto(self.lab.url(f"lab/workspaces/{workspace}/tree/{self.rel_path}"),
-                       timeout=LAB_START_TIMEOUT_S * 1000)
-        self.page.wait_for_selector(".jp-NotebookPanel .jp-WindowedPanel-viewport > .jp-Cell", timeout=LAB_START_TIMEOUT_S * 1000)
+        self.page.goto(
+            self.lab.url(f"lab/workspaces/{workspace}/tree/{self.rel_path}"), timeout=LAB_START_TIMEOUT_S * 1000
+        )
+        self.page.wait_for_selector(
+            ".jp-NotebookPanel .jp-WindowedPanel-viewport > .jp-Cell", timeout=LAB_START_TIMEOUT_S * 1000
+        )
         panels = self.page.locator(".jp-NotebookPanel").count()
         assert panels == 1, f"{panels} notebooks open in a fresh workspace, expected only {self.rel_path}"
         self.wait_kernel_idle()
@@ -205,7 +240,8 @@ class NotebookPage:
     def wait_kernel_idle(self, timeout_s: float = KERNEL_TIMEOUT_S) -> None:
         self.page.wait_for_function(
             """() => /^(?!No Kernel).+\\| Idle\\s*$/m.test(document.querySelector('#jp-main-statusbar')?.innerText || '')""",
-            timeout=timeout_s * 1000)
+            timeout=timeout_s * 1000,
+        )
 
     def cells(self) -> list[dict]:
         return self.page.evaluate(_CELLS_JS)
@@ -218,13 +254,16 @@ class NotebookPage:
         """Wait until the run that starts at code cell ``first_code`` is over: that cell shows a new
         execution count, no cell shows [*], and the kernel is idle."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         try:
             self._wait_run_js(first_code, before, timeout_s)
         except PlaywrightTimeout:
             prompts = [c["prompt"] for c in self.cells() if c["kind"] == "code"]
-            raise AssertionError(f"{self.rel_path}: the run from code cell {first_code} (prompt before: {before!r}) "
-                                 f"did not finish within {timeout_s:.0f} s; prompts now {prompts}; status bar: "
-                                 f"{self.status()!r}") from None
+            raise AssertionError(
+                f"{self.rel_path}: the run from code cell {first_code} (prompt before: {before!r}) "
+                f"did not finish within {timeout_s:.0f} s; prompts now {prompts}; status bar: "
+                f"{self.status()!r}"
+            ) from None
 
     def _wait_run_js(self, first_code: int, before: str, timeout_s: float) -> None:
         self.page.wait_for_function(
@@ -234,7 +273,11 @@ class NotebookPage:
                  const status = document.querySelector('#jp-main-statusbar')?.innerText || '';
                  return /^\\[\\d+\\]:$/.test(prompts[first]) && prompts[first] !== before
                         && !prompts.some(p => p.includes('*')) && /^(?!No Kernel).+\\| Idle\\s*$/m.test(status);
-               }""", arg=[first_code, before], timeout=timeout_s * 1000, polling=500)
+               }""",
+            arg=[first_code, before],
+            timeout=timeout_s * 1000,
+            polling=500,
+        )
 
     def _code_positions(self) -> list[int]:
         return [i for i, c in enumerate(self.cells()) if c["kind"] == "code"]
@@ -269,8 +312,8 @@ class NotebookPage:
     def save(self) -> None:
         self.page.keyboard.press("Control+s")
         self.page.wait_for_function(
-            """() => !document.querySelector('.lm-TabBar-tab.lm-mod-current.jp-mod-dirty')""",
-            timeout=60_000)
+            """() => !document.querySelector('.lm-TabBar-tab.lm-mod-current.jp-mod-dirty')""", timeout=60_000
+        )
 
     def screenshots(self, folder: str) -> list[str]:
         """The whole window, then every code cell that shows output (scrolled into view one by one)."""

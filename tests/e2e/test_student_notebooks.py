@@ -10,6 +10,7 @@ The cells are run the way a student does: Run ▸ Run All Cells, and after a cel
 select the next one and Run ▸ Run Selected Cell and All Below. Screenshots of every cell with
 output, the saved notebook and the self-check timings go to the artifacts folder.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -21,7 +22,7 @@ import sys
 import nbformat
 import pytest
 
-from kit import ROOT, ASSIGNMENT
+from kit import ASSIGNMENT, ROOT
 from kit.answers import nbgrader_meta
 from kit.cells import TEST_PREFIX
 
@@ -30,8 +31,9 @@ from .lab import NotebookPage, errors_of
 sys.path.insert(0, os.path.join(ROOT, "source", ASSIGNMENT))
 from ch13lib.cuda_env import gpu_present  # noqa: E402  (never imports numba)
 
-NOTEBOOKS = sorted(os.path.basename(p)[:-6] for p in os.listdir(os.path.join(ROOT, "source", ASSIGNMENT))
-                   if p.endswith(".ipynb"))
+NOTEBOOKS = sorted(
+    os.path.basename(p)[:-6] for p in os.listdir(os.path.join(ROOT, "source", ASSIGNMENT)) if p.endswith(".ipynb")
+)
 NOT_DONE = re.compile(r"NotImplementedError|not implemented|not answered|not defined yet|尚未", re.I)
 PASSED_CLAIM = re.compile(r"all (self-)?checks passed|setup OK", re.I)
 # "Run in seconds": on 2 shared cores under a test suite, a generous bound; typical figures are 1-15 s.
@@ -41,8 +43,11 @@ SELF_CHECK_LIMIT_S = 120.0
 def segments(nb) -> list[dict]:
     """For each answer cell: its grade_id, index, and the self-check cells between it and its test cell."""
     cells = nb.cells
-    answers = [(i, nbgrader_meta(c)["grade_id"]) for i, c in enumerate(cells)
-               if c.cell_type == "code" and nbgrader_meta(c).get("solution")]
+    answers = [
+        (i, nbgrader_meta(c)["grade_id"])
+        for i, c in enumerate(cells)
+        if c.cell_type == "code" and nbgrader_meta(c).get("solution")
+    ]
     out = []
     for k, (i, gid) in enumerate(answers):
         end = len(cells)
@@ -84,7 +89,7 @@ def run_in_browser(page, student_lab, student_folders, artifacts, variant: str, 
     with open(os.path.join(folder, "timings.json"), "w", encoding="utf-8") as f:
         json.dump({"runs": runs, "seconds": timings}, f, indent=1)
     with open(os.path.join(folder, "page.json"), "w", encoding="utf-8") as f:
-        json.dump(shown, f, indent=1, ensure_ascii=False)        # what each cell showed, as read from the page
+        json.dump(shown, f, indent=1, ensure_ascii=False)  # what each cell showed, as read from the page
     return shown, saved, folder
 
 
@@ -112,8 +117,9 @@ def stub_problems(shown: list[dict], nb) -> list[str]:
         if not checks.strip():
             problems.append(f"{gid}: no self-check output after the answer cell (cells {seg['checks']})")
         elif not NOT_DONE.search(checks):
-            problems.append(f"{gid}: the self-check of an untouched stub does not say it is not done:\n"
-                            f"{excerpt(checks)}")
+            problems.append(
+                f"{gid}: the self-check of an untouched stub does not say it is not done:\n{excerpt(checks)}"
+            )
         if "✔" in everything or PASSED_CLAIM.search(everything):
             problems.append(f"{gid}: an untouched stub is shown as passing something:\n{excerpt(everything)}")
     return problems
@@ -124,8 +130,9 @@ def solved_problems(shown: list[dict], nb) -> list[str]:
     problems = []
     for i, c in enumerate(shown):
         if errors_of(c["text"]):
-            problems.append(f"cell {i} raised {errors_of(c['text'])[0]} with the solution filled in:\n"
-                            f"{excerpt(c['text'])}")
+            problems.append(
+                f"cell {i} raised {errors_of(c['text'])[0]} with the solution filled in:\n{excerpt(c['text'])}"
+            )
     for seg in segments(nb):
         gid = seg["grade_id"]
         checks = "\n".join(shown[j]["text"] for j in seg["checks"])

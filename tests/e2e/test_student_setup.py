@@ -1,6 +1,7 @@
 """The student's setup in the release (fast, no browser): requirements pinned as the kit pins them,
 the guide and requirements shipped beside the notebooks, and ``python -m ch13lib.env`` telling a
 good environment from a bad one."""
+
 from __future__ import annotations
 
 import ast
@@ -51,8 +52,11 @@ def imported_modules() -> set[str]:
     for name in os.listdir(SOURCE):
         if name.endswith(".ipynb"):
             nb = nbformat.read(os.path.join(SOURCE, name), as_version=4)
-            sources += ["\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith(("%", "!")))
-                        for c in nb.cells if c.cell_type == "code"]
+            sources += [
+                "\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+                for c in nb.cells
+                if c.cell_type == "code"
+            ]
     mods = set()
     for src in sources:
         for node in ast.walk(ast.parse(src)):
@@ -66,7 +70,7 @@ def imported_modules() -> set[str]:
 def test_every_third_party_import_is_in_the_student_requirements():
     pins = read_pins(os.path.join(SOURCE, "requirements.txt"))
     dists = md.packages_distributions()
-    covered, todo = set(), list(pins)          # the pins and everything they install, transitively
+    covered, todo = set(), list(pins)  # the pins and everything they install, transitively
     while todo:
         name = todo.pop().replace("_", "-")
         if name in covered:
@@ -77,7 +81,7 @@ def test_every_third_party_import_is_in_the_student_requirements():
         except md.PackageNotFoundError:
             continue
         todo += [re.split(r"[ ;<>=!~\[(]", r, maxsplit=1)[0].lower() for r in reqs if "extra ==" not in r]
-    optional = {"cupy"}         # GPU only: the requirements file says how to add it
+    optional = {"cupy"}  # GPU only: the requirements file says how to add it
     missing = []
     for mod in sorted(imported_modules() - optional):
         names = {d.lower().replace("_", "-") for d in dists.get(mod, [mod])}
@@ -88,8 +92,12 @@ def test_every_third_party_import_is_in_the_student_requirements():
 
 def test_release_ships_the_setup_files(course):
     release = course.path("release", ASSIGNMENT)
-    for name in ("requirements.txt", "README_STUDENTS.md", os.path.join("ch13lib", "env.py"),
-                 os.path.join("ch13lib", "cuda_env.py")):
+    for name in (
+        "requirements.txt",
+        "README_STUDENTS.md",
+        os.path.join("ch13lib", "env.py"),
+        os.path.join("ch13lib", "cuda_env.py"),
+    ):
         assert os.path.isfile(os.path.join(release, name)), f"{name} is not in the release"
     guide = open(os.path.join(release, "README_STUDENTS.md"), encoding="utf-8").read()
     assert re.search(r"[\u4e00-\u9fff]", guide) and "requirements.txt" in guide and "ch13lib.env" in guide
@@ -101,13 +109,20 @@ def _student_python_env() -> dict:
 
 def test_env_check_passes_in_this_environment(course):
     release = course.path("release", ASSIGNMENT)
-    done = subprocess.run([sys.executable, "-m", "ch13lib.env"], cwd=release, env=_student_python_env(),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ch13lib.env"],
+        cwd=release,
+        env=_student_python_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "✘" not in done.stdout and "setup OK" in done.stdout
     assert "numba" not in done.stderr
     # the CUDA backend is reported without importing numba, and without a GPU it is the simulator
     from ch13lib.cuda_env import gpu_present
+
     if not gpu_present():
         assert "simulator" in done.stdout
 
@@ -115,8 +130,14 @@ def test_env_check_passes_in_this_environment(course):
 def test_env_check_flags_a_wrong_pin_and_a_missing_package(tmp_path):
     req = tmp_path / "requirements.txt"
     req.write_text("numpy==0.0.1\nno-such-package-ch13==1.0\n# torch==9.9 commented out\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "ch13lib.env", str(req)], cwd=SOURCE,
-                          env=_student_python_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ch13lib.env", str(req)],
+        cwd=SOURCE,
+        env=_student_python_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"✘ numpy \S+: the course pins 0\.0\.1", done.stdout), done.stdout
     assert "✘ no-such-package-ch13: not installed" in done.stdout, done.stdout
@@ -127,6 +148,12 @@ def test_env_check_flags_a_wrong_pin_and_a_missing_package(tmp_path):
 def test_env_check_respects_an_explicit_backend(tmp_path, env_value, expect):
     env = _student_python_env()
     env["NUMBA_ENABLE_CUDASIM"] = env_value
-    done = subprocess.run([sys.executable, "-c", "from ch13lib.env import check_setup; check_setup()"],
-                          cwd=SOURCE, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", "from ch13lib.env import check_setup; check_setup()"],
+        cwd=SOURCE,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert expect in done.stdout, done.stdout

@@ -1,5 +1,6 @@
 """The TA side in the browser: nbgrader's formgrader in JupyterLab 4 against the kit's course, and the
 feedback HTML a student receives after autograde (rendered in Chromium, read as the student reads it)."""
+
 from __future__ import annotations
 
 import inspect
@@ -25,7 +26,7 @@ def test_formgrader_loads_in_jupyterlab_against_the_course(page, course, artifac
     folder = os.path.join(artifacts, "formgrader")
     os.makedirs(folder, exist_ok=True)
     env = student_env()
-    env["PYTHONPATH"] = ROOT           # nbgrader_config.py imports kit (it also adds itself to sys.path)
+    env["PYTHONPATH"] = ROOT  # nbgrader_config.py imports kit (it also adds itself to sys.path)
     with JupyterLab(course.root, str(tmp_path / "lab"), env=env) as lab:
         try:
             # the server extension, read by the same browser session
@@ -67,7 +68,7 @@ def hidden_code_in(text: str) -> dict[str, list[str]]:
     found = {}
     for gid in grade_ids():
         lines = hidden_test_lines(gid)
-        leaked = [" ".join(lines[i:i + 2]) for i in range(len(lines) - 1) if " ".join(lines[i:i + 2]) in flat]
+        leaked = [" ".join(lines[i : i + 2]) for i in range(len(lines) - 1) if " ".join(lines[i : i + 2]) in flat]
         if leaked:
             found[gid] = leaked
     return found
@@ -91,8 +92,9 @@ def test_feedback_html_is_readable(page, course, artifacts):
     course.submit(FEEDBACK_STUDENT, submission)
     done = course.autograde(FEEDBACK_STUDENT, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    fb = course.nbgrader("generate_feedback", ASSIGNMENT, f"--student={FEEDBACK_STUDENT}", "--force",
-                         check=False, timeout=600)
+    fb = course.nbgrader(
+        "generate_feedback", ASSIGNMENT, f"--student={FEEDBACK_STUDENT}", "--force", check=False, timeout=600
+    )
     assert fb.returncode == 0, fb.stdout[-3000:] + fb.stderr[-3000:]
     html = course.path("feedback", FEEDBACK_STUDENT, ASSIGNMENT, "06_quiz.html")
     assert os.path.isfile(html), f"no feedback at {html}"

@@ -24,6 +24,7 @@ which ask the grading process that runs your cell (the ``subject_*`` functions, 
 Inputs are made by :func:`vec_inputs` and :func:`mat_inputs`, so a failing case replays exactly:
 ``a, b = vec_inputs(37, "float32"); launch_vec_add(a, b, 16)``.
 """
+
 from __future__ import annotations
 
 import types
@@ -32,13 +33,29 @@ import numpy as np
 
 from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
 
-TILE = 16                      # the tiled matmul's tile edge (the notebook's module constant)
-SENTINEL = -7                  # what the grader puts in output cells a kernel must not touch
-REPR_CAP = 200                 # a launch configuration is reported as its repr, cut to this length
-ARRAY_CAP = 16 * 2**20         # bytes: a bigger array is reported by shape and dtype only (no case needs one)
+TILE = 16  # the tiled matmul's tile edge (the notebook's module constant)
+SENTINEL = -7  # what the grader puts in output cells a kernel must not touch
+REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
+ARRAY_CAP = 16 * 2**20  # bytes: a bigger array is reported by shape and dtype only (no case needs one)
 # dtypes an observation sends back as arrays (the others are reported by name only)
-SENDABLE = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                      "float16", "float32", "float64", "complex64", "complex128"})
+SENDABLE = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
 
 # What a hidden grader may run on an answer cell in the grading subject (kit/subject.py).
 SUBJECT_API = ("subject_config", "subject_launcher", "subject_kernel", "subject_as_is")
@@ -70,8 +87,10 @@ def _first_diff(got: np.ndarray, want: np.ndarray) -> str:
     if not len(bad):
         return ""
     idx = tuple(int(v) for v in bad[0])
-    return (f"{len(bad)} of {want.size} elements are wrong; the first is [{', '.join(map(str, idx))}]: "
-            f"got {got[idx]!r}, expected {want[idx]!r}")
+    return (
+        f"{len(bad)} of {want.size} elements are wrong; the first is [{', '.join(map(str, idx))}]: "
+        f"got {got[idx]!r}, expected {want[idx]!r}"
+    )
 
 
 def _same(got, want: np.ndarray) -> bool:
@@ -93,8 +112,10 @@ def _replay(call: str) -> str:
 
 
 def _no_launch_msg(name, launcher):
-    return (f"{launcher} never launched the kernel `{name}` (it must launch it as "
-            f"{name}[blocks, threads_per_block](...), using the global name `{name}`)")
+    return (
+        f"{launcher} never launched the kernel `{name}` (it must launch it as "
+        f"{name}[blocks, threads_per_block](...), using the global name `{name}`)"
+    )
 
 
 def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
@@ -110,7 +131,7 @@ def _short(x) -> str:
     try:
         r = repr(x)
         r = r if type(r) is str else "?"
-    except Exception:       # noqa: BLE001 - a __repr__ that raises
+    except Exception:  # noqa: BLE001 - a __repr__ that raises
         r = f"<a {type(x).__name__}>"
     return r[:REPR_CAP]
 
@@ -127,9 +148,13 @@ def _describe(c, inputs) -> dict:
     inputs (by position) it shares memory with."""
     if not isinstance(c, np.ndarray):
         return {"type": type(c).__name__}
-    return {"type": "ndarray", "shape": tuple(int(s) for s in c.shape), "dtype": str(c.dtype),
-            "value": _array(c),
-            "shares": [i for i, a in enumerate(inputs) if c.size and np.shares_memory(c, a)]}
+    return {
+        "type": "ndarray",
+        "shape": tuple(int(s) for s in c.shape),
+        "dtype": str(c.dtype),
+        "value": _array(c),
+        "shares": [i for i, a in enumerate(inputs) if c.size and np.shares_memory(c, a)],
+    }
 
 
 def _lookup(ns, name: str):
@@ -149,8 +174,10 @@ def _param_name(kernel, pos: int):
 
 def _stats(rec) -> dict:
     th = rec.threads
-    out = {"block": np.array([t.block for t in th], np.int32).reshape(-1, 3),
-           "thread": np.array([t.thread for t in th], np.int32).reshape(-1, 3)}
+    out = {
+        "block": np.array([t.block for t in th], np.int32).reshape(-1, 3),
+        "thread": np.array([t.thread for t in th], np.int32).reshape(-1, 3),
+    }
     for field in ("global_reads", "global_writes", "shared_reads", "shared_writes"):
         out[field] = np.array([getattr(t, field) for t in th], np.int64)
     return out
@@ -179,7 +206,7 @@ def _spied(launch_fn, kernel_name: str, spy: Spy, args, replay: str):
             result = launch_fn(*args)
     except KernelFault as e:
         raise _fault_failed(e, replay) from None
-    if spy.fault is not None:        # a fault the launcher caught and swallowed
+    if spy.fault is not None:  # a fault the launcher caught and swallowed
         raise _fault_failed(spy.fault, replay)
     return result
 
@@ -191,20 +218,44 @@ def observe_config(ns, launcher: str, kernel_name: str, args, replay: str = "") 
     return {"launches": _launches(spy, None, False)}
 
 
-def observe_launcher(ns, launcher: str, kernel_name: str, args, device: str = "cpu", replay: str = "", *,
-                     readonly=(0, 1), out_pos: int = 2, stats: bool = False) -> dict:
+def observe_launcher(
+    ns,
+    launcher: str,
+    kernel_name: str,
+    args,
+    device: str = "cpu",
+    replay: str = "",
+    *,
+    readonly=(0, 1),
+    out_pos: int = 2,
+    stats: bool = False,
+) -> dict:
     """``ns.<launcher>(*args)`` with its kernel run on the checking simulator (cpu) or for real (gpu):
     the input arrays afterwards, what it returned, and its launches."""
     args = tuple(args)
     spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly))
     c = _spied(_lookup(ns, launcher), kernel_name, spy, args, replay)
     inputs = [a for a in args if isinstance(a, np.ndarray)]
-    return {"inputs": [_array(a) for a in inputs], "result": _describe(c, inputs),
-            "launches": _launches(spy, out_pos, stats)}
+    return {
+        "inputs": [_array(a) for a in inputs],
+        "result": _describe(c, inputs),
+        "launches": _launches(spy, out_pos, stats),
+    }
 
 
-def observe_kernel(ns, kernel_name: str, griddim, blockdim, args, device: str = "cpu", replay: str = "", *,
-                   readonly=(), limits=None, out_pos: int = 2) -> dict:
+def observe_kernel(
+    ns,
+    kernel_name: str,
+    griddim,
+    blockdim,
+    args,
+    device: str = "cpu",
+    replay: str = "",
+    *,
+    readonly=(),
+    limits=None,
+    out_pos: int = 2,
+) -> dict:
     """``ns.<kernel_name>[griddim, blockdim](*args)`` directly: the array arguments afterwards, and on
     the checking simulator which thread wrote each element of the argument at ``out_pos``."""
     kernel = _lookup(ns, kernel_name)
@@ -215,9 +266,12 @@ def observe_kernel(ns, kernel_name: str, griddim, blockdim, args, device: str = 
         except KernelFault as e:
             raise _fault_failed(e, replay) from None
         w = rec.writers.get(_param_name(kernel, out_pos))
-        return {"args": [_array(a) for a in args if isinstance(a, np.ndarray)],
-                "writers": None if w is None else _array(w.astype(np.int32))}
+        return {
+            "args": [_array(a) for a in args if isinstance(a, np.ndarray)],
+            "writers": None if w is None else _array(w.astype(np.int32)),
+        }
     import cupy as cp
+
     dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
     kernel[griddim, blockdim](*dev)
     cp.cuda.runtime.deviceSynchronize()
@@ -233,8 +287,7 @@ def observe_as_is(ns, launcher: str, args) -> dict:
     return {"inputs": [_array(a) for a in inputs], "result": _describe(c, inputs)}
 
 
-OBSERVE = {"config": observe_config, "launcher": observe_launcher, "kernel": observe_kernel,
-           "as_is": observe_as_is}
+OBSERVE = {"config": observe_config, "launcher": observe_launcher, "kernel": observe_kernel, "as_is": observe_as_is}
 
 
 class Ask:
@@ -269,6 +322,7 @@ def _asked(target, name: str) -> Ask:
 # The same observations on the answer cell, in the grading subject (kit/subject.py): ``cell.module``
 # holds the student's functions; plain data goes back to the grader, which judges.
 
+
 def subject_config(cell, **case) -> dict:
     return observe_config(cell.module, **case)
 
@@ -291,16 +345,22 @@ def subject_as_is(cell, **case) -> dict:
 
 def _check_returned(res: dict, n_shape, dtype, name, names=("a", "b")):
     if res["type"] != "ndarray":
-        raise CheckFailed(f"{name} returned {res['type']}, not a numpy array: copy the result back "
-                          f"to the host (d_c.copy_to_host()) and return it")
+        raise CheckFailed(
+            f"{name} returned {res['type']}, not a numpy array: copy the result back "
+            f"to the host (d_c.copy_to_host()) and return it"
+        )
     if tuple(res["shape"]) != n_shape:
         raise CheckFailed(f"{name} returned an array of shape {tuple(res['shape'])}, expected {n_shape}")
     if res["dtype"] != str(np.dtype(dtype)):
-        raise CheckFailed(f"{name} returned dtype {res['dtype']}, expected {np.dtype(dtype)} (the inputs' dtype): "
-                          f"make the output like the inputs (np.empty_like(a))")
+        raise CheckFailed(
+            f"{name} returned dtype {res['dtype']}, expected {np.dtype(dtype)} (the inputs' dtype): "
+            f"make the output like the inputs (np.empty_like(a))"
+        )
     for i in res["shares"]:
-        raise CheckFailed(f"{name} returned an array that shares memory with its input {names[i]}: return a NEW "
-                          f"array and leave the inputs unchanged")
+        raise CheckFailed(
+            f"{name} returned an array that shares memory with its input {names[i]}: return a NEW "
+            f"array and leave the inputs unchanged"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,12 +374,20 @@ def _vec_args(n, dtype, tpb, blocks, default_tpb=False) -> tuple:
 
 
 def _vec_call(n, dtype, launcher, args) -> str:
-    return (f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); "
-            f"{launcher}({', '.join(['a', 'b', *map(str, args[2:])])})")
+    return f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
 
 
-def check_vec_add_launch(ask, n: int, tpb: int, dtype="float32", *, kernel_name="vec_add",
-                         launcher="launch_vec_add", blocks: int | None = None, default_tpb: bool = False) -> tuple:
+def check_vec_add_launch(
+    ask,
+    n: int,
+    tpb: int,
+    dtype="float32",
+    *,
+    kernel_name="vec_add",
+    launcher="launch_vec_add",
+    blocks: int | None = None,
+    default_tpb: bool = False,
+) -> tuple:
     """One launch, ``tpb`` threads per block, the fewest blocks that cover n (or exactly ``blocks``).
     ``default_tpb``: call the launcher without threads_per_block (its default must be ``tpb``)."""
     ask = _asked(ask, launcher)
@@ -328,40 +396,52 @@ def check_vec_add_launch(ask, n: int, tpb: int, dtype="float32", *, kernel_name=
     launches = ask("config", launcher=launcher, kernel_name=kernel_name, args=args, replay=call)["launches"]
     want_blocks = blocks if blocks is not None else -(-n // tpb)
     if n == 0 and not launches:
-        return (0,)         # nothing to do: not launching at all is right
+        return (0,)  # nothing to do: not launching at all is right
     if not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     if len(launches) > 1:
-        raise CheckFailed(f"{launcher} launched {kernel_name} {len(launches)} times for n={n}: launch it once, "
-                          f"with enough blocks for every element" + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name} {len(launches)} times for n={n}: launch it once, "
+            f"with enough blocks for every element" + _replay(call)
+        )
     g, bd = launches[0]["griddim"], launches[0]["blockdim"]
     raw_g, raw_b = launches[0]["raw"]
     if g is None:
         zero = ""
         if n == 0:
-            zero = (" For n == 0 the formula gives 0 blocks, which a GPU refuses: return an empty array "
-                    "without launching.")
-        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
-                          f"configuration (blocks and threads per block must be integers >= 1).{zero}"
-                          + _replay(call))
+            zero = (
+                " For n == 0 the formula gives 0 blocks, which a GPU refuses: return an empty array without launching."
+            )
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
+            f"configuration (blocks and threads per block must be integers >= 1).{zero}" + _replay(call)
+        )
     g, bd = tuple(g), tuple(bd)
     if bd != (tpb, 1, 1):
-        asked = (f"called without threads_per_block, whose default must be {tpb}" if default_tpb else
-                 f"threads_per_block={tpb} was asked for")
-        raise CheckFailed(f"{launcher} launched blocks of {bd[0] * bd[1] * bd[2]} threads (blockdim {raw_b}); "
-                          f"{asked}" + _replay(call))
+        asked = (
+            f"called without threads_per_block, whose default must be {tpb}"
+            if default_tpb
+            else f"threads_per_block={tpb} was asked for"
+        )
+        raise CheckFailed(
+            f"{launcher} launched blocks of {bd[0] * bd[1] * bd[2]} threads (blockdim {raw_b}); {asked}" + _replay(call)
+        )
     if n == 0 and blocks is None:
         return g[:1]
     if g[1:] != (1, 1) or g[0] != want_blocks:
         if blocks is not None:
-            raise CheckFailed(f"{launcher} launched {raw_g} blocks; blocks={blocks} was asked for: use the "
-                              f"grid the caller chose (the loop covers any n)" + _replay(call))
+            raise CheckFailed(
+                f"{launcher} launched {raw_g} blocks; blocks={blocks} was asked for: use the "
+                f"grid the caller chose (the loop covers any n)" + _replay(call)
+            )
         few = g[0] * tpb < n
-        why = (f"{g[0]} blocks x {tpb} threads = {g[0] * tpb} threads cannot cover n = {n} elements: the tail "
-               f"is never computed. Round up: blocks = (n + threads_per_block - 1) // threads_per_block"
-               if few else
-               f"{g[0]} blocks of {tpb} threads for n = {n}: {g[0] - want_blocks} block(s) have no element "
-               f"to work on. Use blocks = (n + threads_per_block - 1) // threads_per_block = {want_blocks}")
+        why = (
+            f"{g[0]} blocks x {tpb} threads = {g[0] * tpb} threads cannot cover n = {n} elements: the tail "
+            f"is never computed. Round up: blocks = (n + threads_per_block - 1) // threads_per_block"
+            if few
+            else f"{g[0]} blocks of {tpb} threads for n = {n}: {g[0] - want_blocks} block(s) have no element "
+            f"to work on. Use blocks = (n + threads_per_block - 1) // threads_per_block = {want_blocks}"
+        )
         raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: {why}" + _replay(call))
     return g[:1]
 
@@ -374,15 +454,26 @@ def _run_vec_launcher(ask, n, tpb, dtype, device, kernel_name, launcher, blocks=
     return obs, call
 
 
-def check_vec_add_results(ask, n: int, tpb: int, dtype="float32", device="cpu", *,
-                          kernel_name="vec_add", launcher="launch_vec_add", blocks=None) -> dict:
+def check_vec_add_results(
+    ask,
+    n: int,
+    tpb: int,
+    dtype="float32",
+    device="cpu",
+    *,
+    kernel_name="vec_add",
+    launcher="launch_vec_add",
+    blocks=None,
+) -> dict:
     """The launcher returns a new array equal to a + b; the kernel faults nowhere; inputs unchanged."""
     obs, call = _run_vec_launcher(ask, n, tpb, dtype, device, kernel_name, launcher, blocks)
-    a0, b0 = vec_inputs(n, dtype)           # the inputs as they were sent, made again here
+    a0, b0 = vec_inputs(n, dtype)  # the inputs as they were sent, made again here
     for arr, orig, nm in zip(obs["inputs"], (a0, b0), "ab"):
         if not _same(arr, orig):
-            raise CheckFailed(f"{launcher} changed its input {nm} ({_first_diff(arr, orig)}): the inputs must "
-                              f"stay as they were" + _replay(call))
+            raise CheckFailed(
+                f"{launcher} changed its input {nm} ({_first_diff(arr, orig)}): the inputs must "
+                f"stay as they were" + _replay(call)
+            )
     launches = obs["launches"]
     if n > 0 and not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
@@ -396,11 +487,14 @@ def check_vec_add_results(ask, n: int, tpb: int, dtype="float32", device="cpu", 
                         how = "is the block index part of i, and are there enough blocks?"
                     else:
                         total = blocks * tpb
-                        how = (f"the caller chose {blocks} x {tpb} = {total} thread{'s' if total > 1 else ''} "
-                               f"for n = {n}, so each thread loops: i = cuda.grid(1), then "
-                               f"i += cuda.gridsize(1) while i < n.")
-                    raise CheckFailed(f"after {kernel_name}: {miss}. Every index 0 <= i < n needs a thread: "
-                                      f"{how}" + _replay(call))
+                        how = (
+                            f"the caller chose {blocks} x {tpb} = {total} thread{'s' if total > 1 else ''} "
+                            f"for n = {n}, so each thread loops: i = cuda.grid(1), then "
+                            f"i += cuda.gridsize(1) while i < n."
+                        )
+                    raise CheckFailed(
+                        f"after {kernel_name}: {miss}. Every index 0 <= i < n needs a thread: {how}" + _replay(call)
+                    )
     _check_returned(obs["result"], (n,), dtype, launcher)
     want = a0 + b0
     c = obs["result"]["value"]
@@ -409,8 +503,17 @@ def check_vec_add_results(ask, n: int, tpb: int, dtype="float32", device="cpu", 
     return {"launches": len(launches)}
 
 
-def check_vec_add_kernel(ask, n: int, tpb: int, extra: int = 3, dtype="float32", device="cpu", *,
-                         kernel_name="vec_add", blocks: int | None = None) -> dict:
+def check_vec_add_kernel(
+    ask,
+    n: int,
+    tpb: int,
+    extra: int = 3,
+    dtype="float32",
+    device="cpu",
+    *,
+    kernel_name="vec_add",
+    blocks: int | None = None,
+) -> dict:
     """Launch the kernel directly on arrays LONGER than n (n + extra), with more threads than n.
 
     No thread may touch index n or beyond (the buffers go on, so only ``n`` tells the kernel
@@ -421,11 +524,22 @@ def check_vec_add_kernel(ask, n: int, tpb: int, extra: int = 3, dtype="float32",
     a0, b0 = vec_inputs(size, dtype)
     c0 = np.full(size, SENTINEL, dtype)
     if blocks is None:
-        blocks = -(-n // tpb) + 1          # one whole block more than needed
-    call = (f"a, b = vec_inputs({size}, {str(np.dtype(dtype))!r}); c = np.full({size}, {SENTINEL}, a.dtype); "
-            f"{kernel_name}[{blocks}, {tpb}](a, b, c, {n})  # buffers of {size}, n = {n}")
-    obs = ask("kernel", kernel_name=kernel_name, griddim=blocks, blockdim=tpb, args=(a0.copy(), b0.copy(), c0, n),
-              device=device, replay=call, readonly=(0, 1), limits={0: n, 1: n, 2: n})
+        blocks = -(-n // tpb) + 1  # one whole block more than needed
+    call = (
+        f"a, b = vec_inputs({size}, {str(np.dtype(dtype))!r}); c = np.full({size}, {SENTINEL}, a.dtype); "
+        f"{kernel_name}[{blocks}, {tpb}](a, b, c, {n})  # buffers of {size}, n = {n}"
+    )
+    obs = ask(
+        "kernel",
+        kernel_name=kernel_name,
+        griddim=blocks,
+        blockdim=tpb,
+        args=(a0.copy(), b0.copy(), c0, n),
+        device=device,
+        replay=call,
+        readonly=(0, 1),
+        limits={0: n, 1: n, 2: n},
+    )
     a, b, c = obs["args"]
     if device == "cpu":
         writers = obs["writers"]
@@ -440,16 +554,17 @@ def check_vec_add_kernel(ask, n: int, tpb: int, extra: int = 3, dtype="float32",
     tail = c[n:]
     if not np.all(tail == SENTINEL):
         i = int(np.argwhere(tail != SENTINEL)[0][0]) + n
-        raise CheckFailed(f"{kernel_name} wrote c[{i}] although n = {n}: no thread may write at index >= n "
-                          f"(guard with `if i < n`, using n, not the array's size)" + _replay(call))
+        raise CheckFailed(
+            f"{kernel_name} wrote c[{i}] although n = {n}: no thread may write at index >= n "
+            f"(guard with `if i < n`, using n, not the array's size)" + _replay(call)
+        )
     want = a0[:n] + b0[:n]
     if not np.array_equal(c[:n], want):
         raise CheckFailed(f"{kernel_name} computed wrong values: {_first_diff(c[:n], want)}" + _replay(call))
     return {"threads": blocks * tpb, "writers": obs["writers"]}
 
 
-def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="launch_vec_add",
-                         blocks=None) -> None:
+def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="launch_vec_add", blocks=None) -> None:
     """Run the launcher unchanged, on whatever numba.cuda is where it runs (numba's own simulator
     on a CPU, the GPU on a GPU machine), and compare with numpy."""
     ask = _asked(ask, launcher)
@@ -462,13 +577,21 @@ def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="la
     _check_returned(obs["result"], (n,), dtype, launcher)
     c = obs["result"]["value"]
     if not np.array_equal(c, a0 + b0):
-        raise CheckFailed(f"on numba's own backend {launcher} returned wrong values: "
-                          f"{_first_diff(c, a0 + b0)}" + _replay(call))
+        raise CheckFailed(
+            f"on numba's own backend {launcher} returned wrong values: {_first_diff(c, a0 + b0)}" + _replay(call)
+        )
 
 
-def check_grid_stride_pattern(ask, n: int, blocks: int, tpb: int, dtype="float32", *,
-                              kernel_name="vec_add_grid_stride",
-                              launcher="launch_vec_add_grid_stride") -> None:
+def check_grid_stride_pattern(
+    ask,
+    n: int,
+    blocks: int,
+    tpb: int,
+    dtype="float32",
+    *,
+    kernel_name="vec_add_grid_stride",
+    launcher="launch_vec_add_grid_stride",
+) -> None:
     """Element i is computed by global thread i % (blocks * threads_per_block): the grid-stride
     loop, in which neighbouring threads touch neighbouring elements (coalesced accesses)."""
     obs, call = _run_vec_launcher(ask, n, tpb, dtype, "cpu", kernel_name, launcher, blocks)
@@ -488,7 +611,8 @@ def check_grid_stride_pattern(ask, n: int, blocks: int, tpb: int, dtype="float32
             f"not a grid-stride loop: c[{i}] was written by {who}, but in a grid-stride loop global thread "
             f"i % (blocks * threads_per_block) = {i % stride} computes it (start at cuda.grid(1), step by "
             f"cuda.gridsize(1)). Neighbouring threads then touch neighbouring elements, which a GPU "
-            f"coalesces into one memory transaction." + _replay(call))
+            f"coalesces into one memory transaction." + _replay(call)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -499,47 +623,72 @@ def _mm_call(m, k, n, launcher="launch_tiled_matmul"):
     return f"A, B = mat_inputs({m}, {k}, {n}); {launcher}(A, B)"
 
 
-def check_matmul_launch(ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul",
-                        launcher="launch_tiled_matmul") -> tuple:
+def check_matmul_launch(
+    ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
+) -> tuple:
     """One launch of TILE x TILE blocks, just enough of them to cover C (m x n)."""
     ask = _asked(ask, launcher)
     call = _mm_call(m, k, n, launcher)
-    launches = ask("config", launcher=launcher, kernel_name=kernel_name, args=mat_inputs(m, k, n),
-                   replay=call)["launches"]
+    launches = ask("config", launcher=launcher, kernel_name=kernel_name, args=mat_inputs(m, k, n), replay=call)[
+        "launches"
+    ]
     if not launches:
         if m == 0 or n == 0:
             return ()
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     if len(launches) > 1:
-        raise CheckFailed(f"{launcher} launched {kernel_name} {len(launches)} times: launch it once, "
-                          f"with a 2-D grid of tiles" + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name} {len(launches)} times: launch it once, "
+            f"with a 2-D grid of tiles" + _replay(call)
+        )
     g, bd = launches[0]["griddim"], launches[0]["blockdim"]
     raw_g, raw_b = launches[0]["raw"]
     if g is None:
-        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
-                          f"configuration (integers >= 1)" + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
+            f"configuration (integers >= 1)" + _replay(call)
+        )
     g, bd = tuple(g), tuple(bd)
     if bd != (TILE, TILE, 1):
-        raise CheckFailed(f"{launcher} launched blocks of shape {raw_b}: each block computes one "
-                          f"TILE x TILE tile of C, so blockdim must be (TILE, TILE) = ({TILE}, {TILE})"
-                          + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched blocks of shape {raw_b}: each block computes one "
+            f"TILE x TILE tile of C, so blockdim must be (TILE, TILE) = ({TILE}, {TILE})" + _replay(call)
+        )
     tiles_n, tiles_m = -(-n // TILE), -(-m // TILE)
     if g not in ((tiles_n, tiles_m, 1), (tiles_m, tiles_n, 1)):
-        raise CheckFailed(f"{launcher} launched a grid of {raw_g} blocks for C of shape ({m}, {n}): it needs "
-                          f"ceil({n}/{TILE}) = {tiles_n} blocks along the columns (x) and ceil({m}/{TILE}) = "
-                          f"{tiles_m} along the rows (y), i.e. ({tiles_n}, {tiles_m})" + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched a grid of {raw_g} blocks for C of shape ({m}, {n}): it needs "
+            f"ceil({n}/{TILE}) = {tiles_n} blocks along the columns (x) and ceil({m}/{TILE}) = "
+            f"{tiles_m} along the rows (y), i.e. ({tiles_n}, {tiles_m})" + _replay(call)
+        )
     return g
 
 
-def check_matmul_results(ask, m: int, k: int, n: int, device="cpu", *, kernel_name="tiled_matmul",
-                         launcher="launch_tiled_matmul", stats: bool = False):
+def check_matmul_results(
+    ask,
+    m: int,
+    k: int,
+    n: int,
+    device="cpu",
+    *,
+    kernel_name="tiled_matmul",
+    launcher="launch_tiled_matmul",
+    stats: bool = False,
+):
     """C = A @ B exactly (small integers in float32); no faults, races or divergent barriers.
     Returns the first launch as observed (with per-thread traffic if ``stats``), or None."""
     ask = _asked(ask, launcher)
     A0, B0 = mat_inputs(m, k, n)
     call = _mm_call(m, k, n, launcher)
-    obs = ask("launcher", launcher=launcher, kernel_name=kernel_name, args=mat_inputs(m, k, n), device=device,
-              replay=call, stats=stats)
+    obs = ask(
+        "launcher",
+        launcher=launcher,
+        kernel_name=kernel_name,
+        args=mat_inputs(m, k, n),
+        device=device,
+        replay=call,
+        stats=stats,
+    )
     if not all(_same(arr, orig) for arr, orig in zip(obs["inputs"], (A0, B0))):
         raise CheckFailed(f"{launcher} changed its input A or B: they must stay as they were" + _replay(call))
     launches = obs["launches"]
@@ -551,9 +700,11 @@ def check_matmul_results(ask, m: int, k: int, n: int, device="cpu", *, kernel_na
         if out is not None and out.shape == (m, n):
             miss = _unwritten(out)
             if miss:
-                raise CheckFailed(f"after {kernel_name}: {miss}. Each thread computes C[row, col] with "
-                                  f"row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + "
-                                  f"threadIdx.x" + _replay(call))
+                raise CheckFailed(
+                    f"after {kernel_name}: {miss}. Each thread computes C[row, col] with "
+                    f"row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + "
+                    f"threadIdx.x" + _replay(call)
+                )
     want = (A0.astype(np.float64) @ B0.astype(np.float64)).astype(np.float32)
     res = obs["result"]
     if res["type"] != "ndarray":
@@ -566,10 +717,11 @@ def check_matmul_results(ask, m: int, k: int, n: int, device="cpu", *, kernel_na
     if not np.array_equal(C, want):
         hint = ""
         if k > TILE:
-            hint = (f" With K = {k} > TILE the sum runs over {-(-k // TILE)} tiles: load a new pair of "
-                    f"tiles of A and B for each one (the chapter's kernel loads one tile only).")
-        raise CheckFailed(f"{launcher} returned a wrong C = A @ B: {_first_diff(C, want)}.{hint}"
-                          + _replay(call))
+            hint = (
+                f" With K = {k} > TILE the sum runs over {-(-k // TILE)} tiles: load a new pair of "
+                f"tiles of A and B for each one (the chapter's kernel loads one tile only)."
+            )
+        raise CheckFailed(f"{launcher} returned a wrong C = A @ B: {_first_diff(C, want)}.{hint}" + _replay(call))
     return first
 
 
@@ -577,8 +729,9 @@ def _coords(a: np.ndarray, i: int) -> tuple:
     return tuple(int(v) for v in a[i][:2])
 
 
-def check_matmul_traffic(ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul",
-                         launcher="launch_tiled_matmul") -> dict:
+def check_matmul_traffic(
+    ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
+) -> dict:
     """Global traffic of a tiled kernel: each block reads each needed tile of A and B once, so no
     more than 2 * TILE * TILE * ceil(K / TILE) global reads per block in all, and every thread
     writes C once (accumulating in a register). A naive kernel reads 2 * K per thread."""
@@ -592,8 +745,13 @@ def check_matmul_traffic(ask, m: int, k: int, n: int, *, kernel_name="tiled_matm
     bound = blocks * 2 * TILE * TILE * tiles
     reads = int(st["global_reads"].sum())
     naive = blocks * TILE * TILE * 2 * k
-    figures = {"global_reads": reads, "tiled_bound": bound, "naive": naive,
-               "shared_reads": int(st["shared_reads"].sum()), "threads": int(len(st["global_reads"]))}
+    figures = {
+        "global_reads": reads,
+        "tiled_bound": bound,
+        "naive": naive,
+        "shared_reads": int(st["shared_reads"].sum()),
+        "threads": int(len(st["global_reads"])),
+    }
     if reads > bound:
         w = int(np.argmax(st["global_reads"]))
         raise CheckFailed(
@@ -601,14 +759,16 @@ def check_matmul_traffic(ask, m: int, k: int, n: int, *, kernel_name="tiled_matm
             f"reads at most {bound} (each of the {blocks} block(s) loads {tiles} tile(s) of A and of B, one "
             f"element per thread per tile); a naive kernel reads {naive}. Thread {_coords(st['thread'], w)} of "
             f"block {_coords(st['block'], w)} made {int(st['global_reads'][w])} global reads. Inside the k loop "
-            f"read only the shared tiles, and keep the running sum in a local variable." + _replay(call))
+            f"read only the shared tiles, and keep the running sum in a local variable." + _replay(call)
+        )
     if len(st["global_writes"]):
         w = int(np.argmax(st["global_writes"]))
         if st["global_writes"][w] > 1:
             raise CheckFailed(
                 f"thread {_coords(st['thread'], w)} of block {_coords(st['block'], w)} wrote global memory "
                 f"{int(st['global_writes'][w])} times: accumulate the sum in a local variable and write "
-                f"C[row, col] once, at the end" + _replay(call))
+                f"C[row, col] once, at the end" + _replay(call)
+            )
     return figures
 
 
@@ -619,6 +779,7 @@ def check_matmul_traffic(ask, m: int, k: int, n: int, *, kernel_name="tiled_matm
 def _grading_line(name) -> bool:
     """While nbgrader autograde runs the notebook, print one line and stand aside."""
     from ch13lib import grading
+
     if grading():
         print(f"{name}: self-check skipped while grading (the hidden tests decide)")
         return True
@@ -628,8 +789,12 @@ def _grading_line(name) -> bool:
 def _is_stub(node) -> bool:
     """A def whose body is nothing but ``raise NotImplementedError()`` (after a docstring or ``pass``)."""
     import ast
-    body = [st for st in node.body
-            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)) and not isinstance(st, ast.Pass)]
+
+    body = [
+        st
+        for st in node.body
+        if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)) and not isinstance(st, ast.Pass)
+    ]
     exc = body[0].exc if len(body) == 1 and isinstance(body[0], ast.Raise) else None
     exc = exc.func if isinstance(exc, ast.Call) else exc
     return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
@@ -649,7 +814,7 @@ def _stubs(functions) -> list[str]:
             code = py.__code__
             lines = linecache.getlines(code.co_filename) or inspect.findsource(py)[0]
             tree = ast.parse("".join(lines))
-        except Exception:       # noqa: BLE001 - no source to read: the checks themselves will tell
+        except Exception:  # noqa: BLE001 - no source to read: the checks themselves will tell
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == py.__name__:
@@ -669,10 +834,12 @@ def _run_checks(title, checks, functions=()) -> bool:
     stubs = _stubs(functions)
     if stubs:
         names = " and ".join(f"`{n}`" for n in stubs)
-        print(f"  ✘ not implemented yet: {names} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
-              f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again.")
+        print(
+            f"  ✘ not implemented yet: {names} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
+            f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again."
+        )
         return False
-    ok, lines = True, []        # printed at the end: no ✔ for a cell that turns out to be a stub
+    ok, lines = True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
     for label, fn in checks:
         out = io.StringIO()
         try:
@@ -686,7 +853,7 @@ def _run_checks(title, checks, functions=()) -> bool:
         except CheckFailed as e:
             lines.append(f"  ✘ {label}: {e}")
             ok = False
-        except Exception as e:      # noqa: BLE001 - the student's code crashed
+        except Exception as e:  # noqa: BLE001 - the student's code crashed
             lines.append(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
             ok = False
         else:
@@ -694,8 +861,11 @@ def _run_checks(title, checks, functions=()) -> bool:
         if out.getvalue():
             lines.append(out.getvalue().rstrip("\n"))
     print("\n".join(lines))
-    print("All self-checks passed (the hidden tests try many more sizes)." if ok else
-          "Fix the ✘ lines above; each says how to replay the failing case.")
+    print(
+        "All self-checks passed (the hidden tests try many more sizes)."
+        if ok
+        else "Fix the ✘ lines above; each says how to replay the failing case."
+    )
     return ok
 
 
@@ -703,16 +873,21 @@ def self_check_vec_add(vec_add, launch_vec_add) -> bool:
     if _grading_line("vec_add"):
         return True
     ask = local(vec_add=vec_add, launch_vec_add=launch_vec_add)
-    return _run_checks("vec_add self-check (checking simulator):", [
-        ("launch config: n=1000, 256 threads/block -> 4 blocks", lambda: check_vec_add_launch(ask, 1000, 256)),
-        ("launch_vec_add(a, b) without threads_per_block: 256 threads/block (n=600 -> 3 blocks)",
-         lambda: check_vec_add_launch(ask, 600, 256, default_tpb=True)),
-        ("tail: n=37, 16 threads/block", lambda: check_vec_add_results(ask, 37, 16)),
-        ("n=1 with 1024 threads/block, int32", lambda: check_vec_add_results(ask, 1, 1024, "int32")),
-        ("n=0 returns an empty array", lambda: check_vec_add_results(ask, 0, 32)),
-        ("kernel touches nothing at i >= n (buffers longer than n)",
-         lambda: check_vec_add_kernel(ask, 20, 8)),
-    ], (vec_add, launch_vec_add))
+    return _run_checks(
+        "vec_add self-check (checking simulator):",
+        [
+            ("launch config: n=1000, 256 threads/block -> 4 blocks", lambda: check_vec_add_launch(ask, 1000, 256)),
+            (
+                "launch_vec_add(a, b) without threads_per_block: 256 threads/block (n=600 -> 3 blocks)",
+                lambda: check_vec_add_launch(ask, 600, 256, default_tpb=True),
+            ),
+            ("tail: n=37, 16 threads/block", lambda: check_vec_add_results(ask, 37, 16)),
+            ("n=1 with 1024 threads/block, int32", lambda: check_vec_add_results(ask, 1, 1024, "int32")),
+            ("n=0 returns an empty array", lambda: check_vec_add_results(ask, 0, 32)),
+            ("kernel touches nothing at i >= n (buffers longer than n)", lambda: check_vec_add_kernel(ask, 20, 8)),
+        ],
+        (vec_add, launch_vec_add),
+    )
 
 
 def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stride) -> bool:
@@ -720,32 +895,46 @@ def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stri
         return True
     ask = local(vec_add_grid_stride=vec_add_grid_stride, launch_vec_add_grid_stride=launch_vec_add_grid_stride)
     kw = dict(kernel_name="vec_add_grid_stride", launcher="launch_vec_add_grid_stride")
-    return _run_checks("vec_add_grid_stride self-check (checking simulator):", [
-        ("launches exactly blocks x threads", lambda: check_vec_add_launch(ask, 50, 8, blocks=2, **kw)),
-        ("grid smaller than n: 2 blocks x 8 threads, n=50",
-         lambda: check_vec_add_results(ask, 50, 8, blocks=2, **kw)),
-        ("grid larger than n: 3 blocks x 8 threads, n=5",
-         lambda: check_vec_add_results(ask, 5, 8, blocks=3, **kw)),
-        ("grid-stride pattern (coalesced)", lambda: check_grid_stride_pattern(ask, 40, 2, 4)),
-        ("kernel touches nothing at i >= n: 2 blocks x 4 threads, n=19, buffers of 24",
-         lambda: check_vec_add_kernel(ask, 19, 4, 5, blocks=2, kernel_name="vec_add_grid_stride")),
-    ], (vec_add_grid_stride, launch_vec_add_grid_stride))
+    return _run_checks(
+        "vec_add_grid_stride self-check (checking simulator):",
+        [
+            ("launches exactly blocks x threads", lambda: check_vec_add_launch(ask, 50, 8, blocks=2, **kw)),
+            (
+                "grid smaller than n: 2 blocks x 8 threads, n=50",
+                lambda: check_vec_add_results(ask, 50, 8, blocks=2, **kw),
+            ),
+            ("grid larger than n: 3 blocks x 8 threads, n=5", lambda: check_vec_add_results(ask, 5, 8, blocks=3, **kw)),
+            ("grid-stride pattern (coalesced)", lambda: check_grid_stride_pattern(ask, 40, 2, 4)),
+            (
+                "kernel touches nothing at i >= n: 2 blocks x 4 threads, n=19, buffers of 24",
+                lambda: check_vec_add_kernel(ask, 19, 4, 5, blocks=2, kernel_name="vec_add_grid_stride"),
+            ),
+        ],
+        (vec_add_grid_stride, launch_vec_add_grid_stride),
+    )
 
 
 def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> bool:
     if _grading_line("tiled_matmul"):
         return True
     ask = local(tiled_matmul=tiled_matmul, launch_tiled_matmul=launch_tiled_matmul)
-    return _run_checks("tiled_matmul self-check (checking simulator):", [
-        ("launch config for C 20 x 40", lambda: check_matmul_launch(ask, 20, 8, 40)),
-        ("one tile: 16 x 16 @ 16 x 16", lambda: check_matmul_results(ask, 16, 16, 16)),
-        ("ragged edges and two tiles of K: 5 x 20 @ 20 x 3",
-         lambda: check_matmul_results(ask, 5, 20, 3)),
-        ("global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
-         lambda: print_traffic(check_matmul_traffic(ask, 16, 48, 16))),
-    ], (tiled_matmul, launch_tiled_matmul))
+    return _run_checks(
+        "tiled_matmul self-check (checking simulator):",
+        [
+            ("launch config for C 20 x 40", lambda: check_matmul_launch(ask, 20, 8, 40)),
+            ("one tile: 16 x 16 @ 16 x 16", lambda: check_matmul_results(ask, 16, 16, 16)),
+            ("ragged edges and two tiles of K: 5 x 20 @ 20 x 3", lambda: check_matmul_results(ask, 5, 20, 3)),
+            (
+                "global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
+                lambda: print_traffic(check_matmul_traffic(ask, 16, 48, 16)),
+            ),
+        ],
+        (tiled_matmul, launch_tiled_matmul),
+    )
 
 
 def print_traffic(fig: dict) -> None:
-    print(f"    global reads {fig['global_reads']} (tiled bound {fig['tiled_bound']}, naive {fig['naive']}), "
-          f"shared reads {fig['shared_reads']}, threads {fig['threads']}")
+    print(
+        f"    global reads {fig['global_reads']} (tiled bound {fig['tiled_bound']}, naive {fig['naive']}), "
+        f"shared reads {fig['shared_reads']}, threads {fig['threads']}"
+    )

@@ -2,7 +2,8 @@
 
 Each check runs small *scenarios* (a few threads using your class) under ``ch13lib.sched``: your
 cell is loaded afresh for every schedule, and the scheduler tries the interleavings with the fewest
-deviations from the default schedule first. A failure is told as a story in your own lines, with a schedule string you can
+deviations from the default schedule first. A failure is told as a story in your own lines, with a
+schedule string you can
 replay::
 
     from ch13lib import sync_checks
@@ -11,6 +12,7 @@ replay::
 
 The hidden graders use the same scheduler with a larger budget and more scenarios.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,9 +32,9 @@ SUBJECT_API = ("explore_cell",)
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
-    name: str                 # what it checks, in a few words
-    code: str                 # the scenario: runs as the main thread, your module is ``m``
-    hints: tuple = ()         # (failure kind, what it usually means) pairs
+    name: str  # what it checks, in a few words
+    code: str  # the scenario: runs as the main thread, your module is ``m``
+    hints: tuple = ()  # (failure kind, what it usually means) pairs
     early_timeouts: bool = False
 
     def hint(self, kind: str) -> str:
@@ -43,11 +45,13 @@ class Scenario:
 # Helpers the scenarios use (harness code: the scheduler never switches threads inside them)
 # --------------------------------------------------------------------------------------------
 
+
 class Res:
     """A resource made by a pool's factory: named conn1, conn2, ... in the order they are made.
 
     Each factory is a fresh subclass (see :func:`new_factory`) with its own ``made`` count, so
     this class itself never changes (the grading subject treats a changed harness as tampering)."""
+
     made = 0
 
     def __init__(self) -> None:
@@ -58,7 +62,7 @@ class Res:
     def __repr__(self) -> str:
         return f"conn{self.n}"
 
-    def __hash__(self) -> int:          # no address-based hashing: same order on every run
+    def __hash__(self) -> int:  # no address-based hashing: same order on every run
         return self.n
 
     def __eq__(self, other) -> bool:
@@ -79,12 +83,14 @@ class Holders:
         self.peak = 0
 
     def got(self, r) -> None:
-        assert not any(r is h for h in self.held), \
+        assert not any(r is h for h in self.held), (
             f"{r!r} was handed to two threads at once (it was already checked out)"
+        )
         self.held.append(r)
         self.peak = max(self.peak, len(self.held))
-        assert len(self.held) <= self.size, \
+        assert len(self.held) <= self.size, (
             f"{len(self.held)} resources were checked out at once, but the pool's size is {self.size}"
+        )
 
     def giving_back(self, r) -> None:
         self.held = [h for h in self.held if h is not r]
@@ -95,7 +101,7 @@ class Holders:
 # --------------------------------------------------------------------------------------------
 
 FILENAME = "<your cell {}>"
-HELPERS = {"new_factory": new_factory, "Holders": Holders}     # names every scenario may use
+HELPERS = {"new_factory": new_factory, "Holders": Holders}  # names every scenario may use
 
 
 def run(source: str, scenario: Scenario, *, load=None, filename=None, **budget) -> sched.Report:
@@ -119,12 +125,18 @@ def explore_cell(cell, scenario: Scenario, obj_name: str, **budget) -> dict:
     if isinstance(scenario, dict):
         scenario = Scenario(**scenario)
     rep = run(None, scenario, load=cell.load, filename=cell.filename, **budget)
-    out = {"ok": rep.ok, "schedules": rep.schedules, "exhaustive": rep.exhaustive,
-           "random_schedules": rep.random_schedules, "threads": rep.threads}
+    out = {
+        "ok": rep.ok,
+        "schedules": rep.schedules,
+        "exhaustive": rep.exhaustive,
+        "random_schedules": rep.random_schedules,
+        "threads": rep.threads,
+    }
     if not rep.ok:
         message, example = feedback(scenario, rep.failure, obj_name)
-        out.update(kind=str(rep.failure.kind), schedule=str(rep.failure.schedule),
-                   message=str(message), example=str(example))
+        out.update(
+            kind=str(rep.failure.kind), schedule=str(rep.failure.schedule), message=str(message), example=str(example)
+        )
     return out
 
 
@@ -137,12 +149,14 @@ def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple
     if hint:
         msg += "\n" + hint
     code = textwrap.indent(scenario.code.strip("\n"), "    ")
-    example = (f"scenario '{scenario.name}', schedule \"{failure.schedule}\". Replay it in the notebook "
-               f"after running your cell:\n"
-               f"from ch13lib import sync_checks\n"
-               f"SCENARIO = '''\n{code}\n'''\n"
-               f"sync_checks.replay({obj_name}, SCENARIO, \"{failure.schedule}\""
-               f"{', early_timeouts=True' if scenario.early_timeouts else ''})")
+    example = (
+        f"scenario '{scenario.name}', schedule \"{failure.schedule}\". Replay it in the notebook "
+        f"after running your cell:\n"
+        f"from ch13lib import sync_checks\n"
+        f"SCENARIO = '''\n{code}\n'''\n"
+        f"sync_checks.replay({obj_name}, SCENARIO, \"{failure.schedule}\""
+        f"{', early_timeouts=True' if scenario.early_timeouts else ''})"
+    )
     return msg, example
 
 
@@ -159,9 +173,13 @@ def _stub_functions(tree: ast.Module, names) -> list[str]:
     """The functions ``names`` of a cell, and the methods of its classes ``names``, whose whole body is
     ``raise NotImplementedError`` (after a docstring or ``pass``): the parts of the exercise still to
     write, in the order they appear."""
+
     def is_stub(fn) -> bool:
-        body = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
-                and not isinstance(st, ast.Pass)]
+        body = [
+            st
+            for st in fn.body
+            if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)) and not isinstance(st, ast.Pass)
+        ]
         if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
             return False
         exc = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
@@ -174,8 +192,11 @@ def _stub_functions(tree: ast.Module, names) -> list[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_stub(node):
             out.append(node.name)
         elif isinstance(node, ast.ClassDef):
-            out += [f"{node.name}.{f.name}" for f in node.body
-                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_stub(f)]
+            out += [
+                f"{node.name}.{f.name}"
+                for f in node.body
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_stub(f)
+            ]
     return out
 
 
@@ -217,15 +238,18 @@ def _left_to_do(source: str, required=()) -> str:
     stubs = _stub_functions(tree, required)
     parts = []
     if missing:
-        parts.append(f"{_names(missing)} {'is' if len(missing) == 1 else 'are'} not defined in this cell "
-                     f"(the exercise asks for {_names(required)})")
+        parts.append(
+            f"{_names(missing)} {'is' if len(missing) == 1 else 'are'} not defined in this cell "
+            f"(the exercise asks for {_names(required)})"
+        )
     if stubs:
-        parts.append(f"{_names(stubs)} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
-                     f"(the stub)")
+        parts.append(f"{_names(stubs)} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError (the stub)")
     if not parts:
         return ""
-    return (f"{'; '.join(parts)}. Write {'it' if len(missing) + len(stubs) == 1 else 'them'}, run the cell, "
-            f"then run this check again.")
+    return (
+        f"{'; '.join(parts)}. Write {'it' if len(missing) + len(stubs) == 1 else 'them'}, run the cell, "
+        f"then run this check again."
+    )
 
 
 def _raised_in(failure: sched.Failure) -> str:
@@ -252,22 +276,26 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
     if todo:
         print(f"✘ {title}: not implemented yet: {todo}")
         return False
-    lines, ok = [], True       # printed at the end: no ✔ for a cell that turns out to be a stub
+    lines, ok = [], True  # printed at the end: no ✔ for a cell that turns out to be a stub
     for sc in scenarios:
         rep = run(source, sc, filename="<your cell>", **PUBLIC_BUDGET)
         if rep.ok:
             n = rep.schedules - rep.random_schedules
-            lines.append(f"✔ {sc.name}  ({n} schedule{'s' if n != 1 else ''}: "
-                         f"{'all' if rep.exhaustive else 'the first'} with ≤{rep.max_preemptions} "
-                         f"deviation{'s' if rep.max_preemptions != 1 else ''} from the default order"
-                         f"{f', + {rep.random_schedules} random' if rep.random_schedules else ''})")
+            lines.append(
+                f"✔ {sc.name}  ({n} schedule{'s' if n != 1 else ''}: "
+                f"{'all' if rep.exhaustive else 'the first'} with ≤{rep.max_preemptions} "
+                f"deviation{'s' if rep.max_preemptions != 1 else ''} from the default order"
+                f"{f', + {rep.random_schedules} random' if rep.random_schedules else ''})"
+            )
             continue
         ok = False
         msg, example = feedback(sc, rep.failure, obj_name)
         if msg.startswith("not implemented yet"):
             where = _raised_in(rep.failure)
-            print(f"✘ {title}: not implemented yet (the stub still raises NotImplementedError"
-                  f"{f' in `{where}`' if where else ''})")
+            print(
+                f"✘ {title}: not implemented yet (the stub still raises NotImplementedError"
+                f"{f' in `{where}`' if where else ''})"
+            )
             return False
         lines.append(f"✘ {msg}\n\n{example}\n")
         break
@@ -282,7 +310,9 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
 # --------------------------------------------------------------------------------------------
 
 COUNTER_SCENARIOS = [
-    Scenario("two threads, two increments each", '''
+    Scenario(
+        "two threads, two increments each",
+        '''
 c = m.SafeCounter()
 assert c.value == 0, f"a new SafeCounter has value {c.value!r}, expected 0"
 def worker():
@@ -294,16 +324,28 @@ for t in threads:
 for t in threads:
     t.join()
 assert c.value == 4, f"2 threads x 2 increments, but value is {c.value}, not 4: an update was lost"
-''', hints=(("check", "Two threads read the same old value and both wrote old+1: the read and the "
-                      "write of `+= 1` must happen under ONE lock, held by every increment."),)),
-    Scenario("count_with_threads(2, 2)", '''
+''',
+        hints=(
+            (
+                "check",
+                "Two threads read the same old value and both wrote old+1: the read and the "
+                "write of `+= 1` must happen under ONE lock, held by every increment.",
+            ),
+        ),
+    ),
+    Scenario(
+        "count_with_threads(2, 2)",
+        '''
 result = m.count_with_threads(2, 2)
 assert result == 4, f"count_with_threads(2, 2) returned {result!r}, expected 4"
-'''),
+''',
+    ),
 ]
 
 POOL_SCENARIOS = [
-    Scenario("size 1, two threads take turns", '''
+    Scenario(
+        "size 1, two threads take turns",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
 def worker():
@@ -317,9 +359,18 @@ for t in threads:
 for t in threads:
     t.join()
 assert pool.available == 1, f"after every thread gave its resource back, available is {pool.available}, not 1"
-''', hints=(("blocked_at_exit", "A thread stayed blocked in acquire() although a resource had been "
-                                "given back: release() must wake a waiting acquire()."),)),
-    Scenario("size 2 admits two holders at once", '''
+''',
+        hints=(
+            (
+                "blocked_at_exit",
+                "A thread stayed blocked in acquire() although a resource had been "
+                "given back: release() must wake a waiting acquire().",
+            ),
+        ),
+    ),
+    Scenario(
+        "size 2 admits two holders at once",
+        '''
 pool = m.ConnectionPool(2, factory=new_factory())
 both = threading.Barrier(2)          # each thread waits here until the other one holds a resource too
 def worker():
@@ -331,10 +382,19 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-''', hints=(("deadlock", "Too serial: with size=2 the second thread could not acquire while the first "
-                         "held a resource. The pool must let `size` threads hold resources at once "
-                         "(a lock held from acquire() to release() lets only one in)."),)),
-    Scenario("a body that raises still gives the resource back", '''
+''',
+        hints=(
+            (
+                "deadlock",
+                "Too serial: with size=2 the second thread could not acquire while the first "
+                "held a resource. The pool must let `size` threads hold resources at once "
+                "(a lock held from acquire() to release() lets only one in).",
+            ),
+        ),
+    ),
+    Scenario(
+        "a body that raises still gives the resource back",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 try:
     with pool.connection() as conn:
@@ -345,13 +405,18 @@ assert pool.available == 1, (f"after `with pool.connection()` whose body raised,
                              f"{pool.available}, not 1: the permit leaked (release in a finally)")
 r = pool.acquire(timeout=1.0)
 pool.release(r)
-'''),
+''',
+    ),
 ]
 
-_WAKE = ("A thread waits for ever: a put() or get() that changes the buffer must notify the threads "
-         "waiting for that change (with one condition for both kinds of waiters: notify_all).")
+_WAKE = (
+    "A thread waits for ever: a put() or get() that changes the buffer must notify the threads "
+    "waiting for that change (with one condition for both kinds of waiters: notify_all)."
+)
 BUFFER_SCENARIOS = [
-    Scenario("capacity 1, one producer, one consumer", '''
+    Scenario(
+        "capacity 1, one producer, one consumer",
+        '''
 buf = m.BoundedBuffer(1)
 got = []
 def producer():
@@ -367,11 +432,15 @@ for t in threads:
 for t in threads:
     t.join()
 assert got == [0, 1, 2], f"the consumer got {got}, expected [0, 1, 2] (every item once, in order)"
-''', hints=(("blocked_at_exit", _WAKE), ("deadlock", _WAKE))),
+''',
+        hints=(("blocked_at_exit", _WAKE), ("deadlock", _WAKE)),
+    ),
 ]
 
 BANK_SCENARIOS = [
-    Scenario("A->B and B->A at the same time", '''
+    Scenario(
+        "A->B and B->A at the same time",
+        '''
 a, b = m.Account(1, 100), m.Account(2, 100)
 def t1():
     assert m.transfer(a, b, 10) is True, "transfer(a, b, 10) with enough money must return True"
@@ -384,16 +453,25 @@ for t in threads:
     t.join()
 assert (a.balance, b.balance) == (110, 90), (f"balances {a.balance}, {b.balance}, expected 110, 90: "
                                             f"money was lost or created")
-''', hints=(("deadlock", "Each thread took its first account's lock and waits for the other's: take "
-                         "the two locks in one global order (for example by account id), whatever "
-                         "the direction of the transfer."),)),
+''',
+        hints=(
+            (
+                "deadlock",
+                "Each thread took its first account's lock and waits for the other's: take "
+                "the two locks in one global order (for example by account id), whatever "
+                "the direction of the transfer.",
+            ),
+        ),
+    ),
 ]
 
 
 # More public scenarios: the rules the notebook states, each in a small scenario of its own.
 # A self-check runs the one-thread ones first (the contract), then the concurrent ones.
 
-COUNTER_WORKERS = Scenario("count_with_threads(2, 2): worker threads, one counter, all joined", '''
+COUNTER_WORKERS = Scenario(
+    "count_with_threads(2, 2): worker threads, one counter, all joined",
+    '''
 seen_threads, seen_counters = [], []
 plain_increment = m.SafeCounter.increment
 def watched(self):
@@ -412,11 +490,20 @@ assert threading.main_thread() not in seen_threads, ("increment() ran in the cal
 assert threads_started() >= 1, "count_with_threads(2, 2) started no thread: the workers must be threads"
 assert len(seen_counters) == 1, (f"the 4 increments went to {len(seen_counters)} different SafeCounter "
                                  f"objects: every worker must increment the same, ONE counter")
-''', hints=(("check", "Make ONE SafeCounter, start all n_threads threads on it, join all of them, then "
-                      "read counter.value."),), early_timeouts=True)
+''',
+    hints=(
+        (
+            "check",
+            "Make ONE SafeCounter, start all n_threads threads on it, join all of them, then read counter.value.",
+        ),
+    ),
+    early_timeouts=True,
+)
 
 POOL_CONTRACT = [
-    Scenario("one thread: size, available, resources reused", '''
+    Scenario(
+        "one thread: size, available, resources reused",
+        '''
 for bad in (0, -4):
     try:
         m.ConnectionPool(bad)
@@ -439,10 +526,19 @@ for _ in range(4):
     pool.release(pool.acquire())
 assert make.made <= 3, (f"a pool of size 3 called its factory {make.made} times: make at most size "
                         f"resources, and hand out released ones again")
-''', hints=(("deadlock", "One thread could not take a second resource of a pool of size 3: the pool must "
-                         "let `size` resources out at once (a lock held from acquire() to release() "
-                         "lets only one out)."),)),
-    Scenario("one thread: acquire(timeout) raises TimeoutError", '''
+''',
+        hints=(
+            (
+                "deadlock",
+                "One thread could not take a second resource of a pool of size 3: the pool must "
+                "let `size` resources out at once (a lock held from acquire() to release() "
+                "lets only one out).",
+            ),
+        ),
+    ),
+    Scenario(
+        "one thread: acquire(timeout) raises TimeoutError",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 r = pool.acquire()
 try:
@@ -454,10 +550,19 @@ else:
                          f"when the time is up it must raise TimeoutError")
 assert pool.available == 0, f"after a timed-out acquire, available={pool.available}, expected 0"
 pool.release(r)
-''', hints=(("deadlock", "acquire(timeout=0.1) waited for ever: hand the timeout to the call that blocks "
-                         "(Semaphore.acquire(timeout=...) returns False when time is up) and raise "
-                         "TimeoutError then."),)),
-    Scenario("one thread: a wrong release raises ValueError and changes nothing", '''
+''',
+        hints=(
+            (
+                "deadlock",
+                "acquire(timeout=0.1) waited for ever: hand the timeout to the call that blocks "
+                "(Semaphore.acquire(timeout=...) returns False when time is up) and raise "
+                "TimeoutError then.",
+            ),
+        ),
+    ),
+    Scenario(
+        "one thread: a wrong release raises ValueError and changes nothing",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 try:
     pool.release(object())
@@ -484,12 +589,21 @@ else:
     raise AssertionError(f"a pool of size 1 handed out {other!r} while {r!r} was still out: some release() "
                          f"(maybe a refused one) added a permit that no acquire() had taken")
 pool.release(r)
-''', hints=(("check", "release() must check that the resource is checked out right now, and then give back "
-                      "exactly one permit; a refused release changes nothing."),)),
+''',
+        hints=(
+            (
+                "check",
+                "release() must check that the resource is checked out right now, and then give back "
+                "exactly one permit; a refused release changes nothing.",
+            ),
+        ),
+    ),
 ]
 
 POOL_RACES = [
-    Scenario("size 1: a waiter woken while the resource is taken again", '''
+    Scenario(
+        "size 1: a waiter woken while the resource is taken again",
+        '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
 mine = pool.acquire()
@@ -510,11 +624,23 @@ holders.giving_back(mine)
 pool.release(mine)
 t.join()
 assert pool.available == 1, f"after every thread gave its resource back, available is {pool.available}, not 1"
-''', hints=(("blocked_at_exit", "A thread stayed blocked in acquire() although a resource had been "
-                                "given back: release() must wake a waiting acquire()."),
-            ("exception", "A thread woke up in acquire() and went on, but another thread had taken the "
-                          "free resource first: re-check in a `while` loop around wait()."))),
-    Scenario("two threads release one resource at once", '''
+''',
+        hints=(
+            (
+                "blocked_at_exit",
+                "A thread stayed blocked in acquire() although a resource had been "
+                "given back: release() must wake a waiting acquire().",
+            ),
+            (
+                "exception",
+                "A thread woke up in acquire() and went on, but another thread had taken the "
+                "free resource first: re-check in a `while` loop around wait().",
+            ),
+        ),
+    ),
+    Scenario(
+        "two threads release one resource at once",
+        '''
 pool = m.ConnectionPool(2, factory=new_factory())
 r = pool.acquire()
 said = []
@@ -532,14 +658,25 @@ for t in threads:
 assert sorted(said) == ["ValueError", "released"], (f"two threads called release({r!r}) for one resource "
     f"that was out: {sorted(said)}; one must succeed and the other raise ValueError")
 assert pool.available == 2, f"afterwards available={pool.available}, expected 2"
-''', hints=(("check", "Check that the resource is out AND mark it returned in ONE critical section: with "
-                      "the check in one and the update in another, both releases pass the check."),)),
+''',
+        hints=(
+            (
+                "check",
+                "Check that the resource is out AND mark it returned in ONE critical section: with "
+                "the check in one and the update in another, both releases pass the check.",
+            ),
+        ),
+    ),
 ]
 
-_WHILE = ("A thread woke up from wait() and went on although the buffer was empty (or full) again: "
-          "another thread got there first. Re-check the condition in a `while` loop around wait().")
+_WHILE = (
+    "A thread woke up from wait() and went on although the buffer was empty (or full) again: "
+    "another thread got there first. Re-check the condition in a `while` loop around wait()."
+)
 BUFFER_MORE = [
-    Scenario("one thread: capacity, first in first out, len", '''
+    Scenario(
+        "one thread: capacity, first in first out, len",
+        '''
 for bad in (0, -2):
     try:
         m.BoundedBuffer(bad)
@@ -557,8 +694,11 @@ buf.put(0)
 rest = [buf.get(), buf.get()]
 assert rest == ["q", 0], f"the next two get() calls returned {rest}, expected ['q', 0] (first in, first out)"
 assert len(buf) == 0, f"after taking everything out, len is {len(buf)}, expected 0"
-'''),
-    Scenario("capacity 1, two consumers and one producer", '''
+''',
+    ),
+    Scenario(
+        "capacity 1, two consumers and one producer",
+        '''
 buf = m.BoundedBuffer(1)
 got = []
 def consumer():
@@ -574,8 +714,12 @@ for t in threads:
 for t in threads:
     t.join()
 assert sorted(got) == [10, 20], f"the two consumers got {got}, expected 10 and 20, once each"
-''', hints=(("blocked_at_exit", _WAKE), ("deadlock", _WAKE), ("exception", _WHILE))),
-    Scenario("capacity 1, two producers, then this thread takes both items", '''
+''',
+        hints=(("blocked_at_exit", _WAKE), ("deadlock", _WAKE), ("exception", _WHILE)),
+    ),
+    Scenario(
+        "capacity 1, two producers, then this thread takes both items",
+        '''
 buf = m.BoundedBuffer(1)
 def producer(item):
     buf.put(item)
@@ -589,15 +733,28 @@ got = [buf.get(), buf.get()]
 for t in threads:
     t.join()
 assert sorted(got) == ["u", "v"], f"the two get() calls returned {got}, expected u and v, once each"
-''', hints=(("blocked_at_exit", _WAKE), ("deadlock", _WAKE), ("exception", _WHILE),
-            ("check", "Check for room and add the item in ONE critical section: if put() lets go of the "
-                      "lock between the two, another producer fills the free slot first."))),
+''',
+        hints=(
+            ("blocked_at_exit", _WAKE),
+            ("deadlock", _WAKE),
+            ("exception", _WHILE),
+            (
+                "check",
+                "Check for room and add the item in ONE critical section: if put() lets go of the "
+                "lock between the two, another producer fills the free slot first.",
+            ),
+        ),
+    ),
 ]
 
-_BOTH_LOCKS = ("The check `src.balance >= amount` and the debit that relies on it must happen in ONE "
-               "critical section, holding the locks of both accounts.")
+_BOTH_LOCKS = (
+    "The check `src.balance >= amount` and the debit that relies on it must happen in ONE "
+    "critical section, holding the locks of both accounts."
+)
 BANK_MORE = [
-    Scenario("one thread: paid, refused, to the same account", '''
+    Scenario(
+        "one thread: paid, refused, to the same account",
+        '''
 a, b = m.Account(1, 40), m.Account(2, 5)
 ok = m.transfer(a, b, 15)
 assert ok is True and (a.balance, b.balance) == (25, 20), (f"transfer(a, b, 15) from a balance of 40 "
@@ -608,9 +765,18 @@ assert ok is False and (a.balance, b.balance) == (25, 20), (f"transfer(b, a, 21)
 ok = m.transfer(a, a, 10)
 assert ok is True and a.balance == 25, (f"transfer(a, a, 10) (from an account to itself) returned "
     f"{ok!r} with balance {a.balance}; expected True and no change")
-''', hints=(("deadlock", "transfer(a, a, ...) takes the same account's lock twice, and a Lock is not "
-                         "re-entrant: handle src is dst on its own (or use an RLock)."),)),
-    Scenario("two payments from one account that can afford only one", '''
+''',
+        hints=(
+            (
+                "deadlock",
+                "transfer(a, a, ...) takes the same account's lock twice, and a Lock is not "
+                "re-entrant: handle src is dst on its own (or use an RLock).",
+            ),
+        ),
+    ),
+    Scenario(
+        "two payments from one account that can afford only one",
+        '''
 a, b = m.Account(1, 9), m.Account(2, 0)
 paid = []
 def pay():
@@ -623,14 +789,25 @@ for t in threads:
 assert a.balance >= 0, f"account a went negative ({a.balance}): two payments of 6 out of 9 both went through"
 assert sorted(paid) == [False, True], f"two payments of 6 out of 9 returned {paid}; expected one True, one False"
 assert (a.balance, b.balance) == (3, 6), f"balances {a.balance}, {b.balance}; expected 3, 6"
-''', hints=(("check", _BOTH_LOCKS),)),
+''',
+        hints=(("check", _BOTH_LOCKS),),
+    ),
 ]
 
 
 def public_scenario(name: str) -> Scenario:
     """The public scenario called ``name`` (the hidden graders pick them by name, not position)."""
-    for s in (COUNTER_SCENARIOS + [COUNTER_WORKERS] + POOL_SCENARIOS + POOL_CONTRACT + POOL_RACES
-              + BUFFER_SCENARIOS + BUFFER_MORE + BANK_SCENARIOS + BANK_MORE):
+    for s in (
+        COUNTER_SCENARIOS
+        + [COUNTER_WORKERS]
+        + POOL_SCENARIOS
+        + POOL_CONTRACT
+        + POOL_RACES
+        + BUFFER_SCENARIOS
+        + BUFFER_MORE
+        + BANK_SCENARIOS
+        + BANK_MORE
+    ):
         if s.name == name:
             return s
     raise KeyError(f"no public scenario is called {name!r}")
@@ -638,23 +815,39 @@ def public_scenario(name: str) -> Scenario:
 
 def check_counter(SafeCounter, count_with_threads=None) -> bool:
     """Self-check of the `counter` cell (pass the class; the whole cell is re-run)."""
-    return _self_check("counter", SafeCounter, COUNTER_SCENARIOS + [COUNTER_WORKERS], "SafeCounter",
-                       ("SafeCounter", "count_with_threads"))
+    return _self_check(
+        "counter",
+        SafeCounter,
+        COUNTER_SCENARIOS + [COUNTER_WORKERS],
+        "SafeCounter",
+        ("SafeCounter", "count_with_threads"),
+    )
 
 
 def check_pool(ConnectionPool) -> bool:
     """Self-check of the `semaphore_pool` cell."""
-    return _self_check("semaphore_pool", ConnectionPool, POOL_CONTRACT + POOL_SCENARIOS + POOL_RACES,
-                       "ConnectionPool", ("ConnectionPool",))
+    return _self_check(
+        "semaphore_pool",
+        ConnectionPool,
+        POOL_CONTRACT + POOL_SCENARIOS + POOL_RACES,
+        "ConnectionPool",
+        ("ConnectionPool",),
+    )
 
 
 def check_buffer(BoundedBuffer) -> bool:
     """Self-check of the `bounded_buffer` cell."""
-    return _self_check("bounded_buffer", BoundedBuffer, BUFFER_MORE[:1] + BUFFER_SCENARIOS + BUFFER_MORE[1:],
-                       "BoundedBuffer", ("BoundedBuffer",))
+    return _self_check(
+        "bounded_buffer",
+        BoundedBuffer,
+        BUFFER_MORE[:1] + BUFFER_SCENARIOS + BUFFER_MORE[1:],
+        "BoundedBuffer",
+        ("BoundedBuffer",),
+    )
 
 
 def check_bank(transfer) -> bool:
     """Self-check of the `bank_transfer` cell (pass `transfer` or `Account`)."""
-    return _self_check("bank_transfer", transfer, BANK_MORE[:1] + BANK_SCENARIOS + BANK_MORE[1:], "transfer",
-                       ("Account", "transfer"))
+    return _self_check(
+        "bank_transfer", transfer, BANK_MORE[:1] + BANK_SCENARIOS + BANK_MORE[1:], "transfer", ("Account", "transfer")
+    )
