@@ -1,5 +1,6 @@
 """nbgrader configuration of the Ch13 §04 kit: the plain `nbgrader autograde ch13_04` grades
 tamper-proof with the kit's graders (docs/design.md). The course root is the folder nbgrader runs in."""
+
 import os
 import sys
 
@@ -8,9 +9,19 @@ if KIT not in sys.path:
     sys.path.insert(0, KIT)
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearMarkScheme,  # noqa: E402
-                                    ClearOutput, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
-                                    LimitOutput, LockCells, OverwriteKernelspec, SaveAutoGrades)
+from nbgrader.preprocessors import (  # noqa: E402
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearMarkScheme,
+    ClearOutput,
+    DeduplicateIds,
+    IgnorePattern,
+    IncludeHeaderFooter,
+    LimitOutput,
+    LockCells,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
 
 from kit.execute import SafeExecute  # noqa: E402
 from kit.external_grade import ExternalGrade  # noqa: E402
@@ -21,8 +32,7 @@ c = get_config()  # noqa: F821
 
 c.CourseDirectory.course_id = "ch13_04_course"
 c.CourseDirectory.solution_directory = "solutions"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis",
-                            "*.pt", "ray_*"]
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis", "*.pt", "ray_*"]
 
 # Each answer region becomes this stub in the release (indented like the region it replaces).
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE / 在此作答\nraise NotImplementedError()"}
@@ -30,16 +40,24 @@ c.ClearSolutions.enforce_metadata = True
 # nbgrader's own list, with ClearSolutions replaced: cells marked `ch13.stub = in_place` (the quiz)
 # keep no raise below the stub the student fills in (kit/stubs.py).
 from nbgrader.converters import GenerateAssignment  # noqa: E402
-c.GenerateAssignment.preprocessors = [ClearSolutionsInPlace if p.__name__ == "ClearSolutions" else p
-                                      for p in GenerateAssignment.class_traits()["preprocessors"].default()]
+
+c.GenerateAssignment.preprocessors = [
+    ClearSolutionsInPlace if p.__name__ == "ClearSolutions" else p
+    for p in GenerateAssignment.class_traits()["preprocessors"].default()
+]
 
 # Solutions are committed: without execution they are deterministic (and quick to regenerate).
 c.GenerateSolution.preprocessors = [IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme]
 
 # A deleted or stripped locked cell is put back from the gradebook instead of vanishing
 # (RobustOverwriteCells: nbgrader's own version raises KeyError after a locked markdown cell).
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec,
-                                      RobustOverwriteCells, CheckCellMetadata]
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RobustOverwriteCells,
+    CheckCellMetadata,
+]
 c.RobustOverwriteCells.add_missing_cells = True
 
 # NB: order matters. SafeExecute runs the (sandboxed) kernel; ExternalGrade then overwrites every
@@ -54,7 +72,7 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-c.Execute.timeout = 30             # per cell: answer cells only define things, self-checks stand aside
+c.Execute.timeout = 30  # per cell: answer cells only define things, self-checks stand aside
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = True
-c.ExternalGrade.timeout = 0.0      # 0: each grader's own hang guard (graders/<id>.py)
+c.ExternalGrade.timeout = 0.0  # 0: each grader's own hang guard (graders/<id>.py)
