@@ -41,7 +41,7 @@ def main(argv=None) -> int:
 
     from graders import load_grader
     from graders.api import Result
-    from graders.screen import screen
+    from graders.screen import refusals, screen
 
     grader = load_grader(args.grade_id)
     if args.budget:
@@ -65,8 +65,18 @@ def main(argv=None) -> int:
     emit = _emitter(key, results)
     del key
     emit({"plan": grader.plan()})
+    refused = refusals(source)
+    if refused:  # spellings that only serve to reach into the process that runs the cell
+        why = (
+            "not graded: this cell reaches into the process that grades it (the kit's modules, frames, "
+            "code objects, hooks or raw memory), which no exercise needs. A TA will review it.\n"
+            + "\n".join(refused)
+        )
+        for t in grader.tests:
+            emit(Result(t.name, 0.0, t.points, False, why).to_json())
+        return 0
     flagged = screen(source)
-    if flagged:  # an early warning for the TA; the score is the tests' alone
+    if flagged:  # honest code writes these too: an early warning for the TA, no change to the score
         emit({"flags": flagged})
     try:
         compile(source, f"<answer cell {args.grade_id}>", "exec")

@@ -1,9 +1,17 @@
-"""A static screen of an answer cell for attempts to tamper with the grader process.
+"""A static screen of an answer cell: an early warning for the TA, read by the judge.
 
-Student code runs inside the grader's process (sandboxed, see kit/sandbox.py). Code that reaches
-into that process — the module table, interpreter frames, the garbage collector's object lists,
-tracing hooks, ctypes, the builtins — could forge a verdict, so such a cell is not graded: it
-scores 0 and the TA sees which lines were flagged. None of these is needed by any exercise.
+The cell never runs in the judge (docs/design.md, "Judge and subject"), so the screen is not what
+keeps verdicts safe. It sorts what it finds in two:
+
+- **refused** (:func:`refusals`): spellings no exercise needs and that only serve to reach into
+  the process that runs the cell — the kit's own modules, frames, code objects, closures and
+  function globals, ``__subclasses__``, the builtins, trace and audit hooks, raw memory, ``eval``,
+  ``exec`` and ``__import__``. Such a cell is not graded (0, "A TA will review it").
+- **flagged** (the rest of :func:`screen`): idioms that honest code uses too — ``vars(self)``,
+  ``setattr``/``getattr`` with a computed name, ``obj._private``, ``model.modules()``, assigning
+  to a library's attribute (``torch.backends.cudnn.deterministic = True``), ``ray.kill``. They
+  are printed under the verdict for the TA and change no score; the subject's tamper report and
+  audit hook judge what the code actually does.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ FORBIDDEN_MODULES = {
     "signal",
     "pty",
     "graders",
+    "kit",
     "ch13lib",
     "hypothesis",
     "pytest",
@@ -66,10 +75,16 @@ FORBIDDEN_ATTRIBUTES = {
     "killpg": "killing processes",
     "fork": "os.fork",
     "forkpty": "os.forkpty",
+    "importlib": "the import machinery",
 }
 FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "globals", "breakpoint", "vars"}
 ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
 MEMORY_NAMES = {"__array_interface__", "__array_struct__"}
+# Findings that honest code produces too: flagged for the TA, never refused.
+HONEST_TOO = ("uses a namespace's __dict__", "uses sys.modules", "uses attribute lookup by name",
+              "uses killing processes", "uses vars", "with a computed attribute name",
+              "of a private attribute", "monkeypatches", "private attribute", "as a value",
+              "imports from ch13lib", "imports ch13lib")
 
 
 def _root(node: ast.AST) -> ast.AST:
@@ -167,8 +182,13 @@ def _monkeypatches(tree: ast.AST) -> dict[int, str]:
     return found
 
 
+def refusals(source: str) -> list[str]:
+    """The findings of :func:`screen` that no honest answer produces: the cell is not graded."""
+    return [line for line in screen(source) if not any(h in line.split(": ", 2)[1] for h in HONEST_TOO)]
+
+
 def screen(source: str) -> list[str]:
-    """Reasons this cell must not run in the grader, one per offending line ([] when clean)."""
+    """Everything the screen finds, one line per offending line ([] when clean)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

@@ -122,85 +122,92 @@ TRUSTED_ONLY = frozenset(
     }
 )
 
-_events: list[str] = []  # what was refused, for the TA (read by kit/subject.py)
-_local = threading.local()  # per thread: inside the hook already (the hook's own events)
+# Reading a traceback's frames to *format* it (traceback.print_exc, logging.exception) is what
+# every honest retry loop does: for tb_frame reads these formatting modules count as the caller.
+FORMATTERS = frozenset({"traceback", "logging", "linecache"})
 
 
-def _module_of(frame) -> str:
-    try:
-        return (frame.f_globals.get("__name__") or "").split(".")[0]
-    except Exception:  # noqa: BLE001 - a frame with odd globals: unknown module
-        return ""
+def install():
+    """Install the hook; return the function that hands over (and forgets) the refused events.
 
+    Everything the hook decides with is bound here, in its closure, when it is installed: the
+    hook object itself is reachable only from the interpreter's list of audit hooks (not from
+    Python), so a cell that rebinds this module's tables changes nothing. Keep the returned
+    function private (kit/subject.py holds it in a local variable)."""
+    events: list[str] = []
+    local = threading.local()
+    getframe, stu, helpers, one_hop, trusted = sys._getframe, STUDENT_PREFIX, HELPERS, ONE_HOP, TRUSTED
+    frame_attrs, func_attrs, forbidden = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS
+    from_student, prefixes, trusted_only_events = FROM_STUDENT, FROM_STUDENT_PREFIXES, TRUSTED_ONLY
+    formatters, here = FORMATTERS, __file__
 
-def _student(frame) -> bool:
-    return frame is not None and frame.f_code.co_filename.startswith(STUDENT_PREFIX)
+    def module_of(frame) -> str:
+        try:
+            return (frame.f_globals.get("__name__") or "").split(".")[0]
+        except Exception:  # noqa: BLE001 - a frame with odd globals: unknown module
+            return ""
 
+    def student(frame) -> bool:
+        return frame is not None and frame.f_code.co_filename.startswith(stu)
 
-def _asked_by_student(frame) -> bool:
-    """Does the nearest non-helper frame, from the event's caller outwards, belong to the cell?"""
-    while frame is not None and _module_of(frame) in HELPERS:
-        frame = frame.f_back
-    if _student(frame):
+    def asked_by_student(frame, event: str, args: tuple) -> bool:
+        if event == "object.__getattr__" and args[1] == "tb_frame" and module_of(frame) in formatters:
+            return False  # formatting an exception, not walking frames
+        while frame is not None and module_of(frame) in helpers:
+            frame = frame.f_back
+        if student(frame):
+            return True
+        return frame is not None and module_of(frame) in one_hop and student(frame.f_back)
+
+    def relevant(event: str, args: tuple) -> bool:
+        if event == "import":
+            name = args[0] if args and type(args[0]) is str else ""
+            return name.split(".")[0] in forbidden
+        if event == "object.__getattr__":
+            return len(args) > 1 and args[1] in frame_attrs
+        if event in ("object.__setattr__", "object.__delattr__"):
+            target = args[0] if args else None
+            if len(args) < 2 or args[1] not in func_attrs:
+                return False
+            code = getattr(target, "__code__", None) if type(target).__name__ == "function" else None
+            return not (code is not None and code.co_filename.startswith(stu))  # their own: fine
         return True
-    return frame is not None and _module_of(frame) in ONE_HOP and _student(frame.f_back)
 
-
-def _relevant(event: str, args: tuple) -> bool:
-    if event == "import":
-        name = args[0] if args and type(args[0]) is str else ""
-        return name.split(".")[0] in FORBIDDEN_IMPORTS
-    if event == "object.__getattr__":
-        return len(args) > 1 and args[1] in FRAME_ATTRS
-    if event in ("object.__setattr__", "object.__delattr__"):
-        target = args[0] if args else None
-        if len(args) < 2 or args[1] not in FUNC_ATTRS:
-            return False
-        code = getattr(target, "__code__", None) if type(target).__name__ == "function" else None
-        return not (code is not None and code.co_filename.startswith(STUDENT_PREFIX))  # their own: fine
-    return True
-
-
-def _hook(event: str, args: tuple) -> None:
-    # The fast path first: the scheduler's tracer alone raises ~10^6 events a grading (f_code reads).
-    if event == "object.__getattr__":
-        if len(args) < 2 or args[1] not in FRAME_ATTRS:
+    def hook(event: str, args: tuple) -> None:
+        # The fast path first: the scheduler's tracer alone raises ~10^6 events a grading.
+        if event == "object.__getattr__":
+            if len(args) < 2 or args[1] not in frame_attrs:
+                return
+        elif event not in from_student and event not in trusted_only_events and not event.startswith(prefixes):
             return
-    elif event not in FROM_STUDENT and event not in TRUSTED_ONLY and not event.startswith(FROM_STUDENT_PREFIXES):
-        return
-    if getattr(_local, "busy", False) or not _relevant(event, args):
-        return
-    trusted_only = event in TRUSTED_ONLY
-    _local.busy = True
-    try:
-        caller = sys._getframe(1)
-        while caller is not None and caller.f_code.co_filename == __file__:
-            caller = caller.f_back
-        if trusted_only:
-            refuse = _module_of(caller) not in TRUSTED
-        else:
-            refuse = _asked_by_student(caller)
-    finally:
-        _local.busy = False
-    if refuse:
+        if getattr(local, "busy", False) or not relevant(event, args):
+            return
+        local.busy = True
+        try:
+            caller = getframe(1)
+            while caller is not None and caller.f_code.co_filename == here:
+                caller = caller.f_back
+            if event in trusted_only_events:
+                refuse = module_of(caller) not in trusted
+            else:
+                refuse = asked_by_student(caller, event, args)
+        finally:
+            local.busy = False
+        if not refuse:
+            return
         what = event + (f" {args[0]}" if event == "import" else f" .{args[1]}" if event.startswith("object.") else "")
-        where = ""
         f = caller
-        while f is not None and not _student(f):
+        while f is not None and not student(f):
             f = f.f_back
-        if f is not None:
-            where = f" (line {f.f_lineno} of the cell)"
-        if len(_events) < 50:
-            _events.append(what + where)
+        where = f" (line {f.f_lineno} of the cell)" if f is not None else ""
+        if len(events) < 50:
+            events.append(what + where)
         raise PermissionError(f"the grading sandbox refused `{what}`: no exercise needs it; a TA will review this cell")
 
+    def refused() -> list[str]:
+        out = list(events)
+        events.clear()
+        return out
 
-def install() -> None:
-    sys.addaudithook(_hook)
-
-
-def refused() -> list[str]:
-    """The refused events so far, and forget them."""
-    out = list(_events)
-    _events.clear()
-    return out
+    sys.addaudithook(hook)
+    return refused

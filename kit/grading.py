@@ -157,7 +157,9 @@ def grade_cell(
             proc = subprocess.Popen(
                 cmd,
                 cwd=ROOT,
-                env=_env(token),
+                # TMPDIR: the subjects' folders and logs live inside ours, removed below even when
+                # the judge itself was killed (a watchdog kill, a hang)
+                env={**_env(token), "TMPDIR": work},
                 stdin=subprocess.PIPE,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 from kit import ROOT, wire
-from kit.jobs import job_pids, kill_as, sandbox_uid
+from kit.jobs import job_pids, kill_as, remove_cpu_group, sandbox_uid
 
 IDLE_WINDOW_S = 5.0
 IDLE_CPU_S = 0.5  # CPU-seconds over the idle window below which the job counts as idle
@@ -138,7 +138,8 @@ class Subject:
 
     # ------------------------------------------------------------ process
     def _command(self) -> list[str]:
-        subject = [sys.executable, "-m", "kit.subject", self.grade_id, "answer.py"] + self.harness
+        entry = "import sys, kit.subject; kit.subject.run(sys.argv[1:])"
+        subject = [sys.executable, "-c", entry, self.grade_id, "answer.py"] + self.harness
         if not self.sandbox:
             return subject
         cmd = [
@@ -224,6 +225,7 @@ class Subject:
 
     def close(self) -> None:
         self.stop()
+        remove_cpu_group(self.token)  # empty once the subject is gone (grade_cell's kill_job does it too)
         shutil.rmtree(self.work, ignore_errors=True)
         if os.path.exists(self.log_path):
             os.remove(self.log_path)
@@ -302,14 +304,33 @@ class Subject:
         return reply
 
     def _wait(self, fd: int):
+        """Read one answer frame under the hang guard: a subject that sends part of a frame and
+        stops is as hung as one that sends nothing."""
         start = time.monotonic()
         pids = None
         cpu0 = None
         window: list[tuple[float, float]] = []
+        os.set_blocking(fd, False)
+        buffer, need = bytearray(), wire.HEADER.size
         while True:
             ready, _, _ = select.select([fd], [], [], POLL_S)
             if ready:
-                break
+                try:
+                    chunk = os.read(fd, min(need - len(buffer), 1 << 20))
+                except BlockingIOError:
+                    chunk = None
+                if chunk == b"":
+                    raise EOFError("the subject closed the channel")
+                if chunk:
+                    buffer += chunk
+                    if len(buffer) == need and need == wire.HEADER.size:
+                        (size,) = wire.HEADER.unpack(bytes(buffer))
+                        if size > wire.MAX_FRAME:
+                            raise wire.WireError(f"a frame of {size} bytes, over the limit of {wire.MAX_FRAME}")
+                        need += size
+                    if len(buffer) == need:
+                        break
+                    continue
             now = time.monotonic() - start
             if now < 0.5:
                 continue
@@ -331,7 +352,7 @@ class Subject:
                 raise Lost(self._hang_text())
         if cpu0 is not None:
             self.budget_s -= max(0.0, _cpu_seconds(pids) - cpu0)
-        return wire.read_frame(fd)
+        return wire.decode(bytes(buffer[wire.HEADER.size :]))
 
     def _hang_text(self) -> str:
         return (

@@ -153,7 +153,9 @@ def snapshot(harness: list[str]) -> dict:
     with its classes (``type(comm).send = ...`` is a monkeypatch too)."""
     snap = {}
     for name, mod in list(sys.modules.items()):
-        if mod is None or not (name in WATCHED_MODULES or name.startswith("ch13lib") or name in harness):
+        if mod is None or not (
+            name in WATCHED_MODULES or name.startswith(("ch13lib", "kit.")) or name in harness
+        ):
             continue
         d = vars(mod)
         snap[name] = (d, {k: v for k, v in d.items() if _plain(k)})
@@ -171,10 +173,11 @@ def tampered(snap: dict) -> list[str]:
     for label, (ns, before) in snap.items():
         d = vars(ns) if isinstance(ns, type) else ns
         strict = label.startswith("ch13lib")
+        own = label.startswith("kit.")  # the subject's own machinery: any change at all is tampering
         for key, old in before.items():
             new = d.get(key, old)
             replaced_code = strict and not key.startswith("_") and isinstance(old, (types.FunctionType, type))
-            if new is not old and (replaced_code or _from_answer(new)):
+            if new is not old and (own or replaced_code or _from_answer(new)):
                 out.append(f"{label}.{key}")
         for key in [k for k in list(d) if k not in before and _plain(k)]:
             if _from_answer(d[key]):
@@ -267,11 +270,18 @@ def main(argv: list[str]) -> int:
     except SyntaxError as e:
         cell, compile_error = None, f"line {e.lineno}: {e.msg}"
     snap = snapshot(harness)
-    audit.install()
+    refused = audit.install()
+    # What the loop below uses is held here, in locals: the cell can rebind a module's attributes
+    # (no audit event covers that) but not this frame's variables. The kit's modules then leave
+    # sys.modules, so `from kit import wire` is a fresh, audited import, which the hook refuses.
+    read_frame, encode, write, check_tampered, answer_for = wire.read_frame, wire.encode, os.write, tampered, handle
+    describe, wire_error, text = raised, wire.WireError, _text
+    for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
+        del sys.modules[name]
 
     while True:
         try:
-            request = wire.read_frame(requests_fd, from_subject=False)
+            request = read_frame(requests_fd, from_subject=False)
         except (EOFError, OSError):
             return 0
         rid, nonce = request.get("id"), request.get("nonce")
@@ -281,27 +291,34 @@ def main(argv: list[str]) -> int:
         try:
             if cell is None:
                 raise SyntaxError(compile_error)
-            answer["ok"] = handle(request, cell, table)
+            answer["ok"] = answer_for(request, cell, table)
         except BaseException as e:  # noqa: BLE001 - the cell's exception, sent as plain data
-            answer["raised"] = raised(e, cell)
-        answer["refused"] = audit.refused()
-        answer["tampered"] = tampered(snap)
+            answer["raised"] = describe(e, cell)
+        answer["refused"] = refused()
+        answer["tampered"] = check_tampered(snap)
         try:
-            frame = wire.encode(answer)
+            frame = encode(answer)
         except BaseException as e:  # noqa: BLE001 - a value that is not plain data
             answer.pop("ok", None)
             answer["raised"] = {
                 "type": "WireError",
                 "module": "kit.wire",
                 "traceback": "",
-                "message": _text(e)
-                if isinstance(e, wire.WireError)
-                else f"the value could not be sent back: {type(e).__name__}",
+                "message": text(e) if isinstance(e, wire_error) else f"the value could not be sent back: {type(e).__name__}",
             }
-            frame = wire.encode(answer)
+            frame = encode(answer)
         view = memoryview(frame)
         while view:
-            view = view[os.write(answers_fd, view) :]
+            view = view[write(answers_fd, view) :]
+
+
+def run(argv: list[str]) -> None:
+    """The subject's entry point (``python -c``, so that this module is not ``__main__``, which
+    the cell could reach through sys.modules)."""
+    sys.stdout.flush()
+    code = main(argv)
+    sys.stdout.flush()
+    os._exit(code)  # threads the cell left running cannot keep the subject alive
 
 
 if __name__ == "__main__":

@@ -312,3 +312,22 @@ def test_replacing_a_library_function_is_reported_and_the_next_request_gets_a_fr
         assert s.request("call", "g").value is False and s.starts == 2
     finally:
         s.close()
+
+
+def test_a_subject_that_sends_part_of_a_frame_and_stops_is_hung_not_waited_for():
+    s = subject(
+        "import os, struct, time\n"
+        "def f():\n"
+        "    for fd in range(3, 1024):\n"
+        "        try:\n"
+        "            os.write(fd, struct.pack('>Q', 100) + b'{')\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    time.sleep(3600)\n",
+        budget_s=1.0,
+    )
+    try:
+        with pytest.raises(Lost):
+            s.request("call", "f")
+    finally:
+        s.close()

@@ -2,7 +2,7 @@
 # kind: cell
 # target: quiz
 # score: quiz=0
-# message: quiz: not graded: this cell reaches into the grading process
+# message: quiz: not graded: this cell reaches into the process that grades it
 # message: quiz: imports ctypes
 # why: the static screen refuses ctypes before any of the cell runs in the grader
 import ctypes

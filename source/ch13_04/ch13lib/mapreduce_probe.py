@@ -186,7 +186,7 @@ except ImportError:                        # outside the grading kit: the cell a
     audit = None
 if audit is not None:
     cell = Cell(grade_id, source)
-    audit.install()
+    refused_now = audit.install()
     module = cell.load()
     partition = module.partition
 else:
@@ -194,7 +194,7 @@ else:
     exec(compile(source, "<answer cell %s>" % grade_id, "exec"), namespace)
     partition = namespace["partition"]
 table = [[partition(k, n) for n in ns] for k in keys]
-refused = audit.refused() if audit is not None else []
+refused = refused_now() if audit is not None else []
 channel.write(json.dumps({"table": table, "refused": refused}) + "\n")
 channel.flush()
 """
@@ -483,3 +483,47 @@ def stop(cell, polls: int = 200):
     if lib._temp_dir:
         shutil.rmtree(lib._temp_dir, ignore_errors=True)
     return len(pids)
+
+
+# ---------------------------------------------------------------------------------------------
+# The notebook's public self-check (ch13lib.mapreduce.self_check) runs the same probes in the
+# notebook's own process. Not in SUBJECT_API: the hidden grader never asks for it.
+
+class _SelfCheckProbe(Probe):
+    """A Probe whose injected exception says it comes from the notebook's self-check (Ray prints
+    a retried task's error in the notebook)."""
+
+    @staticmethod
+    def _fire(action, target):
+        if action == "exit":
+            os._exit(1)
+        raise RuntimeError(f"{MARK}: the self-check's deliberate failure on {target!r} (first attempt only)")
+
+
+def observe(run_mapreduce, records, n_map, n_reduce, map_faults=None, reduce_faults=None,
+            barrier_guard_s=None):
+    """``run_mapreduce(records, map_probe, reduce_probe, n_map, n_reduce)`` for a function (the
+    notebook's own ``run_mapreduce``), with the probes, faults and barrier of ``run_probed``.
+
+    Returns ``{"result": what it returned (as is), "calls": every probe call {kind, target, pid,
+    task}, "driver_pid": this process, "fired": [kind, target] of the scheduled faults that fired,
+    "barrier": the barrier's report {kind: (proven, tasks seen)} or None}``. Its exceptions
+    propagate. The actors the run left alive, and the barrier, are reaped after it."""
+    _ray()
+    map_faults, reduce_faults = dict(map_faults or {}), dict(reduce_faults or {})
+    folder = tempfile.mkdtemp(prefix="ch13wc-")
+    before = lib.live_actors()
+    try:
+        barrier = _barrier_class().remote(2, barrier_guard_s) if barrier_guard_s else None
+        pid = os.getpid()
+        map_probe = _SelfCheckProbe("map", folder, pid, map_faults, barrier)
+        reduce_probe = _SelfCheckProbe("reduce", folder, pid, reduce_faults, barrier)
+        result = run_mapreduce(list(records), map_probe, reduce_probe, n_map, n_reduce)
+        fired = [[kind, t] for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
+                 for t in faults if os.path.exists(os.path.join(folder, _marker(kind, t)))]
+        report = ray.get(barrier.report.remote()) if barrier is not None else None
+        return {"result": result, "calls": _calls(folder), "driver_pid": pid, "fired": fired,
+                "barrier": report}
+    finally:
+        lib.reap_actors(before)
+        shutil.rmtree(folder, ignore_errors=True)
