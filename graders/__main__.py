@@ -69,8 +69,7 @@ def main(argv=None) -> int:
     if refused:  # spellings that only serve to reach into the process that runs the cell
         why = (
             "not graded: this cell reaches into the process that grades it (the kit's modules, frames, "
-            "code objects, hooks or raw memory), which no exercise needs. A TA will review it.\n"
-            + "\n".join(refused)
+            "code objects, hooks or raw memory), which no exercise needs. A TA will review it.\n" + "\n".join(refused)
         )
         for t in grader.tests:
             emit(Result(t.name, 0.0, t.points, False, why).to_json())

@@ -1,97 +1,162 @@
 """Hidden grader of `ddp_average`: ``average_gradients(model)`` with ``dist.all_reduce`` (DDP by hand).
 
-One real gloo world of processes, started as torchrun starts them, trains with the answer and
-compares every step with single-process training on the whole batch (ch13lib.collective_ddp).
-With ``--gpu`` the same scenarios also run on NCCL, one rank per GPU.
+The subject (kit/subject.py) first runs the answer at world size 1 in its own process, then starts
+one real gloo world of processes, as torchrun starts them, in which every rank trains with the
+answer and records, step by step, its gradients before and after ``average_gradients`` and its
+parameters after ``step()`` (ch13lib.collective_ddp). This judge trains the single-process model
+on the whole batch itself and compares. With ``--gpu`` the same scenarios also run on NCCL, one
+rank per GPU.
+
+Each test measures one thing:
+- ``matches_single_process_training``: the VALUES, on a plain model: every gradient is the
+  average (the all_reduce sum divided by the world size), on every rank, at every step, in the
+  3-rank world and at world size 1. A divisor other than the world size (a hard-coded 2 or 3, no
+  division) fails here, and only here.
+- ``frozen_parameters``: the STRUCTURE, on a model with a frozen layer: parameters without a
+  .grad are skipped (no crash, no .grad made for them, left unchanged) and every other parameter
+  is still all-reduced in place. Gradients off the average by one common factor (a wrong
+  divisor: the first test's to judge) are compared with single-process training at that scale.
 """
+
 import os
 
 import torch
 
-from ch13lib.collective_launch import launch
+from ch13lib.collective_ddp import compare, fit_scale, observe_alone
+from ch13lib.collective_launch import launch_cell
+from graders._collectives import flagged_by_workers
 from graders.api import Answer, Fail, Grader
 
-grader = Grader("ddp_average", timeout_s=120)
+grader = Grader("ddp_average", timeout_s=120, harness=("ch13lib.collective_ddp", "ch13lib.collective_launch"))
 FN = "average_gradients"
-WORLD = 3          # an odd world size: a hard-coded "/ 2" cannot pass
+WORLD = 3  # an odd world size: a hard-coded "/ 2" cannot pass (and world size 1 catches a "/ 3")
+TARGET = "ch13lib.collective_ddp:observe_ddp_rank"
 SCENARIOS = {
     "plain": {"seed": 7, "d_in": 5, "hidden": 6, "batch": 12, "steps": 3, "lr": 0.1, "frozen": False},
     "frozen": {"seed": 8, "d_in": 4, "hidden": 5, "batch": 6, "steps": 2, "lr": 0.2, "frozen": True},
 }
+NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
-def _run(answer: Answer, backend: str, world: int, device: str) -> list:
-    cache = answer.__dict__.setdefault("_worlds", {})     # one world per answer and backend, for both tests
+def _nccl_world(gpus: int) -> int:
+    """One rank per GPU, at most 4, and a world size that splits every scenario's batch evenly
+    (equal shards: only then is the average of the ranks' gradients the full-batch gradient)."""
+    return max(w for w in range(1, min(gpus, 4) + 1) if all(sc["batch"] % w == 0 for sc in SCENARIOS.values()))
+
+
+def _cache(answer: Answer) -> dict:
+    return answer.__dict__.setdefault("_ddp", {})  # one world per answer and backend, for both tests
+
+
+def _run(answer: Answer, backend: str, world: int, device: str) -> tuple[list, list]:
+    cache = _cache(answer)
     if backend not in cache:
         names = list(SCENARIOS)
-        results = launch(world, "ch13lib.collective_ddp:run_ddp_rank",
-                         {"source": answer.source, "name": answer.grade_id, "function": FN, "device": device,
-                          "scenarios": [SCENARIOS[n] for n in names]}, backend=backend,
-                         )
+        results = answer.run(
+            launch_cell,
+            world,
+            TARGET,
+            {"function": FN, "device": device, "scenarios": [SCENARIOS[n] for n in names]},
+            backend=backend,
+        )
         cache[backend] = (names, results)
     return cache[backend]
 
 
 def _smoke(answer: Answer, scenario: str) -> None:
-    """World size 1 in this process (gloo over an in-memory store, no port): a stub or a crash is
-    reported at once, before a real world is started."""
-    import torch.distributed as dist
-    from ch13lib.collective_ddp import run_ddp_rank
-    cache = answer.__dict__.setdefault("_worlds", {})
+    """World size 1 in the subject's own process (gloo over an in-memory store, no port): a stub or
+    a crash is reported at once, before a real world is started."""
+    cache = _cache(answer)
     key = "smoke " + scenario
     if key not in cache:
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
-        try:
-            res = run_ddp_rank({"source": answer.source, "name": answer.grade_id, "function": FN,
-                                "device": "cpu", "scenarios": [SCENARIOS[scenario]]})
-        finally:
-            dist.destroy_process_group()
-        cache[key] = res["scenarios"][0]
-    problem = cache[key]
-    if problem and problem.get("crash"):
-        if "NotImplementedError" in problem["text"]:
-            raise NotImplementedError
-        raise Fail(f"at world size 1 (one process, before any real world is started): {problem['text']}")
+        seen = answer.run(observe_alone, [SCENARIOS[scenario]], FN)
+        cache[key] = seen[0] if isinstance(seen, list) and seen and isinstance(seen[0], dict) else {}
+    crash = cache[key].get("crash")
+    if crash:
+        raise Fail(f"at world size 1 (one process, before any real world is started): {_text(crash)}")
 
 
-def _check(answer: Answer, scenario: str) -> None:
-    module = answer.module
-    if not callable(getattr(module, FN, None)):
+def _text(problem) -> str:
+    return str(problem.get("text", "")) if isinstance(problem, dict) else str(problem)
+
+
+def _rank_problem(scenario: str, world: int, res: dict, i: int, scaled: bool):
+    """(kind, step, text) of this rank's first problem in scenario ``i``, or None. kind: 0 a wrong
+    record, 1 its own crash, 2 a broken connection to a peer (a symptom), 3 no report at all."""
+    if "error" in res:
+        return 3, 0, str(res["error"])
+    reps = res.get("scenarios")
+    if not isinstance(reps, list) or not all(isinstance(p, dict) for p in reps):
+        return 3, 0, "the rank's report came back malformed"
+    if i < len(reps):
+        seen = reps[i]
+    elif reps and reps[-1].get("crash"):
+        seen = reps[-1]  # it crashed in an earlier scenario and never reached this one
+    else:
+        return 3, 0, "the rank stopped before this scenario"
+    crash = seen.get("crash")
+    if crash:
+        text = _text(crash)
+        peer = any(k in text.lower() for k in ("connection", "timed out", "timeout", "pair.cc"))
+        step = crash.get("step", 0) if isinstance(crash, dict) else 0
+        return (2 if peer else 1), step if type(step) is int else 0, text
+    sc = SCENARIOS[scenario]
+    steps = seen.get("steps") if isinstance(seen.get("steps"), list) else []
+    problem = compare(sc, world, steps, scale=fit_scale(sc, steps) if scaled else 1.0)
+    if problem:
+        return 0, problem["step"], problem["text"]
+    return None
+
+
+def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
+    info = answer.get(FN)[FN]
+    if not info.get("defined") or not info.get("callable"):
         raise Fail(f"the cell does not define a function `{FN}(model)`")
     _smoke(answer, scenario)
     worlds = [("gloo", WORLD, "cpu")]
     if os.environ.get("CH13_DEVICE") == "gpu" and torch.cuda.is_available():
-        worlds.append(("nccl", min(torch.cuda.device_count(), 4), "cuda"))
+        worlds.append(("nccl", _nccl_world(torch.cuda.device_count()), "cuda"))
     for backend, world, device in worlds:
         names, results = _run(answer, backend, world, device)
-        where = (f"{world}-rank DDP on a real {backend} process group (processes started as torchrun starts "
-                 f"them), compared with single-process training on the whole batch")
+        where = (
+            f"{world}-rank DDP on a real {backend} process group (processes started as torchrun starts "
+            f"them), compared with single-process training on the whole batch"
+        )
+        if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
+            raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
+        flagged_by_workers(results)
         i = names.index(scenario)
-        found = []       # (kind, step, rank, text): the root cause first, a peer's broken connection last
+        found = []  # (kind, step, rank, text): the root cause first, a peer's broken connection last
         for r, res in enumerate(results):
-            if "error" in res:
-                found.append((3, 0, r, res["error"]))
-                continue
-            reps = res["scenarios"]
-            p = reps[i] if i < len(reps) else (reps[-1] if reps and reps[-1] and reps[-1]["crash"] else None)
+            p = _rank_problem(scenario, world, res, i, scaled)
             if p:
-                text = p["text"]
-                peer = any(k in text.lower() for k in ("connection", "timed out", "timeout", "pair.cc"))
-                found.append((2 if peer else int(p["crash"]), p["step"], r, text))
+                found.append((p[0], p[1], r, p[2]))
         if found:
             kind, step, r, text = min(found)
             if "NotImplementedError" in text:
-                raise NotImplementedError
+                raise Fail(NOT_IMPLEMENTED)
             raise Fail(f"{where}: rank {r}, {text}")
+    if not scaled:
+        # The values at world size 1 too (recorded by the smoke run): a divisor fixed at the
+        # world size of the real world (a hard-coded 3) is wrong in every other one.
+        steps = _cache(answer)["smoke " + scenario].get("steps")
+        problem = compare(SCENARIOS[scenario], 1, steps if isinstance(steps, list) else [])
+        if problem:
+            raise Fail(
+                f"at world size 1 (one process, where the average is the rank's own gradient), compared "
+                f"with single-process training: {problem['text']}"
+            )
 
 
 @grader.test(3)
 def matches_single_process_training(answer: Answer) -> None:
-    """Every rank's gradients and parameters follow single-process training, step by step."""
-    _check(answer, "plain")
+    """The average itself: every rank's gradients are the full-batch average (the all_reduce sum
+    divided by the world size), step by step, and the parameters follow single-process training."""
+    _check(answer, "plain", scaled=False)
 
 
 @grader.test(2)
 def frozen_parameters(answer: Answer) -> None:
-    """A model with a frozen layer (its parameters have no .grad): still averaged right."""
-    _check(answer, "frozen")
+    """A model with a frozen layer (its parameters have no .grad): skipped without a crash, and every
+    other parameter still all-reduced in place (the divisor is matches_single_process_training's)."""
+    _check(answer, "frozen", scaled=True)

@@ -81,10 +81,20 @@ FORBIDDEN_CALLS = {"__import__", "eval", "exec", "compile", "globals", "breakpoi
 ATTRIBUTE_CALLS = {"getattr", "setattr", "delattr", "hasattr"}
 MEMORY_NAMES = {"__array_interface__", "__array_struct__"}
 # Findings that honest code produces too: flagged for the TA, never refused.
-HONEST_TOO = ("uses a namespace's __dict__", "uses sys.modules", "uses attribute lookup by name",
-              "uses killing processes", "uses vars", "with a computed attribute name",
-              "of a private attribute", "monkeypatches", "private attribute", "as a value",
-              "imports from ch13lib", "imports ch13lib")
+HONEST_TOO = (
+    "uses a namespace's __dict__",
+    "uses sys.modules",
+    "uses attribute lookup by name",
+    "uses killing processes",
+    "uses vars",
+    "with a computed attribute name",
+    "of a private attribute",
+    "monkeypatches",
+    "private attribute",
+    "as a value",
+    "imports from ch13lib",
+    "imports ch13lib",
+)
 
 
 def _root(node: ast.AST) -> ast.AST:

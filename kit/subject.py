@@ -153,9 +153,7 @@ def snapshot(harness: list[str]) -> dict:
     with its classes (``type(comm).send = ...`` is a monkeypatch too)."""
     snap = {}
     for name, mod in list(sys.modules.items()):
-        if mod is None or not (
-            name in WATCHED_MODULES or name.startswith(("ch13lib", "kit.")) or name in harness
-        ):
+        if mod is None or not (name in WATCHED_MODULES or name.startswith(("ch13lib", "kit.")) or name in harness):
             continue
         d = vars(mod)
         snap[name] = (d, {k: v for k, v in d.items() if _plain(k)})
@@ -304,7 +302,9 @@ def main(argv: list[str]) -> int:
                 "type": "WireError",
                 "module": "kit.wire",
                 "traceback": "",
-                "message": text(e) if isinstance(e, wire_error) else f"the value could not be sent back: {type(e).__name__}",
+                "message": text(e)
+                if isinstance(e, wire_error)
+                else f"the value could not be sent back: {type(e).__name__}",
             }
             frame = encode(answer)
         view = memoryview(frame)

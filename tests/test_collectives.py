@@ -1,9 +1,11 @@
 """Notebook 03 (collectives): the simulated process group, the torchrun-style launcher, the three
 graders (all_reduce, ddp_average, rs_ag_all_reduce) on their catalogues, and the notebook itself.
 
-Graders run in this process (nothing here needs numba). Real gloo worlds are started by the
-graders themselves, each on a free port. GPU tests are marked ``gpu`` and skip without CUDA.
+Graders run in this process; the answer runs in their subject process (kit/subject.py), which
+also starts the real gloo worlds, each on a free port. GPU tests are marked ``gpu`` and skip
+without CUDA.
 """
+
 from __future__ import annotations
 
 import glob
@@ -16,7 +18,7 @@ import torch
 
 import graders
 from ch13lib import collective_checks
-from ch13lib.collective_cases import Case, make_inputs, ring_bound, run_on_sim, verdict
+from ch13lib.collective_cases import Case, make_inputs, ring_bound, verdict
 from ch13lib.collective_launch import launch
 from ch13lib.procgroup import CommError, Deadlock, RankError, SimWorld, run_ranks
 
@@ -42,7 +44,7 @@ def grade(grade_id: str, source: str) -> list:
     return list(graders.load_grader(grade_id).run(source))
 
 
-FIRST: dict[str, list] = {}     # path -> its first grading, which the determinism test grades again
+FIRST: dict[str, list] = {}  # path -> its first grading, which the determinism test grades again
 
 
 def grade_file(grade_id: str, path: str) -> list:
@@ -68,8 +70,7 @@ def test_catalogue_sizes():
         assert sum(n.startswith("right_") for n in names) >= 4, gid
 
 
-@pytest.mark.parametrize("grade_id,path", CATALOGUE,
-                         ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in CATALOGUE])
+@pytest.mark.parametrize("grade_id,path", CATALOGUE, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in CATALOGUE])
 def test_catalogue_entry(grade_id, path):
     """Does every right answer get full marks, and every wrong one lose points with its message?"""
     expected, messages = header(path)
@@ -101,6 +102,7 @@ def test_same_verdicts_every_run(grade_id):
 def test_notebook_reference_solutions_pass_and_points_match():
     """Do the notebook's reference solutions get full marks, and do its test cells carry the graders' points?"""
     from kit.answers import answer_cells, hidden_test_cells, strip_solution_markers
+
     nb = nbformat.read(NOTEBOOK, as_version=4)
     answers, tests = answer_cells(nb), hidden_test_cells(nb)
     assert sorted(answers) == sorted(GRADE_IDS)
@@ -123,6 +125,75 @@ def test_stub_reads_not_implemented():
             assert not r.passed and "not implemented yet" in r.message, (gid, r)
 
 
+def test_ddp_tests_measure_one_thing_each():
+    """Does a wrong divisor (a hard-coded 2 or 3, none) cost the averaging test only, and a crash on
+    a frozen layer the frozen test only, each with its own message?"""
+
+    def by_test(name):
+        path = os.path.join(CATALOGUE_DIR, "ddp_average", name + ".py")
+        return {r.test: r for r in grade_file("ddp_average", path)}
+
+    for name, why in [
+        ("wrong_hardcoded_two", "divided by 2, but 3 processes ran"),
+        ("wrong_hardcoded_three", "divided by 3, but 1 process ran"),
+        ("wrong_sum_not_mean", "3× the full-batch gradient"),
+    ]:
+        res = by_test(name)
+        average = res["matches_single_process_training"]
+        assert not average.passed and why in average.message and "dist.get_world_size()" in average.message, average
+        assert res["frozen_parameters"].passed, res["frozen_parameters"].message
+    res = by_test("wrong_none_grad")
+    assert res["matches_single_process_training"].passed
+    assert "raised an exception" in res["frozen_parameters"].message
+
+
+RIGHT_RING = open(os.path.join(CATALOGUE_DIR, "all_reduce", "right_reference.py"), encoding="utf-8").read()
+
+
+def test_a_cell_refused_in_a_real_world_is_not_graded():
+    """Does a cell that asks a worker of the real world for something the sandbox refuses (the
+    workers are the subject's children, under its audit hook) lose that test, flagged for review?"""
+    src = RIGHT_RING + (
+        "\n_ring = ring_all_reduce\n\n\n"
+        "def ring_all_reduce(tensor, comm):\n"
+        "    import os\n"
+        "    if 'RANK' in os.environ:          # only in a worker of the real world\n"
+        "        try:\n"
+        "            os.system('true')\n"
+        "        except PermissionError:\n"
+        "            pass\n"
+        "    _ring(tensor, comm)\n"
+    )
+    res = {r.test: r for r in grade("all_reduce", src)}
+    assert all(res[t].passed for t in ("sums_on_simulator", "world_size_1_and_tiny_tensors", "bandwidth")), res
+    msg = res["real_process_group"].message
+    assert msg.startswith("not graded: your code asked for os.system"), msg
+
+
+def test_workers_report_what_the_cell_replaced():
+    """Does a worker started by launch_cell report a harness attribute its cell replaced?"""
+    from types import SimpleNamespace
+
+    from ch13lib.collective_launch import launch_cell
+
+    src = RIGHT_RING + ("\nimport sys\nsys.modules['ch13lib.collective_cases'].make_inputs = lambda *a, **k: None\n")
+    cell = SimpleNamespace(source=src, grade_id="all_reduce")
+    results = launch_cell(
+        cell,
+        2,
+        "ch13lib.collective_cases:run_real_cases",
+        {
+            "function": "ring_all_reduce",
+            "device": "cpu",
+            "api": "p2p",
+            "cases": [
+                {"world_size": 2, "shape": [3], "dtype": "int64", "seed": 1, "policy": "stay", "schedule_seed": 0}
+            ],
+        },
+    )
+    assert all("ch13lib.collective_cases.make_inputs" in r.get("tampered", []) for r in results), results
+
+
 # ---- the simulated process group ------------------------------------------------------------
 def _send_then_recv(t, comm):
     comm.send(t, (comm.rank + 1) % comm.world_size)
@@ -136,13 +207,14 @@ def test_rendezvous_send_deadlock_names_the_cycle():
     text = str(e.value)
     assert "rank 0 is blocked in send(to rank 1)" in text
     assert "wait-for cycle: rank 0 -> rank 1 -> rank 2 -> rank 0" in text
-    assert "comm.send(t, (comm.rank + 1) % comm.world_size)" in text     # the caller's own line
+    assert "comm.send(t, (comm.rank + 1) % comm.world_size)" in text  # the caller's own line
 
 
 def test_a_returned_rank_is_named_in_the_deadlock():
     def fn(rank, comm):
         if rank == 1:
             comm.recv(torch.empty(1), 0)
+
     with pytest.raises(Deadlock, match="rank 0 has already returned"):
         SimWorld(2).run(fn)
 
@@ -152,10 +224,11 @@ def test_isend_buffer_changed_before_wait_is_reported():
         buf = torch.full((3,), float(rank))
         if rank == 0:
             w = comm.isend(buf, 1)
-            buf += 1                    # touched while in flight
+            buf += 1  # touched while in flight
             w.wait()
         else:
             comm.recv(torch.empty(3), 0)
+
     for policy in SimWorld.POLICIES:
         with pytest.raises(CommError, match="changed the buffer of its isend"):
             SimWorld(2, policy=policy).run(fn)
@@ -173,6 +246,7 @@ def test_irecv_data_arrives_only_at_wait():
             seen["before"] = box.item()
             w.wait()
             seen["after"] = box.item()
+
     SimWorld(2, policy="round_robin").run(fn)
     assert seen == {"before": 0.0, "after": 7.0}
 
@@ -183,6 +257,7 @@ def test_size_mismatch_self_send_and_unreceived_send():
             comm.send(torch.ones(3), 1)
         else:
             comm.recv(torch.empty(2), 0)
+
     with pytest.raises(CommError, match="size mismatch"):
         SimWorld(2).run(mismatch)
     with pytest.raises(CommError, match="itself"):
@@ -191,6 +266,7 @@ def test_size_mismatch_self_send_and_unreceived_send():
     def orphan(rank, comm):
         if rank == 0:
             comm.isend(torch.ones(1), 1)
+
     with pytest.raises(CommError, match="never posted a matching recv"):
         SimWorld(2).run(orphan)
 
@@ -200,6 +276,7 @@ def test_rank_exception_is_reported_with_its_rank():
         if rank == 2:
             raise ValueError("boom")
         comm.recv(torch.empty(1), 2)
+
     with pytest.raises(RankError) as e:
         SimWorld(3).run(fn)
     assert e.value.rank == 2 and isinstance(e.value.exc, ValueError)
@@ -207,6 +284,7 @@ def test_rank_exception_is_reported_with_its_rank():
 
 def test_same_interleaving_and_traffic_every_run():
     """Is the simulator deterministic: the same order of events and traffic for the same seed?"""
+
     def trace_run():
         order = []
 
@@ -216,8 +294,10 @@ def test_same_interleaving_and_traffic_every_run():
                 w = comm.isend(t.clone(), (comm.rank + 1) % comm.world_size)
                 comm.recv(torch.empty_like(t), (comm.rank - 1) % comm.world_size)
                 w.wait()
+
         world = run_ranks(fn, [torch.ones(4) for _ in range(5)], policy="random", seed=3)
         return order, [t.sent_elements for t in world.traffic]
+
     assert trace_run() == trace_run()
 
 
@@ -229,6 +309,7 @@ def test_collectives_reduce_scatter_and_all_gather():
     def fn(rank, comm):
         comm.reduce_scatter_tensor(outs[rank], ins[rank])
         comm.all_gather_into_tensor(gathered[rank], outs[rank])
+
     world = SimWorld(3)
     world.run(fn, p2p=False, collectives=True)
     for g in gathered:
@@ -249,13 +330,19 @@ def test_verdict_tolerance_accepts_any_order_and_rejects_average():
 def test_launch_two_worlds_at_once_on_free_ports():
     """Can two gloo worlds start at the same time (no fixed port), each reporting every rank?"""
     src = open(os.path.join(CATALOGUE_DIR, "all_reduce", "right_reference.py"), encoding="utf-8").read()
-    payload = {"source": src, "name": "all_reduce", "function": "ring_all_reduce", "device": "cpu",
-               "api": "p2p", "cases": [{"world_size": 2, "shape": [5], "dtype": "int64", "seed": 1,
-                                        "policy": "stay", "schedule_seed": 0}]}
+    payload = {
+        "source": src,
+        "name": "all_reduce",
+        "function": "ring_all_reduce",
+        "device": "cpu",
+        "api": "p2p",
+        "cases": [{"world_size": 2, "shape": [5], "dtype": "int64", "seed": 1, "policy": "stay", "schedule_seed": 0}],
+    }
     out = [None, None]
 
     def go(i):
         out[i] = launch(2, "ch13lib.collective_cases:run_real_cases", payload)
+
     threads = [threading.Thread(target=go, args=(i,)) for i in range(2)]
     for t in threads:
         t.start()
@@ -270,6 +357,7 @@ def test_launch_two_worlds_at_once_on_free_ports():
 def test_self_check_says_not_implemented(capsys):
     def ring_all_reduce(tensor, comm):
         raise NotImplementedError()
+
     assert collective_checks.check_ring_all_reduce(ring_all_reduce) is False
     assert "not implemented yet" in capsys.readouterr().out
 

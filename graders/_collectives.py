@@ -1,0 +1,212 @@
+"""What the all-reduce graders share (all_reduce, rs_ag_all_reduce): cases, and the checks.
+
+The judge never runs the answer: the subject (kit/subject.py) runs it on the simulated process
+group (ch13lib.collective_cases.observe_sim) or starts a real torch.distributed world for it
+(ch13lib.collective_launch.launch_cell), and sends back each rank's tensor and the traffic as
+plain data. Here the inputs are regenerated from the Case (make_inputs is deterministic) and the
+verdict is reached: the exact sums (verdict), a ring's traffic (traffic_problem).
+
+A private module (its name starts with "_"): not a grade_id of its own.
+"""
+
+import dataclasses
+import os
+import types
+
+import torch
+from hypothesis import strategies as st
+
+from ch13lib.collective_cases import Case, make_inputs, observe_sim, traffic_problem, verdict
+from ch13lib.collective_launch import launch_cell
+from graders.api import Answer, Fail, _flagged
+from kit.judge import Raised
+
+# Imported by the subject before the cell runs (and watched by its tamper guard from then on).
+HARNESS = ("ch13lib.collective_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
+REAL_TARGET = "ch13lib.collective_cases:run_real_cases"
+
+
+@st.composite
+def cases(draw, *, max_world: int = 8) -> Case:
+    world = draw(st.integers(1, max_world))
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 6), min_size=ndim, max_size=ndim)))
+    return Case(
+        world,
+        shape,
+        draw(st.sampled_from(["float32", "float64", "int64"])),
+        draw(st.integers(0, 2**16)),
+        draw(st.sampled_from(["stay", "round_robin", "random"])),
+        draw(st.integers(0, 2**16)),
+    )
+
+
+def grid() -> list[Case]:
+    """A fixed grid before hypothesis: every world size 1-8 with n = 1, W-1, W, W+1, 2W+3, 37 elements
+    (even and uneven splits, fewer elements than ranks), dtypes and policies taken in turn."""
+    out, k = [], 0
+    shapes = lambda w: [(1,), (max(w - 1, 1),), (w,), (w + 1,), (2 * w + 3,), (37,)]
+    for w in range(1, 9):
+        for shape in dict.fromkeys(shapes(w)):
+            out.append(
+                Case(
+                    w,
+                    shape,
+                    ["float32", "float64", "int64"][k % 3],
+                    100 + k,
+                    ["stay", "round_robin", "random"][k % 3],
+                    k,
+                )
+            )
+            k += 1
+    return out
+
+
+def require(answer: Answer, fn_name: str) -> None:
+    """Fail unless the cell defines ``fn_name`` as a function (asked of the subject, not run)."""
+    info = answer.get(fn_name)[fn_name]
+    if not info.get("defined") or not info.get("callable"):
+        raise Fail(f"the cell does not define a function `{fn_name}(tensor, comm)`")
+
+
+def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list]:
+    """The subject's run of the answer on ``case``: (each rank's tensor after the call, elements sent)."""
+    try:
+        seen = answer.run(observe_sim, case, api=api, device=device, fn_name=fn_name)
+    except Raised as e:
+        if e.from_harness and not e.flagged:  # a deadlock, a crash, misuse of comm (SimFailure)
+            raise Fail(e.message) from None
+        raise
+    outputs = seen.get("outputs") if isinstance(seen, dict) else None
+    sent = seen.get("sent") if isinstance(seen, dict) else None
+    if not (
+        isinstance(outputs, list)
+        and len(outputs) == case.world_size
+        and all(isinstance(t, torch.Tensor) for t in outputs)
+        and isinstance(sent, list)
+        and len(sent) == case.world_size
+        and all(type(n) is int for n in sent)
+    ):
+        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+    return outputs, sent
+
+
+def sim_check(
+    answer: Answer, case: Case, *, fn_name: str, device: str = "cpu", api: str = "p2p", bandwidth: bool = False
+) -> None:
+    """Fail unless the answer gives the right sums (and, if asked, a ring's traffic) on ``case``."""
+    outputs, sent = _observe(answer, case, api=api, device=device, fn_name=fn_name)
+    problem = verdict(case, make_inputs(case), outputs, fn_name)
+    if problem:
+        raise Fail(problem)
+    if bandwidth:
+        problem = traffic_problem(case, sent, fn_name)
+        if problem:
+            raise Fail(problem)
+
+
+def smoke(answer: Answer, *, fn_name: str, api: str = "p2p") -> None:
+    """A first small case outside hypothesis, so an untouched stub reads "not implemented yet"."""
+    sim_check(answer, Case(2, (4,), "float32", 1), api=api, fn_name=fn_name)
+
+
+REAL_WORLD = 3  # processes; the cases use sub-groups of 1, 2 and 3 of them
+REAL_CASES = [
+    Case(3, (2, 5), "float32", 31),
+    Case(2, (7,), "int64", 32),
+    Case(3, (2,), "float64", 33),
+    Case(1, (3,), "float32", 34),
+    Case(3, (4, 3), "int64", 35),
+]
+
+
+def flagged_by_workers(results: list) -> None:
+    """Fail as the subject's own guards do when, in a worker of a real world, the cell was refused
+    something (kit.audit) or replaced part of the harness."""
+
+    def events(key):  # every rank runs the same cell: one line per distinct event
+        found = [str(x) for r in results if isinstance(r, dict) and isinstance(r.get(key), list) for x in r[key]]
+        return list(dict.fromkeys(found))
+
+    refused, tampered = events("refused"), events("tampered")
+    if refused or tampered:
+        _flagged(types.SimpleNamespace(tampered=tampered, refused=refused))
+
+
+def real_check(
+    answer: Answer, fn_name: str, cases: list[Case], *, backend: str, world: int, device: str, api: str
+) -> None:
+    """The answer on a real ``backend`` world of ``world`` processes, started by the subject; the
+    outputs come back as plain data and are judged here."""
+    results = answer.run(
+        launch_cell,
+        world,
+        REAL_TARGET,
+        {"function": fn_name, "device": device, "api": api, "cases": [dataclasses.asdict(c) for c in cases]},
+        backend=backend,
+    )
+    where = (
+        f"on a real {backend} process group ({world} processes started as torchrun starts them; "
+        f"case worlds are sub-groups of them)"
+    )
+    if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
+        raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
+    flagged_by_workers(results)
+    errors = [str(r["error"]) for r in results if "error" in r]
+    if errors:
+        raise Fail(f"{where}: {errors[0]}")
+    for i, case in enumerate(cases):
+        per_rank = []
+        for r in range(case.world_size):
+            done = results[r].get("cases")
+            per_rank.append(done[i] if isinstance(done, list) and i < len(done) else None)
+        crashed = [(r, str(c["error"])) for r, c in enumerate(per_rank) if isinstance(c, dict) and "error" in c]
+        if crashed:
+            r, why = crashed[0]
+            hint = ""
+            if "timed out" in why.lower() or "timeout" in why.lower() or "connection" in why.lower():
+                hint = (
+                    "\n(a timeout means the ranks waited on each other forever: a deadlock, or a send "
+                    "with no matching recv)"
+                )
+            raise Fail(f"{where}, {case.label()}: rank {r} failed:\n{why}{hint}")
+        if any(not isinstance(c, dict) or not isinstance(c.get("output"), list) for c in per_rank):
+            raise Fail(f"{where}, {case.label()}: a rank stopped before this case")
+        try:
+            problem = verdict(case, make_inputs(case), [c["output"] for c in per_rank], fn_name)
+        except (TypeError, ValueError, RuntimeError):
+            problem = f"{case.label()}: a rank's output came back malformed"
+        if problem:
+            raise Fail(f"{where}: {problem.split('. Replay:')[0]}")
+
+
+def real_process_group(answer: Answer, fn_name: str, api: str) -> None:
+    """The same cases on the simulator first, then a gloo world (and NCCL on GPU runners)."""
+    # A deadlock on the simulator is a deadlock on gloo too, where a blocked recv never times out:
+    # report it from the simulator instead of hanging a world.
+    for case in [Case(2, (4,), "float32", 1)] + REAL_CASES:
+        try:
+            sim_check(answer, case, api=api, fn_name=fn_name)
+        except Fail as f:
+            raise Fail(
+                "not run on a real process group: the same case fails on the simulator, and would "
+                "fail (or hang) there too. " + f.message
+            ) from None
+    real_check(answer, fn_name, REAL_CASES, backend="gloo", world=REAL_WORLD, device="cpu", api=api)
+    if os.environ.get("CH13_DEVICE") == "gpu" and torch.cuda.is_available():
+        gpu_check(answer, fn_name, api)
+
+
+def gpu_check(answer: Answer, fn_name: str, api: str) -> None:
+    """NCCL across the GPUs there are (one rank per GPU, at most 4), and the simulator on CUDA tensors."""
+    n = min(torch.cuda.device_count(), 4)
+    cases = [c for c in REAL_CASES if c.world_size <= n] or [Case(1, (3,), "float32", 34)]
+    if n == 1:
+        cases = [Case(1, (3,), "float32", 34), Case(1, (2, 5), "int64", 36)]
+    real_check(answer, fn_name, cases, backend="nccl", world=n, device="cuda", api=api)
+    for case in [
+        Case(3, (2, 5), "float32", 41, "random", 1),
+        Case(4, (3,), "float64", 42),
+        Case(2, (8,), "int64", 43, "round_robin"),
+    ]:
+        sim_check(answer, case, device="cuda", api=api, fn_name=fn_name)
