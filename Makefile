@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 
 E2E_APT := chromium fonts-wqy-zenhei
 
-.PHONY: setup demo test test-fast release bench gpu clean e2e-deps e2e
+.PHONY: setup demo test test-fast lint release bench gpu clean e2e-deps e2e
 
 setup: $(STAMP)
 
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 demo: setup            ## generate -> autograde -> feedback -> export on the demo class, then a score table
 	$(PY) -m kit.demo
 
-test: setup e2e-deps   ## the kit's whole test suite (browser tests required when chromium is here)
+test: setup e2e-deps lint   ## the kit's whole test suite (browser tests required when chromium is here)
 	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q --durations=15
 
 e2e-deps:              ## Debian's chromium and a CJK font for the browser tests (root; otherwise they skip)
@@ -30,6 +30,10 @@ e2e-deps:              ## Debian's chromium and a CJK font for the browser tests
 
 e2e: setup e2e-deps    ## only the browser tests, screenshots under out/e2e/
 	CH13_E2E=require $(PY) -m pytest -q tests/e2e
+
+lint: setup            ## ruff: the formatter and a small rule set (pyproject.toml), on the kit's own code
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
 
 test-fast: setup       ## everything but the slow nbgrader round trips
 	$(PY) -m pytest -q -m "not slow"

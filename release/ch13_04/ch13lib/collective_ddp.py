@@ -1,16 +1,26 @@
 """DDP by hand, checked against single-process training (the `ddp_average` exercise).
 
 Every rank of a real world (started by ``collective_launch.launch``) trains the same small model
-on its own shard of each batch, calls the answer's ``average_gradients(model)`` after
-``loss.backward()``, and compares, step by step, its gradients and then its parameters with a
-single-process model trained on the whole batch in the same process. With equal shards and a
-mean loss, the average of the ranks' gradients IS the full-batch gradient, so a right answer
-agrees up to rounding, on every rank, at every step.
+on its own shard of each batch and calls the answer's ``average_gradients(model)`` after
+``loss.backward()``. With equal shards and a mean loss, the average of the ranks' gradients IS the
+full-batch gradient, so a right answer agrees with a single-process model trained on the whole
+batch up to rounding, on every rank, at every step.
+
+The run and the verdict are apart (docs/design.md, "Judge and subject"): :func:`observe_ddp_rank`
+(one rank of a world) and :func:`observe_alone` (world size 1, in the subject) only record, per
+step, each parameter's gradient before and after ``average_gradients`` and its value after
+``optimizer.step()``; :func:`reference` trains the single-process model from the scenario alone,
+and :func:`compare` finds the first step where a rank's record leaves it, with a diagnosis.
 """
+
 from __future__ import annotations
+
+import functools
 
 import torch
 from torch import nn
+
+SUBJECT_API = ("observe_alone",)  # run in the subject on the answer cell (kit/subject.py)
 
 
 class Net(nn.Module):
@@ -19,7 +29,7 @@ class Net(nn.Module):
         self.embed = nn.Linear(d_in, d_in)
         self.hidden = nn.Linear(d_in, hidden)
         self.head = nn.Linear(hidden, 1)
-        if frozen:      # like a frozen backbone in fine-tuning: no .grad at all
+        if frozen:  # like a frozen backbone in fine-tuning: no .grad at all
             self.embed.requires_grad_(False)
 
     def forward(self, x):
@@ -31,79 +41,244 @@ def _make(sc: dict, device) -> nn.Module:
     return Net(sc["d_in"], sc["hidden"], sc.get("frozen", False)).to(device=device, dtype=torch.float64)
 
 
-def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return bool(torch.allclose(a, b, rtol=1e-9, atol=1e-12))
+def _zero_grad(model: nn.Module) -> None:
+    """``optimizer.zero_grad()`` of an SGD over the trainable parameters (sets their .grad to None)."""
+    for p in model.parameters():
+        if p.requires_grad:
+            p.grad = None
 
 
-def _diagnose(name: str, got, full, local, world: int) -> str:
-    if got is None:
-        return f"{name}.grad is None after average_gradients (it had a gradient before the call)"
-    if got.shape != full.shape:
-        return f"{name}.grad changed shape to {tuple(got.shape)}"
-    if _close(got, full * world):
-        return (f"{name}.grad is {world}× the full-batch gradient: all_reduce SUMS the ranks' gradients; "
-                f"divide by the world size ({world}) to average")
-    if local is not None and _close(got, local):
-        return (f"{name}.grad is still this rank's own gradient: it was not averaged (all_reduce works in "
-                f"place on the tensor you pass it; a copy such as p.grad.clone() is reduced and thrown away)")
-    k = float((got * full).sum() / (full * full).sum().clamp_min(1e-300))
-    if abs(k) > 1e-6 and _close(got, full * k):
-        return (f"{name}.grad is {k:.4g}× the full-batch gradient: the average is the all_reduce SUM divided "
-                f"by dist.get_world_size(), here {world}")
-    err = (got - full).abs().max().item()
-    return f"{name}.grad differs from the full-batch gradient by up to {err:.3g}"
+def _sgd_step(model: nn.Module, lr: float) -> None:
+    """``optimizer.step()`` of plain SGD (no momentum, no weight decay), as torch.optim.SGD does it:
+    ``p -= lr * p.grad`` for every trainable parameter that has a .grad, read at step time. (Building
+    a torch.optim optimizer first imports torch._dynamo: seconds of CPU in every process.)"""
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.requires_grad and p.grad is not None:
+                p.add_(p.grad, alpha=-lr)
 
 
-def run_ddp_rank(payload: dict) -> dict:
-    """``collective_launch`` target. payload: source, name, function, device, scenarios (dicts of
-    seed, d_in, hidden, batch, steps, lr, frozen). Returns, per scenario, None or the first problem."""
-    import torch.distributed as dist
-    from ch13lib.collective_launch import load_source, own_traceback
-    rank, world = dist.get_rank(), dist.get_world_size()
-    device = torch.device(payload.get("device", "cpu"), rank) if payload.get("device") == "cuda" else "cpu"
-    fn = getattr(load_source(payload["source"], payload["name"]), payload["function"])
+def _batches(sc: dict, device):
+    """The scenario's batches (x, y), one per step, the same in every process."""
+    g = torch.Generator().manual_seed(sc["seed"] + 1)
+    for _ in range(sc["steps"]):
+        x = torch.randn(sc["batch"], sc["d_in"], generator=g, dtype=torch.float64).to(device)
+        y = torch.randn(sc["batch"], 1, generator=g, dtype=torch.float64).to(device)
+        yield x, y
+
+
+def _record(t) -> dict | None:
+    """A tensor as plain data (shape and float64 values), None for a missing .grad."""
+    if t is None:
+        return None
+    t = t.detach()
+    return {"shape": list(t.shape), "data": t.to("cpu", torch.float64).reshape(-1).tolist()}
+
+
+def _tensor(rec) -> torch.Tensor | None:
+    """A record of :func:`_record` back as a tensor; ValueError when it is not one."""
+    if rec is None:
+        return None
+    if not isinstance(rec, dict) or not isinstance(rec.get("shape"), list) or not isinstance(rec.get("data"), list):
+        raise ValueError("a malformed tensor record")
+    return torch.tensor(rec["data"], dtype=torch.float64).reshape(rec["shape"])
+
+
+def observe(
+    fn, scenarios: list[dict], *, device="cpu", rank: int = 0, world: int = 1, stub_raises: bool = False
+) -> list[dict]:
+    """Train each scenario's model on this rank's shards with ``fn(model)`` after backward().
+
+    Per scenario ``{"steps": [{"local", "grads", "params"}], "crash": None}``: each parameter's
+    gradient before ``fn`` (``local``) and after it (``grads``), and its value after the SGD
+    step (``params``), as :func:`_record` s. An exception from ``fn`` ends the rank
+    (its peers then fail on the process group): ``"crash": {"step", "text"}`` and nothing after.
+    """
+    from ch13lib.collective_launch import own_traceback
+
     report: list = []
-    for sc in payload["scenarios"]:
-        model, ref = _make(sc, device), _make(sc, device)
-        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=sc["lr"])
-        ref_opt = torch.optim.SGD([p for p in ref.parameters() if p.requires_grad], lr=sc["lr"])
-        g = torch.Generator().manual_seed(sc["seed"] + 1)
-        b, shard = sc["batch"], sc["batch"] // world
-        problem = None
-        # Every rank runs every step even after a mismatch, so all ranks keep making the same
+    for sc in scenarios:
+        model = _make(sc, device)
+        shard = sc["batch"] // world
+        steps: list = []
+        report.append({"steps": steps, "crash": None})
+        # Every rank runs every step whatever its gradients, so all ranks keep making the same
         # collective calls; only an exception stops the rank (and with it the world).
-        for step in range(sc["steps"]):
-            x = torch.randn(b, sc["d_in"], generator=g, dtype=torch.float64).to(device)
-            y = torch.randn(b, 1, generator=g, dtype=torch.float64).to(device)
-            xs, ys = x[rank * shard:(rank + 1) * shard], y[rank * shard:(rank + 1) * shard]
-            opt.zero_grad()
+        for step, (x, y) in enumerate(_batches(sc, device)):
+            xs, ys = x[rank * shard : (rank + 1) * shard], y[rank * shard : (rank + 1) * shard]
+            _zero_grad(model)
             nn.functional.mse_loss(model(xs), ys).backward()
-            local = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+            local = {n: _record(p.grad) for n, p in model.named_parameters()}
             try:
                 fn(model)
                 if device != "cpu":
                     torch.cuda.synchronize()
-            except BaseException as e:    # noqa: BLE001 - reported as this rank's failure
-                report.append({"step": step, "crash": True,
-                               "text": f"step {step}: average_gradients raised an exception:\n{own_traceback(e)}"})
-                return {"scenarios": report}
-            ref_opt.zero_grad()
-            nn.functional.mse_loss(ref(x), y).backward()
-            for (name, p), (_, q) in zip(model.named_parameters(), ref.named_parameters()):
-                if problem:
-                    break
-                if q.grad is None:
-                    if p.grad is not None and p.grad.abs().sum() != 0:
-                        problem = f"step {step}: {name} is frozen (requires_grad=False) but now has a .grad"
-                elif p.grad is None or p.grad.shape != q.grad.shape or not _close(p.grad, q.grad):
-                    problem = f"step {step}: " + _diagnose(name, p.grad, q.grad, local.get(name), world)
-            opt.step()
-            ref_opt.step()
-            for (name, p), (_, q) in zip(model.named_parameters(), ref.named_parameters()):
-                if not problem and not _close(p.detach(), q.detach()):
-                    problem = (f"step {step}: after optimizer.step() the parameter {name} differs from "
-                               f"single-process training (did average_gradients change the parameters?)")
-            if problem and not isinstance(problem, dict):
-                problem = {"step": step, "crash": False, "text": problem}
-        report.append(problem)
-    return {"scenarios": report}
+            except BaseException as e:  # noqa: BLE001 - reported as this rank's failure
+                if stub_raises and isinstance(e, NotImplementedError):
+                    raise
+                report[-1]["crash"] = {
+                    "step": step,
+                    "text": f"step {step}: average_gradients raised an exception:\n{own_traceback(e)}",
+                }
+                return report
+            grads = {n: _record(p.grad) for n, p in model.named_parameters()}
+            _sgd_step(model, sc["lr"])
+            steps.append(
+                {"local": local, "grads": grads, "params": {n: _record(p) for n, p in model.named_parameters()}}
+            )
+    return report
+
+
+def observe_ddp_rank(payload: dict) -> dict:
+    """``collective_launch`` target, one rank of a real world. payload: source, name, function,
+    device, scenarios (dicts of seed, d_in, hidden, batch, steps, lr, frozen). Returns
+    ``{"scenarios": observe(...)}``: records only, no verdict."""
+    import torch.distributed as dist
+
+    from ch13lib.collective_launch import load_source
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    device = torch.device("cuda", rank) if payload.get("device") == "cuda" else "cpu"
+    fn = getattr(load_source(payload["source"], payload["name"]), payload["function"])
+    return {"scenarios": observe(fn, payload["scenarios"], device=device, rank=rank, world=world)}
+
+
+def observe_alone(cell, scenarios: list[dict], function: str = "average_gradients") -> list[dict]:
+    """Subject side: :func:`observe` at world size 1 in this process (gloo over an in-memory
+    HashStore, no port, no process started), so a stub or a crash shows at once. The stub's
+    NotImplementedError is raised as such."""
+    import torch.distributed as dist
+
+    fn = getattr(cell.module, function)
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        return observe(fn, scenarios, stub_raises=True)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+# ---------------------------------------------------------------- the verdict (from records alone)
+
+
+def reference(sc: dict, scale: float = 1.0) -> list[tuple[dict, dict]]:
+    """Single-process training on the whole batch, per step: (full-batch gradients, None where
+    frozen; parameters after the step). ``scale`` multiplies the learning rate: the trajectory of
+    a rank whose gradients are ``scale`` × the full-batch ones. Read-only (cached: every rank of a
+    world is compared with the same one)."""
+    return _reference(tuple(sorted(sc.items())), float(scale))
+
+
+@functools.lru_cache(maxsize=32)
+def _reference(key: tuple, scale: float) -> list[tuple[dict, dict]]:
+    sc = dict(key)
+    model = _make(sc, "cpu")
+    out = []
+    for x, y in _batches(sc, "cpu"):
+        _zero_grad(model)
+        nn.functional.mse_loss(model(x), y).backward()
+        grads = {n: None if p.grad is None else p.grad.detach().clone() for n, p in model.named_parameters()}
+        _sgd_step(model, sc["lr"] * scale)
+        out.append((grads, {n: p.detach().clone() for n, p in model.named_parameters()}))
+    return out
+
+
+def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return bool(torch.allclose(a, b, rtol=1e-9, atol=1e-12))
+
+
+def _diagnose(name: str, got, full, local, world: int, scale: float = 1.0) -> str:
+    if got is None:
+        return f"{name}.grad is None after average_gradients (it had a gradient before the call)"
+    if got.shape != full.shape:
+        return f"{name}.grad changed shape to {tuple(got.shape)}"
+    if scale == 1.0 and world > 1 and _close(got, full * world):
+        return (
+            f"{name}.grad is {world}× the full-batch gradient: all_reduce SUMS the ranks' gradients; "
+            f"divide by the world size (dist.get_world_size(), here {world}) to average"
+        )
+    if local is not None and _close(got, local):
+        return (
+            f"{name}.grad is still this rank's own gradient: it was not averaged (all_reduce works in "
+            f"place on the tensor you pass it; a copy such as p.grad.clone() is reduced and thrown away)"
+        )
+    if scale == 1.0:
+        k = float((got * full).sum() / (full * full).sum().clamp_min(1e-300))
+        if abs(k) > 1e-6 and _close(got, full * k):
+            d = world / k
+            if round(d) >= 1 and abs(d - round(d)) < 1e-6:
+                ran = f"{world} process{'es' if world != 1 else ''} ran"
+                return (
+                    f"{name}.grad is {k:.4g}× the full-batch gradient: the all_reduce SUM was divided by "
+                    f"{round(d)}, but {ran}. Dividing by a fixed number is right in one world size only: "
+                    f"divide by dist.get_world_size()"
+                )
+            return (
+                f"{name}.grad is {k:.4g}× the full-batch gradient: the average is the all_reduce SUM divided "
+                f"by dist.get_world_size(), here {world}"
+            )
+    err = (got - full * scale).abs().max().item()
+    if scale != 1.0:
+        return (
+            f"{name}.grad differs by up to {err:.3g} from the averaged gradient (the first trained "
+            f"parameter got {scale:.4g}× the full-batch gradient, so every one should)"
+        )
+    return f"{name}.grad differs from the full-batch gradient by up to {err:.3g}"
+
+
+def fit_scale(sc: dict, steps: list[dict]) -> float:
+    """The factor k with which this rank's first trained parameter got k × its full-batch gradient
+    at step 0 (1.0 when there is no such k): what a wrong divisor does to every gradient."""
+    if not steps:
+        return 1.0
+    grads0 = reference(sc)[0][0]
+    for name, q in grads0.items():
+        if q is None or not bool(q.abs().sum() > 0):
+            continue
+        try:
+            got = _tensor(steps[0]["grads"].get(name))
+        except (ValueError, RuntimeError, TypeError, KeyError, AttributeError):
+            return 1.0
+        if got is None or got.shape != q.shape:
+            return 1.0
+        k = float((got * q).sum() / (q * q).sum())
+        return k if k > 1e-6 and _close(got, q * k) else 1.0
+    return 1.0
+
+
+def compare(sc: dict, world: int, steps: list[dict], *, scale: float = 1.0) -> dict | None:
+    """The first step where a rank's records leave single-process training: ``{"step", "text"}``,
+    or None. ``scale``: the gradients are expected to be ``scale`` × the full-batch ones (and the
+    parameters to follow; 1.0 for the exercise's average)."""
+    ref = reference(sc, scale)
+    try:
+        for step, (want_grads, want_params) in enumerate(ref):
+            if step >= len(steps):
+                return {"step": step, "text": f"step {step}: the rank stopped before this step"}
+            obs = steps[step]
+            for name, q in want_grads.items():
+                got = _tensor(obs["grads"].get(name))
+                if q is None:
+                    if got is not None and bool(got.abs().sum() != 0):
+                        return {
+                            "step": step,
+                            "text": f"step {step}: {name} is frozen (requires_grad=False) but now has a .grad",
+                        }
+                    continue
+                if got is None or got.shape != q.shape or not _close(got, q * scale):
+                    local = _tensor(obs["local"].get(name))
+                    return {"step": step, "text": f"step {step}: " + _diagnose(name, got, q, local, world, scale)}
+            for name, q in want_params.items():
+                got = _tensor(obs["params"].get(name))
+                if got is None or got.shape != q.shape or not _close(got, q):
+                    return {
+                        "step": step,
+                        "text": f"step {step}: after optimizer.step() the parameter {name} "
+                        f"differs from single-process training (did average_gradients "
+                        f"change the parameters?)",
+                    }
+    except (ValueError, RuntimeError, TypeError, KeyError, AttributeError) as e:
+        return {"step": 0, "text": f"the rank's report could not be read ({type(e).__name__})"}
+    return None

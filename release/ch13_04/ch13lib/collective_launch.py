@@ -9,8 +9,12 @@ timeout. Then it calls ``function(payload)`` and sends back what it returns (a J
 an exception becomes ``{"error": ...}``. A world that hangs is killed after ``hard_timeout_s``.
 
 Student code reaches the workers as source text (``payload["source"]``), executed there by
-:func:`load_source` in a fresh module, exactly as the graders execute an answer cell.
+:func:`load_source` in a fresh module, exactly as the graders execute an answer cell. While grading,
+the worlds are started by :func:`launch_cell` in the subject (kit/subject.py), the sandboxed
+process that holds the answer cell, never by the grader: the workers are its children, inside its
+sandbox, and each installs the subject's audit hook (kit/audit.py) before the cell runs.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -27,6 +31,7 @@ import types
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
+SUBJECT_API = ("launch_cell",)  # run in the subject on the answer cell (kit/subject.py)
 
 
 def load_source(source: str, name: str = "answer") -> types.ModuleType:
@@ -55,6 +60,7 @@ class DistComm:
 
     def __init__(self, group, ranks: list[int], device: str = "cpu") -> None:
         import torch.distributed as dist
+
         self._dist, self._group, self._ranks = dist, group, list(ranks)
         self.rank = dist.get_rank(group)
         self.world_size = len(self._ranks)
@@ -87,40 +93,103 @@ class DistComm:
         return f"DistComm(rank={self.rank}, world_size={self.world_size})"
 
 
-def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo",
-           timeout_s: float = 20.0, hard_timeout_s: float = 60.0, start_timeout_s: float = 300.0,
-           extra_path: tuple[str, ...] = ()) -> list[dict]:
+def launch_cell(cell, world_size: int, target: str, payload: dict, *, backend: str = "gloo") -> list[dict]:
+    """Subject side: :func:`launch` a world whose ranks run ``target`` on the answer cell.
+
+    ``cell`` is the subject's answer cell (its source and grade_id go to the workers as
+    ``payload["source"]`` and ``payload["name"]``); ``target`` must be a function of ch13lib. Every
+    worker installs the subject's guards before the cell runs there (kit.audit's hook, and the
+    snapshot of the harness that kit.subject compares after each request) and adds to its report
+    what the cell was refused (``"refused"``) and what of the harness it replaced (``"tampered"``).
+    Returns what :func:`launch` returns, plain data for the grader to judge.
+    """
+    if not (isinstance(target, str) and target.startswith("ch13lib.") and ":" in target):
+        raise ValueError(f"not a ch13lib launch target: {target!r}")
+    payload = dict(payload, source=cell.source, name=cell.grade_id)
+    kit = sys.modules.get("kit")  # the workers import the guards from where this process did
+    kit_root = (os.path.dirname(os.path.dirname(os.path.abspath(kit.__file__))),) if kit and kit.__file__ else ()
+    return launch(world_size, target, payload, backend=backend, audit=True, extra_path=kit_root)
+
+
+def launch(
+    world_size: int,
+    target: str,
+    payload: dict,
+    *,
+    backend: str = "gloo",
+    timeout_s: float = 20.0,
+    hard_timeout_s: float = 60.0,
+    start_timeout_s: float = 300.0,
+    extra_path: tuple[str, ...] = (),
+    audit: bool = False,
+) -> list[dict]:
     """Run ``target(payload)`` on every rank of a fresh ``backend`` world of ``world_size`` processes.
 
     Returns one dict per rank: the target's result, or ``{"error": why}`` when that rank raised,
     crashed or was killed. Starting (importing torch, the rendezvous) may take up to
     ``start_timeout_s`` on a loaded machine and counts against nothing else; once every rank is
     up, collectives time out after ``timeout_s`` and the world is killed ``hard_timeout_s`` later
-    if it has still not finished (a blocked gloo ``recv`` never times out by itself).
+    if it has still not finished (a blocked gloo ``recv`` never times out by itself). ``audit``:
+    each worker installs kit.audit's hook before ``function`` runs (grading, in the subject).
     """
     import time
 
     import torch.distributed as dist
+
     with tempfile.TemporaryDirectory(prefix="ch13-world-") as tmp:
-        store = dist.TCPStore("127.0.0.1", 0, world_size, True,
-                              timeout=datetime.timedelta(seconds=start_timeout_s), wait_for_workers=False)
+        store = dist.TCPStore(
+            "127.0.0.1",
+            0,
+            world_size,
+            True,
+            timeout=datetime.timedelta(seconds=start_timeout_s),
+            wait_for_workers=False,
+        )
         with open(os.path.join(tmp, "payload.json"), "w", encoding="utf-8") as f:
-            json.dump({"target": target, "backend": backend, "timeout_s": timeout_s,
-                       "start_timeout_s": start_timeout_s, "payload": payload}, f)
+            json.dump(
+                {
+                    "target": target,
+                    "backend": backend,
+                    "timeout_s": timeout_s,
+                    "start_timeout_s": start_timeout_s,
+                    "audit": bool(audit),
+                    "payload": payload,
+                },
+                f,
+            )
         path = os.pathsep.join([SOURCE_DIR, *extra_path, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         procs, logs = [], []
         for r in range(world_size):
-            env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(world_size),
-                       LOCAL_WORLD_SIZE=str(world_size), GROUP_RANK="0", ROLE_RANK=str(r),
-                       ROLE_WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(store.port),
-                       TORCHELASTIC_USE_AGENT_STORE="True", TORCHELASTIC_RESTART_COUNT="0",
-                       TORCHELASTIC_RUN_ID="ch13", OMP_NUM_THREADS="1", PYTHONPATH=path,
-                       PYTHONWARNINGS="ignore")
+            env = dict(
+                os.environ,
+                RANK=str(r),
+                LOCAL_RANK=str(r),
+                WORLD_SIZE=str(world_size),
+                LOCAL_WORLD_SIZE=str(world_size),
+                GROUP_RANK="0",
+                ROLE_RANK=str(r),
+                ROLE_WORLD_SIZE=str(world_size),
+                MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=str(store.port),
+                TORCHELASTIC_USE_AGENT_STORE="True",
+                TORCHELASTIC_RESTART_COUNT="0",
+                TORCHELASTIC_RUN_ID="ch13",
+                OMP_NUM_THREADS="1",
+                PYTHONPATH=path,
+                PYTHONWARNINGS="ignore",
+            )
             log = open(os.path.join(tmp, f"rank{r}.log"), "w+b")
             logs.append(log)
-            procs.append(subprocess.Popen([sys.executable, "-m", "ch13lib.collective_launch", tmp],
-                                          env=env, cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "ch13lib.collective_launch", tmp],
+                    env=env,
+                    cwd=tmp,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                )
+            )
         # Wait until every rank has joined (each sets a key once init_process_group returns) or one
         # has exited, whichever comes first: each waiter sets the event, nothing polls.
         started = threading.Event()
@@ -128,14 +197,15 @@ def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo"
 
         def all_ready():
             try:
-                store.wait(keys, datetime.timedelta(seconds=start_timeout_s))
-            except Exception:          # noqa: BLE001 - a timeout: the exits or the guard decide
+                store.wait(keys, datetime.timedelta(seconds=start_timeout_s))  # noqa: F821 - deleted only after the join
+            except Exception:  # noqa: BLE001 - a timeout: the exits or the guard decide
                 pass
             started.set()
 
         def exited(p):
             p.wait()
             started.set()
+
         for fn, args in [(all_ready, ())] + [(exited, (p,)) for p in procs]:
             threading.Thread(target=fn, args=args, daemon=True).start()
         started.wait(timeout=start_timeout_s)
@@ -145,7 +215,7 @@ def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo"
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                for i, q in enumerate(procs):      # only the processes this call started
+                for i, q in enumerate(procs):  # only the processes this call started
                     if q.poll() is None:
                         q.kill()
                         killed.add(i)
@@ -161,9 +231,12 @@ def launch(world_size: int, target: str, payload: dict, *, backend: str = "gloo"
                 continue
             logs[r].seek(0)
             tail = logs[r].read().decode("utf-8", "replace").strip().splitlines()[-6:]
-            why = (f"rank {r} was still running {hard_timeout_s:g} s after the world started and was stopped "
-                   f"(a hang: a collective or recv that no other rank matches?)"
-                   if r in killed else f"rank {r} exited with code {procs[r].returncode} before reporting")
+            why = (
+                f"rank {r} was still running {hard_timeout_s:g} s after the world started and was stopped "
+                f"(a hang: a collective or recv that no other rank matches?)"
+                if r in killed
+                else f"rank {r} exited with code {procs[r].returncode} before reporting"
+            )
             results.append({"error": why + ("\n" + "\n".join(tail) if tail and r not in killed else "")})
         for log in logs:
             log.close()
@@ -175,33 +248,59 @@ def _worker(tmp: str) -> int:
     """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``)."""
     import importlib
     import warnings
+
     warnings.simplefilter("ignore")
     rank = int(os.environ["RANK"])
     with open(os.path.join(tmp, "payload.json"), encoding="utf-8") as f:
         spec = json.load(f)
+    snap = guards = None
     try:
         import torch
         import torch.distributed as dist
+
         torch.set_num_threads(1)
         kwargs = {}
         if spec["backend"] == "nccl":
             torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
             kwargs["device_id"] = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
         # A long timeout to start (a loaded machine imports torch slowly), then a short one for the work.
-        dist.init_process_group(spec["backend"], timeout=datetime.timedelta(seconds=spec["start_timeout_s"]),
-                                **kwargs)
+        dist.init_process_group(spec["backend"], timeout=datetime.timedelta(seconds=spec["start_timeout_s"]), **kwargs)
         try:
             from torch.distributed.distributed_c10d import _set_pg_timeout
+
             _set_pg_timeout(datetime.timedelta(seconds=spec["timeout_s"]))
         except (ImportError, RuntimeError, ValueError):
             pass
-        ready = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
-                              timeout=datetime.timedelta(seconds=spec["start_timeout_s"]))
+        ready = dist.TCPStore(
+            os.environ["MASTER_ADDR"],
+            int(os.environ["MASTER_PORT"]),
+            is_master=False,
+            timeout=datetime.timedelta(seconds=spec["start_timeout_s"]),
+        )
         ready.set(f"ch13/ready/{rank}", "1")
         module, func = spec["target"].split(":")
-        result = getattr(importlib.import_module(module), func)(spec["payload"])
-    except BaseException as e:         # noqa: BLE001 - every failure becomes this rank's report
+        target = getattr(importlib.import_module(module), func)
+        if spec.get("audit"):  # as in the subject: the guards are in place before the cell runs
+            from kit import audit
+            from kit.subject import snapshot, tampered
+
+            importlib.import_module("ch13lib.collective_launch")  # this file, as the target imports it
+            snap = snapshot([module])
+            installed = audit.install()
+            # Held in locals, as the subject holds them: the cell can rebind module attributes,
+            # not this frame's variables; and kit leaves sys.modules, so reaching it again is an
+            # import the hook refuses.
+            guards = (installed if callable(installed) else audit.refused, tampered)
+            for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
+                del sys.modules[name]
+        result = target(spec["payload"])
+    except BaseException as e:  # noqa: BLE001 - every failure becomes this rank's report
         result = {"error": f"rank {rank}: " + own_traceback(e)}
+    if snap is not None:  # what the cell was refused, and what of the harness it replaced
+        flags = {"refused": guards[0](), "tampered": guards[1](snap)}
+        if any(flags.values()):
+            result = dict(result) if isinstance(result, dict) else {"error": f"rank {rank}: no report"}
+            result.update({k: v for k, v in flags.items() if v})
     tmp_out = os.path.join(tmp, f"rank{rank}.json.part")
     with open(tmp_out, "w", encoding="utf-8") as f:
         json.dump(result, f)

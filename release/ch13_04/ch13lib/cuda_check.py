@@ -1,23 +1,64 @@
 """Checks of the notebook-02 kernels (vecAdd, grid-stride vecAdd, tiled matmul).
 
 Each ``check_*`` function runs one case and raises :class:`CheckFailed` with a message that says
-what is wrong and how to replay it; it returns figures when the case passes. They run either on
-the checking simulator of :mod:`ch13lib.cuda_sim` (``device="cpu"``), or on a real GPU through
-numba.cuda with cupy device arrays (``device="gpu"``). The hidden graders call the same checks on
-more (and hidden) cases; the ``self_check_*`` functions at the bottom run a few small ones for you.
+what is wrong and how to replay it; it returns figures when the case passes. A check has three
+parts, so that the code that judges never has to hold the code that is judged:
+
+1. it makes the case: the inputs (:func:`vec_inputs`, :func:`mat_inputs`), the launch, the replay line;
+2. it asks for an OBSERVATION of the student's functions on that case: ``ask(op, **case)`` runs one
+   of the ``observe_*`` functions below where those functions live and returns plain data only
+   (the arrays after the call, what the launcher returned, each launch's configuration, which thread
+   wrote each output element, per-thread memory traffic). The observation runs the kernel on the
+   checking simulator of :mod:`ch13lib.cuda_sim` (``device="cpu"``), which raises CheckFailed at
+   once on what only it can see (out of bounds and negative indices, races, barrier divergence,
+   writes to the inputs, two threads writing one element), or on a real GPU through numba.cuda
+   (``device="gpu"``);
+3. it judges the observation: recomputes the numpy reference from the inputs it made and compares.
+
+The first argument of a check says where to observe: your launcher (or kernel) itself, observed
+right here (``check_matmul_results(launch_tiled_matmul, 1, 33, 3)`` in the notebook), or an
+:class:`Ask`: :func:`local` for the self-checks at the bottom, :func:`remote` for the hidden graders,
+which ask the grading process that runs your cell (the ``subject_*`` functions, listed in
+``SUBJECT_API``) on more (and hidden) cases, and judge in their own process.
 
 Inputs are made by :func:`vec_inputs` and :func:`mat_inputs`, so a failing case replays exactly:
 ``a, b = vec_inputs(37, "float32"); launch_vec_add(a, b, 16)``.
 """
+
 from __future__ import annotations
 
+import types
 
 import numpy as np
 
 from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
 
-TILE = 16                      # the tiled matmul's tile edge (the notebook's module constant)
-SENTINEL = -7                  # what the grader puts in output cells a kernel must not touch
+TILE = 16  # the tiled matmul's tile edge (the notebook's module constant)
+SENTINEL = -7  # what the grader puts in output cells a kernel must not touch
+REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
+ARRAY_CAP = 16 * 2**20  # bytes: a bigger array is reported by shape and dtype only (no case needs one)
+# dtypes an observation sends back as arrays (the others are reported by name only)
+SENDABLE = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
+
+# What a hidden grader may run on an answer cell in the grading subject (kit/subject.py).
+SUBJECT_API = ("subject_config", "subject_launcher", "subject_kernel", "subject_as_is")
 
 
 class CheckFailed(AssertionError):
@@ -38,11 +79,22 @@ def mat_inputs(m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _first_diff(got: np.ndarray, want: np.ndarray) -> str:
+    if got is None:
+        return "it can no longer be read back as an array"
+    if got.shape != want.shape:
+        return f"its shape is now {got.shape}, it was {want.shape}"
     bad = np.argwhere(got != want)
+    if not len(bad):
+        return ""
     idx = tuple(int(v) for v in bad[0])
-    where = idx[0] if len(idx) == 1 else idx
-    return (f"{len(bad)} of {want.size} elements are wrong; the first is [{', '.join(map(str, idx))}]: "
-            f"got {got[idx]!r}, expected {want[idx]!r}") if len(bad) else ""
+    return (
+        f"{len(bad)} of {want.size} elements are wrong; the first is [{', '.join(map(str, idx))}]: "
+        f"got {got[idx]!r}, expected {want[idx]!r}"
+    )
+
+
+def _same(got, want: np.ndarray) -> bool:
+    return got is not None and got.shape == want.shape and np.array_equal(got, want)
 
 
 def _unwritten(writer: np.ndarray, limit=None) -> str:
@@ -60,23 +112,10 @@ def _replay(call: str) -> str:
 
 
 def _no_launch_msg(name, launcher):
-    return (f"{launcher} never launched the kernel `{name}` (it must launch it as "
-            f"{name}[blocks, threads_per_block](...), using the global name `{name}`)")
-
-
-def _check_returned(c, n_shape, dtype, a, b, name):
-    if not isinstance(c, np.ndarray):
-        raise CheckFailed(f"{name} returned {type(c).__name__}, not a numpy array: copy the result back "
-                          f"to the host (d_c.copy_to_host()) and return it")
-    if c.shape != n_shape:
-        raise CheckFailed(f"{name} returned an array of shape {c.shape}, expected {n_shape}")
-    if c.dtype != np.dtype(dtype):
-        raise CheckFailed(f"{name} returned dtype {c.dtype}, expected {np.dtype(dtype)} (the inputs' dtype): "
-                          f"make the output like the inputs (np.empty_like(a))")
-    for arr, nm in ((a, "a"), (b, "b")):
-        if c.size and np.shares_memory(c, arr):
-            raise CheckFailed(f"{name} returned an array that shares memory with its input {nm}: return a NEW "
-                              f"array and leave the inputs unchanged")
+    return (
+        f"{launcher} never launched the kernel `{name}` (it must launch it as "
+        f"{name}[blocks, threads_per_block](...), using the global name `{name}`)"
+    )
 
 
 def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
@@ -84,185 +123,485 @@ def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
 
 
 # ---------------------------------------------------------------------------------------------
-# vecAdd
+# observations: run beside the student's functions, return plain data only
 
 
-def check_vec_add_launch(launch_fn, n: int, tpb: int, dtype="float32", *, kernel_name="vec_add",
-                         launcher="launch_vec_add", blocks: int | None = None, default_tpb: bool = False) -> tuple:
-    """One launch, ``tpb`` threads per block, the fewest blocks that cover n (or exactly ``blocks``).
-    ``default_tpb``: call the launcher without threads_per_block (its default must be ``tpb``)."""
-    a, b = vec_inputs(n, dtype)
-    spy = Spy(None, kernel_name, "record")
-    args = (a, b) if default_tpb else (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
-    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
-    with spying(launch_fn, kernel_name, spy):
-        launch_fn(*args)
-    want_blocks = blocks if blocks is not None else -(-n // tpb)
-    launches = spy.launches
-    if n == 0 and not launches:
-        return (0,)         # nothing to do: not launching at all is right
-    if not launches:
-        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    if len(launches) > 1:
-        raise CheckFailed(f"{launcher} launched {kernel_name} {len(launches)} times for n={n}: launch it once, "
-                          f"with enough blocks for every element" + _replay(call))
-    g, bd = launches[0][:2]
-    raw_g, raw_b = spy.raw_configs[0]
-    if g is None:
-        zero = ""
-        if n == 0:
-            zero = (" For n == 0 the formula gives 0 blocks, which a GPU refuses: return an empty array "
-                    "without launching.")
-        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g!r}, {raw_b!r}]: not a valid launch "
-                          f"configuration (blocks and threads per block must be integers >= 1).{zero}"
-                          + _replay(call))
-    if bd != (tpb, 1, 1):
-        asked = (f"called without threads_per_block, whose default must be {tpb}" if default_tpb else
-                 f"threads_per_block={tpb} was asked for")
-        raise CheckFailed(f"{launcher} launched blocks of {bd[0] * bd[1] * bd[2]} threads (blockdim {raw_b!r}); "
-                          f"{asked}" + _replay(call))
-    if n == 0 and blocks is None:
-        return g[:1]
-    if g[1:] != (1, 1) or g[0] != want_blocks:
-        if blocks is not None:
-            raise CheckFailed(f"{launcher} launched {raw_g!r} blocks; blocks={blocks} was asked for: use the "
-                              f"grid the caller chose (the loop covers any n)" + _replay(call))
-        few = g[0] * tpb < n
-        why = (f"{g[0]} blocks x {tpb} threads = {g[0] * tpb} threads cannot cover n = {n} elements: the tail "
-               f"is never computed. Round up: blocks = (n + threads_per_block - 1) // threads_per_block"
-               if few else
-               f"{g[0]} blocks of {tpb} threads for n = {n}: {g[0] - want_blocks} block(s) have no element "
-               f"to work on. Use blocks = (n + threads_per_block - 1) // threads_per_block = {want_blocks}")
-        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g!r}, {raw_b!r}]: {why}" + _replay(call))
-    return g[:1]
-
-
-def _run_vec_launcher(launch_fn, n, tpb, dtype, device, kernel_name, launcher, blocks=None):
-    a, b = vec_inputs(n, dtype)
-    a0, b0 = a.copy(), b.copy()
-    args = (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
-    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
-    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=(0, 1))
+def _short(x) -> str:
+    """A launch configuration as the student wrote it (its repr), for messages."""
     try:
-        with spying(launch_fn, kernel_name, spy):
-            c = launch_fn(*args)
-    except KernelFault as e:
-        raise _fault_failed(e, call) from None
-    return a, b, a0, b0, c, spy, call
+        r = repr(x)
+        r = r if type(r) is str else "?"
+    except Exception:  # noqa: BLE001 - a __repr__ that raises
+        r = f"<a {type(x).__name__}>"
+    return r[:REPR_CAP]
 
 
-def check_vec_add_results(launch_fn, n: int, tpb: int, dtype="float32", device="cpu", *,
-                          kernel_name="vec_add", launcher="launch_vec_add", blocks=None) -> dict:
-    """The launcher returns a new array equal to a + b; the kernel faults nowhere; inputs unchanged."""
-    a, b, a0, b0, c, spy, call = _run_vec_launcher(launch_fn, n, tpb, dtype, device, kernel_name,
-                                                   launcher, blocks)
-    for arr, orig, nm in ((a, a0, "a"), (b, b0, "b")):
-        if not np.array_equal(arr, orig):
-            raise CheckFailed(f"{launcher} changed its input {nm} ({_first_diff(arr, orig)}): the inputs must "
-                              f"stay as they were" + _replay(call))
-    if n > 0 and not spy.launches:
-        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    if device == "cpu" and spy.launches:
-        for _, _, rec in spy.launches:
-            out = rec.writers.get(_param(launch_fn, kernel_name, 2))
-            if out is not None and out.shape == (n,):
-                miss = _unwritten(out)
-                if miss:
-                    raise CheckFailed(f"after {kernel_name}: {miss}. Every index 0 <= i < n needs a thread: "
-                                      f"is the block index part of i, and are there enough blocks?"
-                                      + _replay(call))
-    _check_returned(c, (n,), dtype, a, b, launcher)
-    want = a0 + b0
-    if not np.array_equal(c, want):
-        raise CheckFailed(f"{launcher} returned wrong values: {_first_diff(c, want)}" + _replay(call))
-    return {"launches": len(spy.launches)}
+def _array(x):
+    """A plain copy of a numpy array whose dtype can be sent back; None for anything else."""
+    if isinstance(x, np.ndarray) and str(x.dtype) in SENDABLE and x.nbytes <= ARRAY_CAP:
+        return np.array(x, copy=True, subok=False)
+    return None
 
 
-def _param(launch_fn, kernel_name, pos):
+def _describe(c, inputs) -> dict:
+    """What a launcher returned: its type, and for an array its shape, dtype, values, and which
+    inputs (by position) it shares memory with."""
+    if not isinstance(c, np.ndarray):
+        return {"type": type(c).__name__}
+    return {
+        "type": "ndarray",
+        "shape": tuple(int(s) for s in c.shape),
+        "dtype": str(c.dtype),
+        "value": _array(c),
+        "shares": [i for i, a in enumerate(inputs) if c.size and np.shares_memory(c, a)],
+    }
+
+
+def _lookup(ns, name: str):
+    try:
+        return getattr(ns, name)
+    except AttributeError:
+        raise CheckFailed(f"`{name}` is not defined") from None
+
+
+def _param_name(kernel, pos: int):
     """The name of the kernel's parameter at ``pos`` (for reading the launch's writer maps)."""
-    kernel = launch_fn.__globals__.get(kernel_name)
     try:
-        code = python_function(kernel).__code__
-        return code.co_varnames[pos]
+        return python_function(kernel).__code__.co_varnames[pos]
     except (KernelFault, IndexError, AttributeError):
         return None
 
 
-def check_vec_add_kernel(kernel, n: int, tpb: int, extra: int = 3, dtype="float32", device="cpu", *,
-                         kernel_name="vec_add", blocks: int | None = None) -> dict:
+def _stats(rec) -> dict:
+    th = rec.threads
+    out = {
+        "block": np.array([t.block for t in th], np.int32).reshape(-1, 3),
+        "thread": np.array([t.thread for t in th], np.int32).reshape(-1, 3),
+    }
+    for field in ("global_reads", "global_writes", "shared_reads", "shared_writes"):
+        out[field] = np.array([getattr(t, field) for t in th], np.int64)
+    return out
+
+
+def _launches(spy: Spy, out_pos, stats: bool) -> list[dict]:
+    """Each launch: griddim and blockdim (3-tuples, None when invalid), the configuration as
+    written, and on the checking simulator which thread (global linear id, -1 none) wrote each
+    element of the output argument, and the per-thread traffic if asked."""
+    param = _param_name(spy.kernel, out_pos) if out_pos is not None else None
+    out = []
+    for (g, b, rec), (raw_g, raw_b) in zip(spy.launches, spy.raw_configs):
+        item = {"griddim": g, "blockdim": b, "raw": (_short(raw_g), _short(raw_b))}
+        if rec is not None:
+            w = rec.writers.get(param) if param is not None else None
+            item["writers"] = None if w is None else _array(w.astype(np.int32))
+            if stats:
+                item["stats"] = _stats(rec)
+        out.append(item)
+    return out
+
+
+def _spied(launch_fn, kernel_name: str, spy: Spy, args, replay: str):
+    try:
+        with spying(launch_fn, kernel_name, spy):
+            result = launch_fn(*args)
+    except KernelFault as e:
+        raise _fault_failed(e, replay) from None
+    if spy.fault is not None:  # a fault the launcher caught and swallowed
+        raise _fault_failed(spy.fault, replay)
+    return result
+
+
+def observe_config(ns, launcher: str, kernel_name: str, args, replay: str = "") -> dict:
+    """``ns.<launcher>(*args)`` with its kernel recorded, not run: the launch configurations."""
+    spy = Spy(None, kernel_name, "record")
+    _spied(_lookup(ns, launcher), kernel_name, spy, tuple(args), replay)
+    return {"launches": _launches(spy, None, False)}
+
+
+def observe_launcher(
+    ns,
+    launcher: str,
+    kernel_name: str,
+    args,
+    device: str = "cpu",
+    replay: str = "",
+    *,
+    readonly=(0, 1),
+    out_pos: int = 2,
+    stats: bool = False,
+) -> dict:
+    """``ns.<launcher>(*args)`` with its kernel run on the checking simulator (cpu) or for real (gpu):
+    the input arrays afterwards, what it returned, and its launches."""
+    args = tuple(args)
+    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly))
+    c = _spied(_lookup(ns, launcher), kernel_name, spy, args, replay)
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    return {
+        "inputs": [_array(a) for a in inputs],
+        "result": _describe(c, inputs),
+        "launches": _launches(spy, out_pos, stats),
+    }
+
+
+def observe_kernel(
+    ns,
+    kernel_name: str,
+    griddim,
+    blockdim,
+    args,
+    device: str = "cpu",
+    replay: str = "",
+    *,
+    readonly=(),
+    limits=None,
+    out_pos: int = 2,
+) -> dict:
+    """``ns.<kernel_name>[griddim, blockdim](*args)`` directly: the array arguments afterwards, and on
+    the checking simulator which thread wrote each element of the argument at ``out_pos``."""
+    kernel = _lookup(ns, kernel_name)
+    args = tuple(args)
+    if device == "cpu":
+        try:
+            rec = launch(kernel, griddim, blockdim, args, readonly=tuple(readonly), limits=limits)
+        except KernelFault as e:
+            raise _fault_failed(e, replay) from None
+        w = rec.writers.get(_param_name(kernel, out_pos))
+        return {
+            "args": [_array(a) for a in args if isinstance(a, np.ndarray)],
+            "writers": None if w is None else _array(w.astype(np.int32)),
+        }
+    import cupy as cp
+
+    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    kernel[griddim, blockdim](*dev)
+    cp.cuda.runtime.deviceSynchronize()
+    return {"args": [cp.asnumpy(d) for d, a in zip(dev, args) if isinstance(a, np.ndarray)], "writers": None}
+
+
+def observe_as_is(ns, launcher: str, args) -> dict:
+    """``ns.<launcher>(*args)`` unchanged, on whatever numba.cuda is in this process (numba's own
+    simulator on a CPU, the GPU on a GPU machine): the inputs afterwards and what it returned."""
+    args = tuple(args)
+    c = _lookup(ns, launcher)(*args)
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    return {"inputs": [_array(a) for a in inputs], "result": _describe(c, inputs)}
+
+
+OBSERVE = {"config": observe_config, "launcher": observe_launcher, "kernel": observe_kernel, "as_is": observe_as_is}
+
+
+class Ask:
+    """Where a check's observations run: ``ask(op, **case)`` -> the plain data of ``observe_<op>``."""
+
+    def __init__(self, observe) -> None:
+        self._observe = observe
+
+    def __call__(self, op: str, **case) -> dict:
+        return self._observe(op, **case)
+
+
+def local(**functions) -> Ask:
+    """Observe these functions right here (the notebook's self-checks):
+    ``check_vec_add_results(local(launch_vec_add=launch_vec_add), 37, 16)``."""
+    ns = types.SimpleNamespace(**functions)
+    return Ask(lambda op, **case: OBSERVE[op](ns, **case))
+
+
+def remote(run) -> Ask:
+    """Observe the answer cell where it runs: ``run(harness, **case)`` is the grader's ``answer.run``,
+    which runs ``subject_<op>`` below in the grading subject and returns its plain data."""
+    return Ask(lambda op, **case: run(f"{__name__}:subject_{op}", **case))
+
+
+def _asked(target, name: str) -> Ask:
+    """An Ask as given, or the student's function itself (``check_matmul_results(launch_tiled_matmul,
+    1, 33, 3)`` in a notebook), observed here under its contract name."""
+    return target if isinstance(target, Ask) else local(**{name: target})
+
+
+# The same observations on the answer cell, in the grading subject (kit/subject.py): ``cell.module``
+# holds the student's functions; plain data goes back to the grader, which judges.
+
+
+def subject_config(cell, **case) -> dict:
+    return observe_config(cell.module, **case)
+
+
+def subject_launcher(cell, **case) -> dict:
+    return observe_launcher(cell.module, **case)
+
+
+def subject_kernel(cell, **case) -> dict:
+    return observe_kernel(cell.module, **case)
+
+
+def subject_as_is(cell, **case) -> dict:
+    return observe_as_is(cell.module, **case)
+
+
+# ---------------------------------------------------------------------------------------------
+# judging what a launcher returned
+
+
+def _check_returned(res: dict, n_shape, dtype, name, names=("a", "b")):
+    if res["type"] != "ndarray":
+        raise CheckFailed(
+            f"{name} returned {res['type']}, not a numpy array: copy the result back "
+            f"to the host (d_c.copy_to_host()) and return it"
+        )
+    if tuple(res["shape"]) != n_shape:
+        raise CheckFailed(f"{name} returned an array of shape {tuple(res['shape'])}, expected {n_shape}")
+    if res["dtype"] != str(np.dtype(dtype)):
+        raise CheckFailed(
+            f"{name} returned dtype {res['dtype']}, expected {np.dtype(dtype)} (the inputs' dtype): "
+            f"make the output like the inputs (np.empty_like(a))"
+        )
+    for i in res["shares"]:
+        raise CheckFailed(
+            f"{name} returned an array that shares memory with its input {names[i]}: return a NEW "
+            f"array and leave the inputs unchanged"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# vecAdd
+
+
+def _vec_args(n, dtype, tpb, blocks, default_tpb=False) -> tuple:
+    """The launcher's arguments, with fresh inputs (the judge keeps its own copy to compare)."""
+    a, b = vec_inputs(n, dtype)
+    return (a, b) if default_tpb else (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
+
+
+def _vec_call(n, dtype, launcher, args) -> str:
+    return f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
+
+
+def check_vec_add_launch(
+    ask,
+    n: int,
+    tpb: int,
+    dtype="float32",
+    *,
+    kernel_name="vec_add",
+    launcher="launch_vec_add",
+    blocks: int | None = None,
+    default_tpb: bool = False,
+) -> tuple:
+    """One launch, ``tpb`` threads per block, the fewest blocks that cover n (or exactly ``blocks``).
+    ``default_tpb``: call the launcher without threads_per_block (its default must be ``tpb``)."""
+    ask = _asked(ask, launcher)
+    args = _vec_args(n, dtype, tpb, blocks, default_tpb)
+    call = _vec_call(n, dtype, launcher, args)
+    launches = ask("config", launcher=launcher, kernel_name=kernel_name, args=args, replay=call)["launches"]
+    want_blocks = blocks if blocks is not None else -(-n // tpb)
+    if n == 0 and not launches:
+        return (0,)  # nothing to do: not launching at all is right
+    if not launches:
+        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
+    if len(launches) > 1:
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name} {len(launches)} times for n={n}: launch it once, "
+            f"with enough blocks for every element" + _replay(call)
+        )
+    g, bd = launches[0]["griddim"], launches[0]["blockdim"]
+    raw_g, raw_b = launches[0]["raw"]
+    if g is None:
+        zero = ""
+        if n == 0:
+            zero = (
+                " For n == 0 the formula gives 0 blocks, which a GPU refuses: return an empty array without launching."
+            )
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
+            f"configuration (blocks and threads per block must be integers >= 1).{zero}" + _replay(call)
+        )
+    g, bd = tuple(g), tuple(bd)
+    if bd != (tpb, 1, 1):
+        asked = (
+            f"called without threads_per_block, whose default must be {tpb}"
+            if default_tpb
+            else f"threads_per_block={tpb} was asked for"
+        )
+        raise CheckFailed(
+            f"{launcher} launched blocks of {bd[0] * bd[1] * bd[2]} threads (blockdim {raw_b}); {asked}" + _replay(call)
+        )
+    if n == 0 and blocks is None:
+        return g[:1]
+    if g[1:] != (1, 1) or g[0] != want_blocks:
+        if blocks is not None:
+            raise CheckFailed(
+                f"{launcher} launched {raw_g} blocks; blocks={blocks} was asked for: use the "
+                f"grid the caller chose (the loop covers any n)" + _replay(call)
+            )
+        few = g[0] * tpb < n
+        why = (
+            f"{g[0]} blocks x {tpb} threads = {g[0] * tpb} threads cannot cover n = {n} elements: the tail "
+            f"is never computed. Round up: blocks = (n + threads_per_block - 1) // threads_per_block"
+            if few
+            else f"{g[0]} blocks of {tpb} threads for n = {n}: {g[0] - want_blocks} block(s) have no element "
+            f"to work on. Use blocks = (n + threads_per_block - 1) // threads_per_block = {want_blocks}"
+        )
+        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: {why}" + _replay(call))
+    return g[:1]
+
+
+def _run_vec_launcher(ask, n, tpb, dtype, device, kernel_name, launcher, blocks=None):
+    ask = _asked(ask, launcher)
+    args = _vec_args(n, dtype, tpb, blocks)
+    call = _vec_call(n, dtype, launcher, args)
+    obs = ask("launcher", launcher=launcher, kernel_name=kernel_name, args=args, device=device, replay=call)
+    return obs, call
+
+
+def check_vec_add_results(
+    ask,
+    n: int,
+    tpb: int,
+    dtype="float32",
+    device="cpu",
+    *,
+    kernel_name="vec_add",
+    launcher="launch_vec_add",
+    blocks=None,
+) -> dict:
+    """The launcher returns a new array equal to a + b; the kernel faults nowhere; inputs unchanged."""
+    obs, call = _run_vec_launcher(ask, n, tpb, dtype, device, kernel_name, launcher, blocks)
+    a0, b0 = vec_inputs(n, dtype)  # the inputs as they were sent, made again here
+    for arr, orig, nm in zip(obs["inputs"], (a0, b0), "ab"):
+        if not _same(arr, orig):
+            raise CheckFailed(
+                f"{launcher} changed its input {nm} ({_first_diff(arr, orig)}): the inputs must "
+                f"stay as they were" + _replay(call)
+            )
+    launches = obs["launches"]
+    if n > 0 and not launches:
+        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
+    if device == "cpu":
+        for item in launches:
+            out = item.get("writers")
+            if out is not None and out.shape == (n,):
+                miss = _unwritten(out)
+                if miss:
+                    if blocks is None:
+                        how = "is the block index part of i, and are there enough blocks?"
+                    else:
+                        total = blocks * tpb
+                        how = (
+                            f"the caller chose {blocks} x {tpb} = {total} thread{'s' if total > 1 else ''} "
+                            f"for n = {n}, so each thread loops: i = cuda.grid(1), then "
+                            f"i += cuda.gridsize(1) while i < n."
+                        )
+                    raise CheckFailed(
+                        f"after {kernel_name}: {miss}. Every index 0 <= i < n needs a thread: {how}" + _replay(call)
+                    )
+    _check_returned(obs["result"], (n,), dtype, launcher)
+    want = a0 + b0
+    c = obs["result"]["value"]
+    if not np.array_equal(c, want):
+        raise CheckFailed(f"{launcher} returned wrong values: {_first_diff(c, want)}" + _replay(call))
+    return {"launches": len(launches)}
+
+
+def check_vec_add_kernel(
+    ask,
+    n: int,
+    tpb: int,
+    extra: int = 3,
+    dtype="float32",
+    device="cpu",
+    *,
+    kernel_name="vec_add",
+    blocks: int | None = None,
+) -> dict:
     """Launch the kernel directly on arrays LONGER than n (n + extra), with more threads than n.
 
     No thread may touch index n or beyond (the buffers go on, so only ``n`` tells the kernel
     where to stop); c[:n] == a + b; c[n:] and the inputs untouched.
     """
+    ask = _asked(ask, kernel_name)
     size = n + extra
-    a, b = vec_inputs(size, dtype)
-    a0, b0 = a.copy(), b.copy()
-    c = np.full(size, SENTINEL, dtype)
+    a0, b0 = vec_inputs(size, dtype)
+    c0 = np.full(size, SENTINEL, dtype)
     if blocks is None:
-        blocks = -(-n // tpb) + 1          # one whole block more than needed
-    call = (f"a, b = vec_inputs({size}, {str(np.dtype(dtype))!r}); c = np.full({size}, {SENTINEL}, a.dtype); "
-            f"{kernel_name}[{blocks}, {tpb}](a, b, c, {n})  # buffers of {size}, n = {n}")
+        blocks = -(-n // tpb) + 1  # one whole block more than needed
+    call = (
+        f"a, b = vec_inputs({size}, {str(np.dtype(dtype))!r}); c = np.full({size}, {SENTINEL}, a.dtype); "
+        f"{kernel_name}[{blocks}, {tpb}](a, b, c, {n})  # buffers of {size}, n = {n}"
+    )
+    obs = ask(
+        "kernel",
+        kernel_name=kernel_name,
+        griddim=blocks,
+        blockdim=tpb,
+        args=(a0.copy(), b0.copy(), c0, n),
+        device=device,
+        replay=call,
+        readonly=(0, 1),
+        limits={0: n, 1: n, 2: n},
+    )
+    a, b, c = obs["args"]
     if device == "cpu":
-        try:
-            rec = launch(kernel, blocks, tpb, (a, b, c, n), readonly=(0, 1), limits={0: n, 1: n, 2: n})
-        except KernelFault as e:
-            raise _fault_failed(e, call) from None
-        miss = _unwritten(rec.writers[python_function(kernel).__code__.co_varnames[2]], n)
+        writers = obs["writers"]
+        miss = _unwritten(writers, n) if writers is not None else "the output was not an array"
         if miss:
             raise CheckFailed(f"{kernel_name}[{blocks}, {tpb}] with n = {n}: {miss}" + _replay(call))
-    else:
-        import cupy as cp
-        da, db, dc = cp.asarray(a), cp.asarray(b), cp.asarray(c)
-        kernel[blocks, tpb](da, db, dc, n)
-        cp.cuda.runtime.deviceSynchronize()
-        a, b, c = cp.asnumpy(da), cp.asnumpy(db), cp.asnumpy(dc)
-        rec = None
     for arr, orig, nm in ((a, a0, "a"), (b, b0, "b")):
-        if not np.array_equal(arr, orig):
+        if not _same(arr, orig):
             raise CheckFailed(f"{kernel_name} changed its input {nm} ({_first_diff(arr, orig)})" + _replay(call))
+    if c is None or c.shape != (size,):
+        raise CheckFailed(f"{kernel_name}: the output c can no longer be read back as it was passed" + _replay(call))
     tail = c[n:]
     if not np.all(tail == SENTINEL):
         i = int(np.argwhere(tail != SENTINEL)[0][0]) + n
-        raise CheckFailed(f"{kernel_name} wrote c[{i}] although n = {n}: no thread may write at index >= n "
-                          f"(guard with `if i < n`, using n, not the array's size)" + _replay(call))
+        raise CheckFailed(
+            f"{kernel_name} wrote c[{i}] although n = {n}: no thread may write at index >= n "
+            f"(guard with `if i < n`, using n, not the array's size)" + _replay(call)
+        )
     want = a0[:n] + b0[:n]
     if not np.array_equal(c[:n], want):
         raise CheckFailed(f"{kernel_name} computed wrong values: {_first_diff(c[:n], want)}" + _replay(call))
-    return {"threads": blocks * tpb, "record": rec}
+    return {"threads": blocks * tpb, "writers": obs["writers"]}
 
 
-def check_launcher_as_is(launch_fn, n: int, tpb: int, dtype="float32", *, launcher="launch_vec_add",
-                         blocks=None) -> None:
-    """Run the launcher unchanged, on whatever numba.cuda is in this process (numba's own simulator
+def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="launch_vec_add", blocks=None) -> None:
+    """Run the launcher unchanged, on whatever numba.cuda is where it runs (numba's own simulator
     on a CPU, the GPU on a GPU machine), and compare with numpy."""
-    a, b = vec_inputs(n, dtype)
-    a0, b0 = a.copy(), b.copy()
-    args = (a, b, tpb) if blocks is None else (a, b, blocks, tpb)
-    call = f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
-    c = launch_fn(*args)
-    if not (np.array_equal(a, a0) and np.array_equal(b, b0)):
+    ask = _asked(ask, launcher)
+    args = _vec_args(n, dtype, tpb, blocks)
+    call = _vec_call(n, dtype, launcher, args)
+    a0, b0 = vec_inputs(n, dtype)
+    obs = ask("as_is", launcher=launcher, args=args)
+    if not all(_same(arr, orig) for arr, orig in zip(obs["inputs"], (a0, b0))):
         raise CheckFailed(f"{launcher} changed its inputs on numba's backend" + _replay(call))
-    _check_returned(c, (n,), dtype, a, b, launcher)
+    _check_returned(obs["result"], (n,), dtype, launcher)
+    c = obs["result"]["value"]
     if not np.array_equal(c, a0 + b0):
-        raise CheckFailed(f"on numba's own backend {launcher} returned wrong values: "
-                          f"{_first_diff(c, a0 + b0)}" + _replay(call))
+        raise CheckFailed(
+            f"on numba's own backend {launcher} returned wrong values: {_first_diff(c, a0 + b0)}" + _replay(call)
+        )
 
 
-def check_grid_stride_pattern(launch_fn, n: int, blocks: int, tpb: int, dtype="float32", *,
-                              kernel_name="vec_add_grid_stride",
-                              launcher="launch_vec_add_grid_stride") -> None:
+def check_grid_stride_pattern(
+    ask,
+    n: int,
+    blocks: int,
+    tpb: int,
+    dtype="float32",
+    *,
+    kernel_name="vec_add_grid_stride",
+    launcher="launch_vec_add_grid_stride",
+) -> None:
     """Element i is computed by global thread i % (blocks * threads_per_block): the grid-stride
     loop, in which neighbouring threads touch neighbouring elements (coalesced accesses)."""
-    a, b, a0, b0, c, spy, call = _run_vec_launcher(launch_fn, n, tpb, dtype, "cpu", kernel_name, launcher,
-                                                   blocks)
-    if not spy.launches:
+    obs, call = _run_vec_launcher(ask, n, tpb, dtype, "cpu", kernel_name, launcher, blocks)
+    if not obs["launches"]:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    rec = spy.launches[0][2]
-    out = rec.writers.get(_param(launch_fn, kernel_name, 2))
+    first = obs["launches"][0]
+    out = first.get("writers")
     if out is None or out.shape != (n,):
         raise CheckFailed(f"{kernel_name} must write its third argument c (length n)" + _replay(call))
-    stride = rec.griddim[0] * rec.blockdim[0]
+    stride = first["griddim"][0] * first["blockdim"][0]
     want = np.arange(n) % stride
     bad = np.argwhere(out != want)
     if len(bad):
@@ -272,7 +611,8 @@ def check_grid_stride_pattern(launch_fn, n: int, blocks: int, tpb: int, dtype="f
             f"not a grid-stride loop: c[{i}] was written by {who}, but in a grid-stride loop global thread "
             f"i % (blocks * threads_per_block) = {i % stride} computes it (start at cuda.grid(1), step by "
             f"cuda.gridsize(1)). Neighbouring threads then touch neighbouring elements, which a GPU "
-            f"coalesces into one memory transaction." + _replay(call))
+            f"coalesces into one memory transaction." + _replay(call)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,108 +623,152 @@ def _mm_call(m, k, n, launcher="launch_tiled_matmul"):
     return f"A, B = mat_inputs({m}, {k}, {n}); {launcher}(A, B)"
 
 
-def check_matmul_launch(launch_fn, m: int, k: int, n: int, *, kernel_name="tiled_matmul",
-                        launcher="launch_tiled_matmul") -> tuple:
+def check_matmul_launch(
+    ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
+) -> tuple:
     """One launch of TILE x TILE blocks, just enough of them to cover C (m x n)."""
-    A, B = mat_inputs(m, k, n)
-    spy = Spy(None, kernel_name, "record")
+    ask = _asked(ask, launcher)
     call = _mm_call(m, k, n, launcher)
-    with spying(launch_fn, kernel_name, spy):
-        launch_fn(A, B)
-    if not spy.launches:
+    launches = ask("config", launcher=launcher, kernel_name=kernel_name, args=mat_inputs(m, k, n), replay=call)[
+        "launches"
+    ]
+    if not launches:
         if m == 0 or n == 0:
             return ()
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    if len(spy.launches) > 1:
-        raise CheckFailed(f"{launcher} launched {kernel_name} {len(spy.launches)} times: launch it once, "
-                          f"with a 2-D grid of tiles" + _replay(call))
-    g, bd = spy.launches[0][:2]
-    raw_g, raw_b = spy.raw_configs[0]
+    if len(launches) > 1:
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name} {len(launches)} times: launch it once, "
+            f"with a 2-D grid of tiles" + _replay(call)
+        )
+    g, bd = launches[0]["griddim"], launches[0]["blockdim"]
+    raw_g, raw_b = launches[0]["raw"]
     if g is None:
-        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g!r}, {raw_b!r}]: not a valid launch "
-                          f"configuration (integers >= 1)" + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
+            f"configuration (integers >= 1)" + _replay(call)
+        )
+    g, bd = tuple(g), tuple(bd)
     if bd != (TILE, TILE, 1):
-        raise CheckFailed(f"{launcher} launched blocks of shape {raw_b!r}: each block computes one "
-                          f"TILE x TILE tile of C, so blockdim must be (TILE, TILE) = ({TILE}, {TILE})"
-                          + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched blocks of shape {raw_b}: each block computes one "
+            f"TILE x TILE tile of C, so blockdim must be (TILE, TILE) = ({TILE}, {TILE})" + _replay(call)
+        )
     tiles_n, tiles_m = -(-n // TILE), -(-m // TILE)
     if g not in ((tiles_n, tiles_m, 1), (tiles_m, tiles_n, 1)):
-        raise CheckFailed(f"{launcher} launched a grid of {raw_g!r} blocks for C of shape ({m}, {n}): it needs "
-                          f"ceil({n}/{TILE}) = {tiles_n} blocks along the columns (x) and ceil({m}/{TILE}) = "
-                          f"{tiles_m} along the rows (y), i.e. ({tiles_n}, {tiles_m})" + _replay(call))
+        raise CheckFailed(
+            f"{launcher} launched a grid of {raw_g} blocks for C of shape ({m}, {n}): it needs "
+            f"ceil({n}/{TILE}) = {tiles_n} blocks along the columns (x) and ceil({m}/{TILE}) = "
+            f"{tiles_m} along the rows (y), i.e. ({tiles_n}, {tiles_m})" + _replay(call)
+        )
     return g
 
 
-def check_matmul_results(launch_fn, m: int, k: int, n: int, device="cpu", *, kernel_name="tiled_matmul",
-                         launcher="launch_tiled_matmul"):
-    """C = A @ B exactly (small integers in float32); no faults, races or divergent barriers."""
-    A, B = mat_inputs(m, k, n)
-    A0, B0 = A.copy(), B.copy()
+def check_matmul_results(
+    ask,
+    m: int,
+    k: int,
+    n: int,
+    device="cpu",
+    *,
+    kernel_name="tiled_matmul",
+    launcher="launch_tiled_matmul",
+    stats: bool = False,
+):
+    """C = A @ B exactly (small integers in float32); no faults, races or divergent barriers.
+    Returns the first launch as observed (with per-thread traffic if ``stats``), or None."""
+    ask = _asked(ask, launcher)
+    A0, B0 = mat_inputs(m, k, n)
     call = _mm_call(m, k, n, launcher)
-    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=(0, 1))
-    try:
-        with spying(launch_fn, kernel_name, spy):
-            C = launch_fn(A, B)
-    except KernelFault as e:
-        raise _fault_failed(e, call) from None
-    if not (np.array_equal(A, A0) and np.array_equal(B, B0)):
+    obs = ask(
+        "launcher",
+        launcher=launcher,
+        kernel_name=kernel_name,
+        args=mat_inputs(m, k, n),
+        device=device,
+        replay=call,
+        stats=stats,
+    )
+    if not all(_same(arr, orig) for arr, orig in zip(obs["inputs"], (A0, B0))):
         raise CheckFailed(f"{launcher} changed its input A or B: they must stay as they were" + _replay(call))
-    if m and n and not spy.launches:
+    launches = obs["launches"]
+    if m and n and not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    rec = spy.launches[0][2] if spy.launches else None
-    if rec is not None:
-        out = rec.writers.get(_param(launch_fn, kernel_name, 2))
+    first = launches[0] if launches else None
+    if first is not None:
+        out = first.get("writers")
         if out is not None and out.shape == (m, n):
             miss = _unwritten(out)
             if miss:
-                raise CheckFailed(f"after {kernel_name}: {miss}. Each thread computes C[row, col] with "
-                                  f"row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + "
-                                  f"threadIdx.x" + _replay(call))
+                raise CheckFailed(
+                    f"after {kernel_name}: {miss}. Each thread computes C[row, col] with "
+                    f"row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + "
+                    f"threadIdx.x" + _replay(call)
+                )
     want = (A0.astype(np.float64) @ B0.astype(np.float64)).astype(np.float32)
-    if not isinstance(C, np.ndarray):
-        raise CheckFailed(f"{launcher} returned {type(C).__name__}, not a numpy array" + _replay(call))
-    if C.shape != (m, n):
-        raise CheckFailed(f"{launcher} returned shape {C.shape}, expected ({m}, {n})" + _replay(call))
-    if C.dtype != np.float32:
-        raise CheckFailed(f"{launcher} returned dtype {C.dtype}, expected float32" + _replay(call))
+    res = obs["result"]
+    if res["type"] != "ndarray":
+        raise CheckFailed(f"{launcher} returned {res['type']}, not a numpy array" + _replay(call))
+    if tuple(res["shape"]) != (m, n):
+        raise CheckFailed(f"{launcher} returned shape {tuple(res['shape'])}, expected ({m}, {n})" + _replay(call))
+    if res["dtype"] != "float32":
+        raise CheckFailed(f"{launcher} returned dtype {res['dtype']}, expected float32" + _replay(call))
+    C = res["value"]
     if not np.array_equal(C, want):
         hint = ""
         if k > TILE:
-            hint = (f" With K = {k} > TILE the sum runs over {-(-k // TILE)} tiles: load a new pair of "
-                    f"tiles of A and B for each one (the chapter's kernel loads one tile only).")
-        raise CheckFailed(f"{launcher} returned a wrong C = A @ B: {_first_diff(C, want)}.{hint}"
-                          + _replay(call))
-    return rec
+            hint = (
+                f" With K = {k} > TILE the sum runs over {-(-k // TILE)} tiles: load a new pair of "
+                f"tiles of A and B for each one (the chapter's kernel loads one tile only)."
+            )
+        raise CheckFailed(f"{launcher} returned a wrong C = A @ B: {_first_diff(C, want)}.{hint}" + _replay(call))
+    return first
 
 
-def check_matmul_traffic(launch_fn, m: int, k: int, n: int, *, kernel_name="tiled_matmul",
-                         launcher="launch_tiled_matmul") -> dict:
+def _coords(a: np.ndarray, i: int) -> tuple:
+    return tuple(int(v) for v in a[i][:2])
+
+
+def check_matmul_traffic(
+    ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
+) -> dict:
     """Global traffic of a tiled kernel: each block reads each needed tile of A and B once, so no
     more than 2 * TILE * TILE * ceil(K / TILE) global reads per block in all, and every thread
     writes C once (accumulating in a register). A naive kernel reads 2 * K per thread."""
-    rec = check_matmul_results(launch_fn, m, k, n, "cpu", kernel_name=kernel_name, launcher=launcher)
+    ask = _asked(ask, launcher)
+    first = check_matmul_results(ask, m, k, n, "cpu", kernel_name=kernel_name, launcher=launcher, stats=True)
     call = _mm_call(m, k, n, launcher)
-    blocks = rec.griddim[0] * rec.griddim[1] * rec.griddim[2]
+    st = first["stats"]
+    g = first["griddim"]
+    blocks = g[0] * g[1] * g[2]
     tiles = -(-k // TILE)
     bound = blocks * 2 * TILE * TILE * tiles
-    reads = rec.total("global_reads")
+    reads = int(st["global_reads"].sum())
     naive = blocks * TILE * TILE * 2 * k
-    figures = {"global_reads": reads, "tiled_bound": bound, "naive": naive,
-               "shared_reads": rec.total("shared_reads"), "threads": rec.n_threads}
+    figures = {
+        "global_reads": reads,
+        "tiled_bound": bound,
+        "naive": naive,
+        "shared_reads": int(st["shared_reads"].sum()),
+        "threads": int(len(st["global_reads"])),
+    }
     if reads > bound:
-        worst = rec.most("global_reads")
+        w = int(np.argmax(st["global_reads"]))
         raise CheckFailed(
             f"{kernel_name} read global memory {reads} times for A ({m}x{k}) @ B ({k}x{n}); a tiled kernel "
             f"reads at most {bound} (each of the {blocks} block(s) loads {tiles} tile(s) of A and of B, one "
-            f"element per thread per tile); a naive kernel reads {naive}. Thread {worst.thread[:2]} of block "
-            f"{worst.block[:2]} made {worst.global_reads} global reads. Inside the k loop read only the shared "
-            f"tiles, and keep the running sum in a local variable." + _replay(call))
-    worst = rec.most("global_writes")
-    if worst is not None and worst.global_writes > 1:
-        raise CheckFailed(
-            f"thread {worst.thread[:2]} of block {worst.block[:2]} wrote global memory {worst.global_writes} "
-            f"times: accumulate the sum in a local variable and write C[row, col] once, at the end"
-            + _replay(call))
+            f"element per thread per tile); a naive kernel reads {naive}. Thread {_coords(st['thread'], w)} of "
+            f"block {_coords(st['block'], w)} made {int(st['global_reads'][w])} global reads. Inside the k loop "
+            f"read only the shared tiles, and keep the running sum in a local variable." + _replay(call)
+        )
+    if len(st["global_writes"]):
+        w = int(np.argmax(st["global_writes"]))
+        if st["global_writes"][w] > 1:
+            raise CheckFailed(
+                f"thread {_coords(st['thread'], w)} of block {_coords(st['block'], w)} wrote global memory "
+                f"{int(st['global_writes'][w])} times: accumulate the sum in a local variable and write "
+                f"C[row, col] once, at the end" + _replay(call)
+            )
     return figures
 
 
@@ -395,73 +779,162 @@ def check_matmul_traffic(launch_fn, m: int, k: int, n: int, *, kernel_name="tile
 def _grading_line(name) -> bool:
     """While nbgrader autograde runs the notebook, print one line and stand aside."""
     from ch13lib import grading
+
     if grading():
         print(f"{name}: self-check skipped while grading (the hidden tests decide)")
         return True
     return False
 
 
-def _run_checks(title, checks) -> None:
-    print(title)
-    ok = True
-    for label, fn in checks:
+def _is_stub(node) -> bool:
+    """A def whose body is nothing but ``raise NotImplementedError()`` (after a docstring or ``pass``)."""
+    import ast
+
+    body = [
+        st
+        for st in node.body
+        if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)) and not isinstance(st, ast.Pass)
+    ]
+    exc = body[0].exc if len(body) == 1 and isinstance(body[0], ast.Raise) else None
+    exc = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _stubs(functions) -> list[str]:
+    """Which of ``functions`` (kernels or plain functions) still have the stub's body: what is left to
+    write, read from the cell that defined them (none when their source cannot be found)."""
+    import ast
+    import inspect
+    import linecache
+
+    out = []
+    for fn in functions:
         try:
-            fn()
+            py = python_function(fn)
+            code = py.__code__
+            lines = linecache.getlines(code.co_filename) or inspect.findsource(py)[0]
+            tree = ast.parse("".join(lines))
+        except Exception:  # noqa: BLE001 - no source to read: the checks themselves will tell
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == py.__name__:
+                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if first == code.co_firstlineno:
+                    if _is_stub(node):
+                        out.append(py.__name__)
+                    break
+    return out
+
+
+def _run_checks(title, checks, functions=()) -> bool:
+    import contextlib
+    import io
+
+    print(title)
+    stubs = _stubs(functions)
+    if stubs:
+        names = " and ".join(f"`{n}`" for n in stubs)
+        print(
+            f"  ✘ not implemented yet: {names} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
+            f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again."
+        )
+        return False
+    ok, lines = True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
+    for label, fn in checks:
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                fn()
         except NotImplementedError:
-            print(f"  ✘ {label}: not implemented yet (the stub still raises NotImplementedError)")
-            return
+            lines = [line for line in lines if not line.startswith("  ✔")]
+            lines.append(f"  ✘ {label}: not implemented yet (the stub still raises NotImplementedError)")
+            print("\n".join(lines))
+            return False
         except CheckFailed as e:
-            print(f"  ✘ {label}: {e}")
+            lines.append(f"  ✘ {label}: {e}")
             ok = False
-        except Exception as e:      # noqa: BLE001 - the student's code crashed
-            print(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001 - the student's code crashed
+            lines.append(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
             ok = False
         else:
-            print(f"  ✔ {label}")
-    print("All self-checks passed (the hidden tests try many more sizes)." if ok else
-          "Fix the ✘ lines above; each says how to replay the failing case.")
+            lines.append(f"  ✔ {label}")
+        if out.getvalue():
+            lines.append(out.getvalue().rstrip("\n"))
+    print("\n".join(lines))
+    print(
+        "All self-checks passed (the hidden tests try many more sizes)."
+        if ok
+        else "Fix the ✘ lines above; each says how to replay the failing case."
+    )
+    return ok
 
 
-def self_check_vec_add(vec_add, launch_vec_add) -> None:
+def self_check_vec_add(vec_add, launch_vec_add) -> bool:
     if _grading_line("vec_add"):
-        return
-    _run_checks("vec_add self-check (checking simulator):", [
-        ("launch config: n=1000, 256 threads/block -> 4 blocks", lambda: check_vec_add_launch(launch_vec_add, 1000, 256)),
-        ("tail: n=37, 16 threads/block", lambda: check_vec_add_results(launch_vec_add, 37, 16)),
-        ("n=1 with 1024 threads/block, int32", lambda: check_vec_add_results(launch_vec_add, 1, 1024, "int32")),
-        ("n=0 returns an empty array", lambda: check_vec_add_results(launch_vec_add, 0, 32)),
-        ("kernel touches nothing at i >= n (buffers longer than n)",
-         lambda: check_vec_add_kernel(vec_add, 20, 8)),
-    ])
+        return True
+    ask = local(vec_add=vec_add, launch_vec_add=launch_vec_add)
+    return _run_checks(
+        "vec_add self-check (checking simulator):",
+        [
+            ("launch config: n=1000, 256 threads/block -> 4 blocks", lambda: check_vec_add_launch(ask, 1000, 256)),
+            (
+                "launch_vec_add(a, b) without threads_per_block: 256 threads/block (n=600 -> 3 blocks)",
+                lambda: check_vec_add_launch(ask, 600, 256, default_tpb=True),
+            ),
+            ("tail: n=37, 16 threads/block", lambda: check_vec_add_results(ask, 37, 16)),
+            ("n=1 with 1024 threads/block, int32", lambda: check_vec_add_results(ask, 1, 1024, "int32")),
+            ("n=0 returns an empty array", lambda: check_vec_add_results(ask, 0, 32)),
+            ("kernel touches nothing at i >= n (buffers longer than n)", lambda: check_vec_add_kernel(ask, 20, 8)),
+        ],
+        (vec_add, launch_vec_add),
+    )
 
 
-def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stride) -> None:
+def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stride) -> bool:
     if _grading_line("vec_add_grid_stride"):
-        return
+        return True
+    ask = local(vec_add_grid_stride=vec_add_grid_stride, launch_vec_add_grid_stride=launch_vec_add_grid_stride)
     kw = dict(kernel_name="vec_add_grid_stride", launcher="launch_vec_add_grid_stride")
-    _run_checks("vec_add_grid_stride self-check (checking simulator):", [
-        ("launches exactly blocks x threads", lambda: check_vec_add_launch(launch_vec_add_grid_stride, 50, 8, blocks=2, **kw)),
-        ("grid smaller than n: 2 blocks x 8 threads, n=50",
-         lambda: check_vec_add_results(launch_vec_add_grid_stride, 50, 8, blocks=2, **kw)),
-        ("grid larger than n: 3 blocks x 8 threads, n=5",
-         lambda: check_vec_add_results(launch_vec_add_grid_stride, 5, 8, blocks=3, **kw)),
-        ("grid-stride pattern (coalesced)", lambda: check_grid_stride_pattern(launch_vec_add_grid_stride, 40, 2, 4)),
-    ])
+    return _run_checks(
+        "vec_add_grid_stride self-check (checking simulator):",
+        [
+            ("launches exactly blocks x threads", lambda: check_vec_add_launch(ask, 50, 8, blocks=2, **kw)),
+            (
+                "grid smaller than n: 2 blocks x 8 threads, n=50",
+                lambda: check_vec_add_results(ask, 50, 8, blocks=2, **kw),
+            ),
+            ("grid larger than n: 3 blocks x 8 threads, n=5", lambda: check_vec_add_results(ask, 5, 8, blocks=3, **kw)),
+            ("grid-stride pattern (coalesced)", lambda: check_grid_stride_pattern(ask, 40, 2, 4)),
+            (
+                "kernel touches nothing at i >= n: 2 blocks x 4 threads, n=19, buffers of 24",
+                lambda: check_vec_add_kernel(ask, 19, 4, 5, blocks=2, kernel_name="vec_add_grid_stride"),
+            ),
+        ],
+        (vec_add_grid_stride, launch_vec_add_grid_stride),
+    )
 
 
-def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> None:
+def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> bool:
     if _grading_line("tiled_matmul"):
-        return
-    _run_checks("tiled_matmul self-check (checking simulator):", [
-        ("launch config for C 20 x 40", lambda: check_matmul_launch(launch_tiled_matmul, 20, 8, 40)),
-        ("one tile: 16 x 16 @ 16 x 16", lambda: check_matmul_results(launch_tiled_matmul, 16, 16, 16)),
-        ("ragged edges and two tiles of K: 5 x 20 @ 20 x 3",
-         lambda: check_matmul_results(launch_tiled_matmul, 5, 20, 3)),
-        ("global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
-         lambda: print_traffic(check_matmul_traffic(launch_tiled_matmul, 16, 48, 16))),
-    ])
+        return True
+    ask = local(tiled_matmul=tiled_matmul, launch_tiled_matmul=launch_tiled_matmul)
+    return _run_checks(
+        "tiled_matmul self-check (checking simulator):",
+        [
+            ("launch config for C 20 x 40", lambda: check_matmul_launch(ask, 20, 8, 40)),
+            ("one tile: 16 x 16 @ 16 x 16", lambda: check_matmul_results(ask, 16, 16, 16)),
+            ("ragged edges and two tiles of K: 5 x 20 @ 20 x 3", lambda: check_matmul_results(ask, 5, 20, 3)),
+            (
+                "global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
+                lambda: print_traffic(check_matmul_traffic(ask, 16, 48, 16)),
+            ),
+        ],
+        (tiled_matmul, launch_tiled_matmul),
+    )
 
 
 def print_traffic(fig: dict) -> None:
-    print(f"    global reads {fig['global_reads']} (tiled bound {fig['tiled_bound']}, naive {fig['naive']}), "
-          f"shared reads {fig['shared_reads']}, threads {fig['threads']}")
+    print(
+        f"    global reads {fig['global_reads']} (tiled bound {fig['tiled_bound']}, naive {fig['naive']}), "
+        f"shared reads {fig['shared_reads']}, threads {fig['threads']}"
+    )

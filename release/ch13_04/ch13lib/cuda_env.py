@@ -3,6 +3,7 @@
 numba reads ``NUMBA_ENABLE_CUDASIM`` once, at its first import, so this must run in the first code
 cell of a notebook, before any ``from numba import cuda``. It never imports numba itself.
 """
+
 from __future__ import annotations
 
 import ctypes.util
@@ -27,15 +28,22 @@ def select_cuda_backend(verbose: bool = True) -> str:
     if "numba" in sys.modules:
         sim = os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
         if verbose:
-            print("numba is already imported, so its CUDA backend is fixed: "
-                  f"{'the CPU simulator' if sim else 'a real GPU'}. Restart the kernel and run this cell "
-                  "first to change it.")
+            print(
+                "numba is already imported, so its CUDA backend is fixed: "
+                f"{'the CPU simulator' if sim else 'a real GPU'}. Restart the kernel and run this cell "
+                "first to change it."
+            )
         return "simulator" if sim else "gpu"
     if "NUMBA_ENABLE_CUDASIM" not in os.environ:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "0" if gpu_present() else "1"
     sim = os.environ["NUMBA_ENABLE_CUDASIM"] == "1"
     if verbose:
-        print("CUDA backend: " + ("numba's CPU simulator (no GPU found): kernels run as Python, one "
-                                  "thread at a time, so keep grids small" if sim else
-                                  "a real GPU (numba.cuda)"))
+        print(
+            "CUDA backend: "
+            + (
+                "numba's CPU simulator (no GPU found): kernels run as Python, one thread at a time, so keep grids small"
+                if sim
+                else "a real GPU (numba.cuda)"
+            )
+        )
     return "simulator" if sim else "gpu"

@@ -22,28 +22,28 @@ function (``kernel.py_func`` of a ``@cuda.jit`` kernel) on a simulator that
 
 It ships with the notebooks (the self-checks use it) and the hidden graders use it too.
 """
+
 from __future__ import annotations
 
+import _thread
 import dataclasses
-import itertools
 import math
 import sys
-import _thread
 import threading
 import types
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-try:        # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
+try:  # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
     import greenlet as _greenlet
-except ImportError:     # pragma: no cover - then OS threads, handing control over with locks
+except ImportError:  # pragma: no cover - then OS threads, handing control over with locks
     _greenlet = None
 
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
-MAX_SIMULATED_THREADS = 200_000     # beyond this a launch is refused: the simulator is for small grids
-MAX_GLOBAL_ACCESSES_PER_THREAD = 200_000    # a thread past this is stuck in an endless loop (a step budget)
+MAX_SIMULATED_THREADS = 200_000  # beyond this a launch is refused: the simulator is for small grids
+MAX_GLOBAL_ACCESSES_PER_THREAD = 200_000  # a thread past this is stuck in an endless loop (a step budget)
 
 
 class KernelFault(Exception):
@@ -82,30 +82,36 @@ class Dim3:
 
 def normalize_dims(griddim, blockdim) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Check a launch configuration as a GPU would; raise KernelFault with the reason."""
+
     def norm(dim, name):
         dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
         if not 1 <= len(dims) <= 3:
             raise KernelFault(f"{name} must be 1 to 3 integers, got {dim!r}", "config")
         for v in dims:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise KernelFault(f"{name} must be integers, got {dim!r} (a {type(v).__name__}): "
-                                  f"use // or math.ceil, not /", "config")
+                raise KernelFault(
+                    f"{name} must be integers, got {dim!r} (a {type(v).__name__}): use // or math.ceil, not /", "config"
+                )
             if v < 1:
-                raise KernelFault(f"{name} {dim!r} has a dimension below 1: a GPU refuses such a launch "
-                                  f"(CUDA_ERROR_INVALID_VALUE). With nothing to do (n == 0), do not launch.",
-                                  "config")
+                raise KernelFault(
+                    f"{name} {dim!r} has a dimension below 1: a GPU refuses such a launch "
+                    f"(CUDA_ERROR_INVALID_VALUE). With nothing to do (n == 0), do not launch.",
+                    "config",
+                )
         dims = [int(v) for v in dims] + [1] * (3 - len(dims))
         return tuple(dims)
 
     g, b = norm(griddim, "griddim (blocks)"), norm(blockdim, "blockdim (threads per block)")
     if b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK:
-        raise KernelFault(f"blockdim {blockdim!r} has {b[0] * b[1] * b[2]} threads: a block holds at most "
-                          f"{MAX_THREADS_PER_BLOCK}", "config")
+        raise KernelFault(
+            f"blockdim {blockdim!r} has {b[0] * b[1] * b[2]} threads: a block holds at most {MAX_THREADS_PER_BLOCK}",
+            "config",
+        )
     return g, b
 
 
 def _fmt3(d: Sequence[int], ndim: int) -> str:
-    d = tuple(d)[:max(ndim, 1)]
+    d = tuple(d)[: max(ndim, 1)]
     return str(d[0]) if len(d) == 1 else "(" + ", ".join(map(str, d)) + ")"
 
 
@@ -124,17 +130,29 @@ class ThreadStats:
 
 
 class _SimThread:
-    __slots__ = ("launch", "blockIdx", "threadIdx", "tid", "gid", "epoch", "state", "exc", "worker",
-                 "stats", "shared_calls", "abort")
+    __slots__ = (
+        "launch",
+        "blockIdx",
+        "threadIdx",
+        "tid",
+        "gid",
+        "epoch",
+        "state",
+        "exc",
+        "worker",
+        "stats",
+        "shared_calls",
+        "abort",
+    )
 
     def __init__(self, launch, block, thread, tid, gid):
         self.launch = launch
         self.blockIdx = Dim3(*block)
         self.threadIdx = Dim3(*thread)
-        self.tid = tid          # linear index in the block
-        self.gid = gid          # linear index in the grid
-        self.epoch = 0          # barrier phase
-        self.state = "new"      # new | barrier | done | error
+        self.tid = tid  # linear index in the block
+        self.gid = gid  # linear index in the grid
+        self.epoch = 0  # barrier phase
+        self.state = "new"  # new | barrier | done | error
         self.exc = None
         self.worker = None
         self.stats = ThreadStats(block, thread)
@@ -143,13 +161,15 @@ class _SimThread:
 
     def where(self) -> str:
         nd = self.launch.ndim
-        return (f"thread {_fmt3(tuple(self.threadIdx), nd)} of block {_fmt3(tuple(self.blockIdx), nd)}"
-                f" (threadIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.threadIdx), nd)},"
-                f" blockIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.blockIdx), nd)})")
+        return (
+            f"thread {_fmt3(tuple(self.threadIdx), nd)} of block {_fmt3(tuple(self.blockIdx), nd)}"
+            f" (threadIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.threadIdx), nd)},"
+            f" blockIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.blockIdx), nd)})"
+        )
 
 
-_current: _SimThread | None = None      # the one simulated thread running now
-_launch_lock = threading.Lock()         # one launch at a time (the current-thread pointer is global)
+_current: _SimThread | None = None  # the one simulated thread running now
+_launch_lock = threading.Lock()  # one launch at a time (the current-thread pointer is global)
 
 
 def _fault(message: str, kind: str):
@@ -175,17 +195,21 @@ def _index_tuple(idx, arr_name):
     for i in items:
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
             if isinstance(i, slice):
-                _fault(f"sliced {arr_name}[...]: the checking simulator only supports integer indices "
-                       f"in kernels (index one element at a time)", "index")
-            _fault(f"indexed {arr_name} with {i!r} (a {type(i).__name__}): array indices must be integers",
-                   "index")
+                _fault(
+                    f"sliced {arr_name}[...]: the checking simulator only supports integer indices "
+                    f"in kernels (index one element at a time)",
+                    "index",
+                )
+            _fault(f"indexed {arr_name} with {i!r} (a {type(i).__name__}): array indices must be integers", "index")
         out.append(int(i))
     return out
 
 
-_TWO_BARRIERS = ("Each tile needs two barriers: cuda.syncthreads() after loading it (before any thread "
-                 "reads it) and another after computing with it (before any thread overwrites it with the "
-                 "next tile).")
+_TWO_BARRIERS = (
+    "Each tile needs two barriers: cuda.syncthreads() after loading it (before any thread "
+    "reads it) and another after computing with it (before any thread overwrites it with the "
+    "next tile)."
+)
 
 
 class SimArray:
@@ -196,22 +220,47 @@ class SimArray:
     for shared memory, whether it was ever written and who wrote / read it in which barrier phase.
     """
 
-    __slots__ = ("_arr", "_name", "_space", "_readonly", "_limit", "_writer", "_state", "shape", "ndim",
-                 "size", "dtype", "_prefix", "_off", "_estr")
+    __slots__ = (
+        "_arr",
+        "_name",
+        "_space",
+        "_readonly",
+        "_limit",
+        "_writer",
+        "_state",
+        "shape",
+        "ndim",
+        "size",
+        "dtype",
+        "_prefix",
+        "_off",
+        "_estr",
+    )
 
-    def __init__(self, arr: np.ndarray, name: str, space: str = "global", *, readonly: bool = False,
-                 limit: int | None = None, writer: list | None = None, state=None, prefix=(), off=0,
-                 estr=None):
+    def __init__(
+        self,
+        arr: np.ndarray,
+        name: str,
+        space: str = "global",
+        *,
+        readonly: bool = False,
+        limit: int | None = None,
+        writer: list | None = None,
+        state=None,
+        prefix=(),
+        off=0,
+        estr=None,
+    ):
         self._arr = arr
         self._name = name
         self._space = space
         self._readonly = readonly
-        self._limit = limit                  # logical length (1-D): accesses at >= limit are faults
-        self._writer = writer                # global: gid of the writing thread per flat position, -1 none
-        self._state = state                  # shared: [init, w_epoch, writer, r_epoch, reader] lists
-        self._prefix = prefix                # indices already applied (for messages)
-        self._off = off                      # flat position of this view's first element in the base
-        if estr is None:                     # element strides of a C-ordered base
+        self._limit = limit  # logical length (1-D): accesses at >= limit are faults
+        self._writer = writer  # global: gid of the writing thread per flat position, -1 none
+        self._state = state  # shared: [init, w_epoch, writer, r_epoch, reader] lists
+        self._prefix = prefix  # indices already applied (for messages)
+        self._off = off  # flat position of this view's first element in the base
+        if estr is None:  # element strides of a C-ordered base
             estr, acc = [], 1
             for d in reversed(arr.shape):
                 estr.append(acc)
@@ -258,29 +307,47 @@ class SimArray:
     def _check(self, key, what):
         idx = _index_tuple(key, self._name)
         if len(idx) > self.ndim:
-            _fault(f"{what} {self._label(idx)}: {self._name} has only {self.ndim + len(self._prefix)} "
-                   f"dimension(s)", "index")
+            _fault(
+                f"{what} {self._label(idx)}: {self._name} has only {self.ndim + len(self._prefix)} dimension(s)",
+                "index",
+            )
         for d, i in enumerate(idx):
             if i < 0:
-                _fault(f"{what} {self._label(idx)}: negative index. numpy and numba silently wrap it to "
-                       f"the other end of the array (index {i} + {self.shape[d]}); on a GPU it is a read or "
-                       f"write outside the array. Check your index arithmetic.", "negative")
+                _fault(
+                    f"{what} {self._label(idx)}: negative index. numpy and numba silently wrap it to "
+                    f"the other end of the array (index {i} + {self.shape[d]}); on a GPU it is a read or "
+                    f"write outside the array. Check your index arithmetic.",
+                    "negative",
+                )
             if i >= self.shape[d]:
-                _fault(f"{what} {self._label(idx)}: out of bounds for {self._space} array {self._name} "
-                       f"of shape {tuple(self.shape)}{' (a missing bounds check?)' if self._space == 'global' else ''}",
-                       "bounds")
+                _fault(
+                    f"{what} {self._label(idx)}: out of bounds for {self._space} array {self._name} "
+                    f"of shape {tuple(self.shape)}{' (a missing bounds check?)' if self._space == 'global' else ''}",
+                    "bounds",
+                )
         if self._limit is not None and idx and idx[0] >= self._limit:
-            _fault(f"{what} {self._label(idx)} although n = {self._limit}: the array is longer than n here, "
-                   f"and no thread may touch element n or beyond. Guard with `if i < n`, using n, not the "
-                   f"array's size.", "bounds")
+            _fault(
+                f"{what} {self._label(idx)} although n = {self._limit}: the array is longer than n here, "
+                f"and no thread may touch element n or beyond. Guard with `if i < n`, using n, not the "
+                f"array's size.",
+                "bounds",
+            )
         return tuple(idx)
 
     def __getitem__(self, key):
         idx, pos = self._locate(key, "read")
-        if len(idx) < self.ndim:        # a row view, e.g. A[row][k]
-            return SimArray(self._arr[idx], self._name, self._space, readonly=self._readonly,
-                            writer=self._writer, state=self._state, prefix=self._prefix + idx, off=pos,
-                            estr=self._estr[len(idx):])
+        if len(idx) < self.ndim:  # a row view, e.g. A[row][k]
+            return SimArray(
+                self._arr[idx],
+                self._name,
+                self._space,
+                readonly=self._readonly,
+                writer=self._writer,
+                state=self._state,
+                prefix=self._prefix + idx,
+                off=pos,
+                estr=self._estr[len(idx) :],
+            )
         t = _current
         if self._space == "global":
             t.stats.global_reads += 1
@@ -296,14 +363,17 @@ class SimArray:
                 t.launch.pending_uninit.append(f"{t.where()}: read {self._label(idx)}")
             if w_epoch[pos] == e and writer[pos] != t.tid:
                 other = t.launch.thread_name(t, writer[pos])
-                _fault(f"read {self._label(idx)} in the same phase as {other} wrote it, with no "
-                       f"cuda.syncthreads() between the write and the read: a data race (on a GPU it "
-                       f"reads the old or the new value, by luck). " + _TWO_BARRIERS, "race")
+                _fault(
+                    f"read {self._label(idx)} in the same phase as {other} wrote it, with no "
+                    f"cuda.syncthreads() between the write and the read: a data race (on a GPU it "
+                    f"reads the old or the new value, by luck). " + _TWO_BARRIERS,
+                    "race",
+                )
             if r_epoch[pos] != e:
                 r_epoch[pos] = e
                 reader[pos] = t.tid
             elif reader[pos] != t.tid:
-                reader[pos] = -2        # read by several threads in this phase
+                reader[pos] = -2  # read by several threads in this phase
         return self._arr[idx]
 
     def __setitem__(self, key, value):
@@ -312,8 +382,11 @@ class SimArray:
             _fault(f"wrote a whole row {self._label(idx)}: assign one element at a time", "index")
         t = _current
         if self._readonly:
-            _fault(f"wrote {self._label(idx)}: {self._name} is an input of the kernel and must not "
-                   f"change (write results to the output array only)", "input")
+            _fault(
+                f"wrote {self._label(idx)}: {self._name} is an input of the kernel and must not "
+                f"change (write results to the output array only)",
+                "input",
+            )
         if self._space == "global":
             t.stats.global_writes += 1
             if t.stats.global_writes > MAX_GLOBAL_ACCESSES_PER_THREAD:
@@ -323,9 +396,11 @@ class SimArray:
                 prev = w[pos]
                 if prev != -1 and prev != t.gid:
                     other = t.launch.thread_name_gid(prev)
-                    _fault(f"wrote {self._label(idx)}, which {other} also wrote in this launch: "
-                           f"two threads must not write one element (each thread owns its own index; "
-                           f"is the block index part of it?)", "duplicate")
+                    _fault(
+                        f"wrote {self._label(idx)}, which {other} also wrote in this launch: "
+                        f"two threads must not write one element ({_duplicate_hint(t, w, prev, pos)})",
+                        "duplicate",
+                    )
                 w[pos] = t.gid
         else:
             t.stats.shared_writes += 1
@@ -333,24 +408,48 @@ class SimArray:
             e = t.epoch
             if w_epoch[pos] == e and writer[pos] != t.tid:
                 other = t.launch.thread_name(t, writer[pos])
-                _fault(f"wrote {self._label(idx)} in the same phase as {other} wrote it: a data race. "
-                       + _TWO_BARRIERS, "race")
+                _fault(
+                    f"wrote {self._label(idx)} in the same phase as {other} wrote it: a data race. " + _TWO_BARRIERS,
+                    "race",
+                )
             if r_epoch[pos] == e and reader[pos] != t.tid:
-                who = ("other threads" if reader[pos] == -2
-                       else t.launch.thread_name(t, reader[pos]))
-                _fault(f"wrote {self._label(idx)} in the same phase as {who} read it, with no "
-                       f"cuda.syncthreads() between: a data race (on a GPU whether that read sees the "
-                       f"value before or after this write is luck). " + _TWO_BARRIERS, "race")
+                who = "other threads" if reader[pos] == -2 else t.launch.thread_name(t, reader[pos])
+                _fault(
+                    f"wrote {self._label(idx)} in the same phase as {who} read it, with no "
+                    f"cuda.syncthreads() between: a data race (on a GPU whether that read sees the "
+                    f"value before or after this write is luck). " + _TWO_BARRIERS,
+                    "race",
+                )
             init[pos] = True
             w_epoch[pos] = e
             writer[pos] = t.tid
         self._arr[idx] = value
 
 
+def _duplicate_hint(t, writer: list, prev: int, pos: int) -> str:
+    """Why two threads met at one element: their index misses the block (each thread writes once),
+    or, in a loop, the step is smaller than the whole grid (the grid-stride loop's cuda.gridsize)."""
+    launch = t.launch
+    if launch.ndim == 1:
+        total = math.prod(launch.griddim) * math.prod(launch.blockdim)
+        for gid, extra in ((prev, ()), (t.gid, (pos,))):  # the steps of either thread's loop
+            mine = sorted(set(i for i, g in enumerate(writer) if g == gid).union(extra))
+            step = min((b - a for a, b in zip(mine, mine[1:])), default=0)
+            if 0 < step < total:
+                return (
+                    f"the loop steps by {step} element{'s' if step > 1 else ''}, fewer than the {total} "
+                    f"threads of the grid, so threads redo each other's elements: step by the whole grid, "
+                    f"cuda.gridsize(1) = blocks x threads per block = {total}"
+                )
+    return "each thread owns its own index; is the block index part of it?"
+
+
 def _endless(t):
-    _fault(f"made more than {MAX_GLOBAL_ACCESSES_PER_THREAD:,} global memory accesses: an endless loop? "
-           f"(in a grid-stride loop the step must be the whole grid, cuda.gridsize(1), which is never 0)",
-           "budget")
+    _fault(
+        f"made more than {MAX_GLOBAL_ACCESSES_PER_THREAD:,} global memory accesses: an endless loop? "
+        f"(in a grid-stride loop the step must be the whole grid, cuda.gridsize(1), which is never 0)",
+        "budget",
+    )
 
 
 def _shared_array(shape, dtype, name):
@@ -372,7 +471,7 @@ def _as_dtype(dtype) -> np.dtype:
     try:
         return np.dtype(dtype)
     except TypeError:
-        return np.dtype(str(dtype))     # a numba type such as numba.float32
+        return np.dtype(str(dtype))  # a numba type such as numba.float32
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,6 +497,7 @@ class _Shared:
 def _guess_name(frame) -> str | None:
     """The variable the shared array is assigned to, read from the source line (for messages)."""
     import linecache
+
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
     if "=" in line:
         lhs = line.split("=", 1)[0].strip()
@@ -432,8 +532,7 @@ class _Atomic:
                 stats.shared_writes += 1
                 array._state[0][pos] = True
             if array._readonly:
-                _fault(f"atomically updated {array._label(idx)}: {array._name} is an input of the kernel",
-                       "input")
+                _fault(f"atomically updated {array._label(idx)}: {array._name} is an input of the kernel", "input")
             arr = array._arr
         else:
             idx, arr = index, array
@@ -506,9 +605,11 @@ class FakeCuda:
     threadfence_block = threadfence_system = threadfence
 
     def __getattr__(self, name):
-        raise AttributeError(f"cuda.{name} is not supported inside kernels by the checking simulator "
-                             f"(the exercises need threadIdx, blockIdx, blockDim, gridDim, grid, gridsize, "
-                             f"shared.array, local.array and syncthreads)")
+        raise AttributeError(
+            f"cuda.{name} is not supported inside kernels by the checking simulator "
+            f"(the exercises need threadIdx, blockIdx, blockDim, gridDim, grid, gridsize, "
+            f"shared.array, local.array and syncthreads)"
+        )
 
 
 class _NumbaProxy(types.ModuleType):
@@ -580,7 +681,7 @@ def _uses_syncthreads(fn, seen=None) -> bool:
 class _Worker:
     def __init__(self, pool):
         self.pool = pool
-        self.wake = _thread.allocate_lock()     # held: the worker waits; released: it runs
+        self.wake = _thread.allocate_lock()  # held: the worker waits; released: it runs
         self.wake.acquire()
         self.job = None
         self.thread = threading.Thread(target=self._loop, daemon=True, name="cuda-sim-worker")
@@ -596,7 +697,7 @@ class _Worker:
                 st.state = "done"
             except _Abort:
                 st.state = "done"
-            except BaseException as e:     # noqa: BLE001 - reported by the launch
+            except BaseException as e:  # noqa: BLE001 - reported by the launch
                 st.state, st.exc = "error", e
             self.job = None
             self.pool.idle.append(self)
@@ -606,7 +707,7 @@ class _Worker:
 class _Pool:
     def __init__(self):
         self.idle: list[_Worker] = []
-        self.back = _thread.allocate_lock()     # released by a worker when control comes back
+        self.back = _thread.allocate_lock()  # released by a worker when control comes back
         self.back.acquire()
 
     def worker(self) -> _Worker:
@@ -623,10 +724,11 @@ _pool = _Pool()
 @dataclasses.dataclass
 class LaunchRecord:
     """What one checked launch did."""
+
     griddim: tuple[int, int, int]
     blockdim: tuple[int, int, int]
     threads: list[ThreadStats]
-    writers: dict            # argument name -> array of writer gids (-1: never written), global arrays
+    writers: dict  # argument name -> array of writer gids (-1: never written), global arrays
 
     @property
     def n_threads(self) -> int:
@@ -665,8 +767,7 @@ class _Launch:
         per_block = self.blockdim[0] * self.blockdim[1] * self.blockdim[2]
         b, t = divmod(gid, per_block)
         nd = self.ndim
-        return (f"thread {_fmt3(self._coords(t, self.blockdim), nd)} of block "
-                f"{_fmt3(self._coords(b, self.griddim), nd)}")
+        return f"thread {_fmt3(self._coords(t, self.blockdim), nd)} of block {_fmt3(self._coords(b, self.griddim), nd)}"
 
     def end_phase(self):
         """Reads of shared cells nobody had written, and nobody wrote later in the phase either."""
@@ -675,7 +776,9 @@ class _Launch:
             fault = KernelFault(
                 f"{pending[0]} before any thread of the block wrote it: shared memory starts as garbage "
                 f"on a GPU (this simulator does not zero it). Write every cell you read, for example 0 "
-                f"where the tile hangs over the edge of the matrix.", "uninit")
+                f"where the tile hangs over the edge of the matrix.",
+                "uninit",
+            )
             self.fault = self.fault or fault
             raise fault
 
@@ -725,17 +828,25 @@ def _greenlet_body(st: _SimThread):
         st.state = "done"
     except _Abort:
         st.state = "done"
-    except BaseException as e:     # noqa: BLE001 - reported by the launch
+    except BaseException as e:  # noqa: BLE001 - reported by the launch
         st.state, st.exc = "error", e
 
 
 def _kernel_params(fn) -> list[str]:
     code = fn.__code__
-    return list(code.co_varnames[:code.co_argcount])
+    return list(code.co_varnames[: code.co_argcount])
 
 
-def launch(kernel, griddim, blockdim, args: Sequence, *, readonly: Sequence[int] = (),
-           limits: dict[int, int] | None = None, ndim: int | None = None) -> LaunchRecord:
+def launch(
+    kernel,
+    griddim,
+    blockdim,
+    args: Sequence,
+    *,
+    readonly: Sequence[int] = (),
+    limits: dict[int, int] | None = None,
+    ndim: int | None = None,
+) -> LaunchRecord:
     """Run ``kernel[griddim, blockdim](*args)`` on the checking simulator.
 
     ``readonly``: positions of the arguments the kernel must not write (its inputs).
@@ -746,16 +857,27 @@ def launch(kernel, griddim, blockdim, args: Sequence, *, readonly: Sequence[int]
     fn = python_function(kernel)
     g, b = normalize_dims(griddim, blockdim)
     if ndim is None:
-        ndim = 1 if (isinstance(blockdim, (int, np.integer)) or len(blockdim) == 1) and \
-            (isinstance(griddim, (int, np.integer)) or len(griddim) == 1) else 2 if max(g[2], b[2]) == 1 else 3
+        ndim = (
+            1
+            if (isinstance(blockdim, (int, np.integer)) or len(blockdim) == 1)
+            and (isinstance(griddim, (int, np.integer)) or len(griddim) == 1)
+            else 2
+            if max(g[2], b[2]) == 1
+            else 3
+        )
     total = g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
     if total > MAX_SIMULATED_THREADS:
-        raise KernelFault(f"launch of {total} threads ({g} blocks of {b}): more than the {MAX_SIMULATED_THREADS} "
-                          f"this simulator runs; is the number of blocks right?", "config")
+        raise KernelFault(
+            f"launch of {total} threads ({g} blocks of {b}): more than the {MAX_SIMULATED_THREADS} "
+            f"this simulator runs; is the number of blocks right?",
+            "config",
+        )
     params = _kernel_params(fn)
     if len(params) != len(args) and not fn.__code__.co_flags & 0x04:
-        raise KernelFault(f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}) but was launched "
-                          f"with {len(args)}", "config")
+        raise KernelFault(
+            f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}) but was launched with {len(args)}",
+            "config",
+        )
     with _launch_lock:
         return _launch(fn, g, b, ndim, list(args), params, set(readonly), limits or {})
 
@@ -764,7 +886,7 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
     global _current
     writers = {}
     wrapped = []
-    copy_back = []          # (device array, host copy): real GPU arrays are simulated on a host copy
+    copy_back = []  # (device array, host copy): real GPU arrays are simulated on a host copy
     for pos, a in enumerate(args):
         name = params[pos] if pos < len(params) else f"arg{pos}"
         host = getattr(a, "_ary", None) if type(a).__name__ == "FakeCUDAArray" else None
@@ -777,8 +899,7 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
         if isinstance(a, np.ndarray) and a.ndim > 0:
             w = [-1] * a.size
             writers[name] = (w, a.shape)
-            wrapped.append(SimArray(a, name, "global", readonly=pos in readonly, limit=limits.get(pos),
-                                    writer=w))
+            wrapped.append(SimArray(a, name, "global", readonly=pos in readonly, limit=limits.get(pos), writer=w))
         else:
             wrapped.append(a)
     suspendable = _uses_syncthreads(fn)
@@ -809,6 +930,7 @@ def _to_host(dev) -> np.ndarray:
     if hasattr(dev, "copy_to_host"):
         return dev.copy_to_host()
     import cupy
+
     return cupy.asnumpy(dev)
 
 
@@ -841,9 +963,9 @@ def _run_inline(launch, threads):
             launch.fn(*launch.args)
         except (_NeedThreads, KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as e:      # noqa: BLE001
+        except BaseException as e:  # noqa: BLE001
             _raise_thread_error(launch, t, e)
-        if launch.fault is not None:    # a fault the kernel swallowed with try/except
+        if launch.fault is not None:  # a fault the kernel swallowed with try/except
             raise launch.fault
     launch.end_phase()
 
@@ -877,7 +999,9 @@ def _run_block(launch, threads):
                     f"waits at cuda.syncthreads() number {phase + 1}. Every thread of a block must reach "
                     f"every syncthreads (on a GPU this hangs or corrupts the tile): do not `return` early "
                     f"or put syncthreads under an `if` that differs between threads; guard the loads and the "
-                    f"final write instead.", "divergence")
+                    f"final write instead.",
+                    "divergence",
+                )
                 launch.fault = fault
                 raise fault
             live = waiting
@@ -907,26 +1031,44 @@ class Spy:
     simulator or a GPU). ``launches`` holds ``(griddim, blockdim, LaunchRecord or None)``.
     """
 
-    def __init__(self, kernel, name: str, mode: str = "check", *, readonly: Sequence[int] = (),
-                 limits: dict[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        kernel,
+        name: str,
+        mode: str = "check",
+        *,
+        readonly: Sequence[int] = (),
+        limits: dict[int, int] | None = None,
+    ) -> None:
         self.kernel, self.name, self.mode = kernel, name, mode
         self.readonly, self.limits = tuple(readonly), limits
         self.launches: list = []
         self.raw_configs: list = []
+        self.fault: KernelFault | None = None  # the first fault, even if the launcher swallowed it
+
+    def _refuse(self, message: str):
+        fault = KernelFault(message, "config")
+        self.fault = self.fault or fault
+        raise fault
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise KernelFault(f"launch {self.name} as {self.name}[blocks, threads_per_block](...), "
-                              f"got {self.name}[{config!r}]", "config")
+            self._refuse(
+                f"launch {self.name} as {self.name}[blocks, threads_per_block](...), got {self.name}[{config!r}]"
+            )
         return _Configured(self, config)
 
     def __call__(self, *args, **kwargs):
-        raise KernelFault(f"{self.name}(...) was called without a launch configuration: a kernel is "
-                          f"launched as {self.name}[blocks, threads_per_block](...)", "config")
+        self._refuse(
+            f"{self.name}(...) was called without a launch configuration: a kernel is "
+            f"launched as {self.name}[blocks, threads_per_block](...)"
+        )
 
     def forall(self, *args, **kwargs):
-        raise KernelFault(f"{self.name}.forall(...) picks its own block size: launch "
-                          f"{self.name}[blocks, threads_per_block](...) yourself", "config")
+        self._refuse(
+            f"{self.name}.forall(...) picks its own block size: launch "
+            f"{self.name}[blocks, threads_per_block](...) yourself"
+        )
 
 
 class _Configured:
@@ -944,12 +1086,15 @@ class _Configured:
                 g, b = None, None
             spy.launches.append((g, b, None))
             return None
-        if spy.mode == "pass":
+        try:
             g, b = normalize_dims(griddim, blockdim)
-            spy.launches.append((g, b, None))
-            return spy.kernel[self.config](*args)
-        g, b = normalize_dims(griddim, blockdim)
-        record = launch(spy.kernel, griddim, blockdim, args, readonly=spy.readonly, limits=spy.limits)
+            if spy.mode == "pass":
+                spy.launches.append((g, b, None))
+                return spy.kernel[self.config](*args)
+            record = launch(spy.kernel, griddim, blockdim, args, readonly=spy.readonly, limits=spy.limits)
+        except KernelFault as e:
+            spy.fault = spy.fault or e
+            raise
         spy.launches.append((g, b, record))
         return None
 

@@ -23,10 +23,12 @@ What the world watches, so that a failure is reported by its cause and at once:
   the scheduler happens to be unkind.
 
 Importing this module installs the watches (once per process; outside a world's rank threads
-they pass every call straight through). Private torch API used: ``torch.testing._internal.distributed.multi_threaded_pg`` (thread-local
+they pass every call straight through). Private torch API used:
+``torch.testing._internal.distributed.multi_threaded_pg`` (thread-local
 world) and ``torch._C._distributed_c10d._set_thread_isolation_mode``; torch is pinned exactly.
 Threads share torch's global RNG: build models and data from explicit ``torch.Generator`` s.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -47,24 +49,50 @@ __all__ = ["World", "WorldError", "run_world", "install"]
 
 # Blocking collectives (and point-to-point calls) that a rank can be stuck in.
 COLLECTIVES = (
-    "all_gather", "all_gather_coalesced", "all_gather_into_tensor", "all_gather_object",
-    "all_gather_single", "_all_gather_base", "all_reduce", "all_reduce_coalesced", "all_to_all",
-    "all_to_all_single", "barrier", "monitored_barrier", "broadcast", "broadcast_object_list",
-    "gather", "gather_object", "reduce", "reduce_scatter", "reduce_scatter_single",
-    "reduce_scatter_tensor", "_reduce_scatter_base", "scatter", "scatter_object_list", "send",
-    "recv", "send_object_list", "recv_object_list",
+    "all_gather",
+    "all_gather_coalesced",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "all_gather_single",
+    "_all_gather_base",
+    "all_reduce",
+    "all_reduce_coalesced",
+    "all_to_all",
+    "all_to_all_single",
+    "barrier",
+    "monitored_barrier",
+    "broadcast",
+    "broadcast_object_list",
+    "gather",
+    "gather_object",
+    "reduce",
+    "reduce_scatter",
+    "reduce_scatter_single",
+    "reduce_scatter_tensor",
+    "_reduce_scatter_base",
+    "scatter",
+    "scatter_object_list",
+    "send",
+    "recv",
+    "send_object_list",
+    "recv_object_list",
 )
-_RUN_COLLECTIVES = ("Calls that run collectives for you: model.state_dict() and "
-                    "model.load_state_dict() under FULL_STATE_DICT, FSDP.optim_state_dict, "
-                    "FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
-                    "summon_full_params: every rank must make them.")
+_RUN_COLLECTIVES = (
+    "Calls that run collectives for you: model.state_dict() and "
+    "model.load_state_dict() under FULL_STATE_DICT, FSDP.optim_state_dict, "
+    "FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
+    "summon_full_params: every rank must make them."
+)
 _P2P = {"send", "recv", "send_object_list", "recv_object_list"}
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
-_SKIP_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep,
-              os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep)
+_SKIP_DIRS = (
+    _TORCH_DIR + os.sep,
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep,
+)
 _installed = False
 _install_lock = threading.Lock()
-_local = threading.local()          # .world, .rank of the rank thread running now
+_local = threading.local()  # .world, .rank of the rank thread running now
 _world_ids = itertools.count()
 _store = None
 
@@ -117,6 +145,7 @@ def _wrap_collective(name, fn):
             return fn(*args, **kwargs)
         finally:
             world._leave(rank, blocking)
+
     wrapper._ch13_wrapped = True
     return wrapper
 
@@ -139,15 +168,16 @@ def _wrap_save(save):
             return save(obj, f, *args, **kwargs)
         rank = _local.rank
         record = world._write_begin(rank, _target_name(f))
-        if world.on_save is not None:       # look at what is written, in the writer's thread
+        if world.on_save is not None:  # look at what is written, in the writer's thread
             try:
                 record.note = world.on_save(obj)
-            except Exception:               # noqa: BLE001
+            except Exception:  # noqa: BLE001
                 record.note = None
         try:
             return save(obj, f, *args, **kwargs)
         finally:
             world._write_end(record)
+
     wrapper._ch13_wrapped = True
     return wrapper
 
@@ -159,6 +189,7 @@ def install() -> None:
         if _installed:
             return
         from torch.testing._internal.distributed import multi_threaded_pg as mtpg
+
         if not isinstance(c10d._world, mtpg.ThreadLocalWorld):
             mtpg._install_threaded_pg()
         torch._C._distributed_c10d._set_thread_isolation_mode(True)
@@ -177,6 +208,7 @@ def install() -> None:
         # in FSDP.optim_state_dict at once trip over each other's entries. It only feeds a debug
         # log, so the world turns it into a no-op.
         from torch.distributed.fsdp import _debug_utils
+
         _debug_utils.SimpleProfiler.profile = classmethod(_no_profile)
         _store = dist.HashStore()
         _installed = True
@@ -190,13 +222,13 @@ def _no_profile(cls, profile_type):
 class _Rank:
     def __init__(self, rank: int) -> None:
         self.rank = rank
-        self.count = 0              # collectives started
-        self.blocked = None         # (seq, name, caller) while inside a blocking collective
+        self.count = 0  # collectives started
+        self.blocked = None  # (seq, name, caller) while inside a blocking collective
         self.phase = "starting"
-        self.idle = False           # finished its phase (or failed): calls no more collectives
-        self.error = None           # (exc, None)
-        self.returned = {}          # phase -> collectives count when it returned
-        self.finished = False       # fn has returned or raised
+        self.idle = False  # finished its phase (or failed): calls no more collectives
+        self.error = None  # (exc, None)
+        self.returned = {}  # phase -> collectives count when it returned
+        self.finished = False  # fn has returned or raised
         self.result = None
 
 
@@ -204,7 +236,7 @@ class _Write:
     def __init__(self, rank: int, path: str, phase: str) -> None:
         self.rank, self.path, self.phase = rank, path, phase
         self.done = False
-        self.note = None            # what World.on_save said about the object written
+        self.note = None  # what World.on_save said about the object written
 
 
 class World:
@@ -219,7 +251,7 @@ class World:
         self.hold_rank0_writes = hold_rank0_writes
         self.writes: list[_Write] = []
         self.at_return: dict[str, dict[int, object]] = {}
-        self.on_save = None         # optional fn(obj) -> note, called on each file torch.save
+        self.on_save = None  # optional fn(obj) -> note, called on each file torch.save
         self._sync_gen = 0
         self._sync_waiting = 0
 
@@ -308,8 +340,10 @@ class World:
             self.cond.notify_all()
             if self.hold_rank0_writes and rank == 0:
                 # Hold until no other rank can still be racing ahead of this write.
-                while not all(r.idle or (r.blocked and r.blocked[0] > self.ranks[0].count)
-                              or r.phase in r.returned for r in self.ranks[1:]):
+                while not all(
+                    r.idle or (r.blocked and r.blocked[0] > self.ranks[0].count) or r.phase in r.returned
+                    for r in self.ranks[1:]
+                ):
                     if self.aborted:
                         raise _Aborted()
                     self.cond.wait(0.5)
@@ -327,8 +361,7 @@ class World:
             seq, name, where = r.blocked
             return f"rank {r.rank} waits in {name} (its collective #{seq}, {where}) inside {r.phase}"
         if r.idle:
-            return (f"rank {r.rank} has returned from {r.phase} after {r.count} collective(s) "
-                    f"and calls no more")
+            return f"rank {r.rank} has returned from {r.phase} after {r.count} collective(s) and calls no more"
         return f"rank {r.rank} is running {r.phase} ({r.count} collective(s) so far)"
 
     def _mismatch(self, me: _Rank) -> _Rank | None:
@@ -336,8 +369,13 @@ class World:
         if me.blocked is None or me.blocked[1] in _P2P:
             return None
         for o in self.ranks:
-            if (o is not me and o.blocked and o.blocked[0] == me.blocked[0]
-                    and o.blocked[1] not in _P2P and o.blocked[1] != me.blocked[1]):
+            if (
+                o is not me
+                and o.blocked
+                and o.blocked[0] == me.blocked[0]
+                and o.blocked[1] not in _P2P
+                and o.blocked[1] != me.blocked[1]
+            ):
                 return o
         return None
 
@@ -360,14 +398,21 @@ class World:
             if missing:
                 o = missing[0]
                 state = "\n".join("  " + self._describe(x) for x in self.ranks)
-                self._fail(WorldError(
-                    f"hang: rank {r.rank} called {name} ({where}) inside {r.phase}, its collective "
-                    f"#{seq}, but rank {o.rank} " +
-                    (f"raised an exception first" if o.error is not None else
-                     f"returned from {o.phase} after only {o.count} collective(s)") +
-                    f", so no one will ever join it. A collective must be called by EVERY rank, in "
-                    f"the same order: do not put it, or a call that runs one, inside `if rank == 0:`. "
-                    f"{_RUN_COLLECTIVES}\nRanks at the moment of the hang:\n{state}", "hang"))
+                self._fail(
+                    WorldError(
+                        f"hang: rank {r.rank} called {name} ({where}) inside {r.phase}, its collective "
+                        f"#{seq}, but rank {o.rank} "
+                        + (
+                            "raised an exception first"
+                            if o.error is not None
+                            else f"returned from {o.phase} after only {o.count} collective(s)"
+                        )
+                        + f", so no one will ever join it. A collective must be called by EVERY rank, in "
+                        f"the same order: do not put it, or a call that runs one, inside `if rank == 0:`. "
+                        f"{_RUN_COLLECTIVES}\nRanks at the moment of the hang:\n{state}",
+                        "hang",
+                    )
+                )
                 return
         # Two ranks at the same point of their collective sequence in different collectives.
         blocked = [r for r in self.ranks if r.blocked and r.blocked[1] not in _P2P]
@@ -375,11 +420,16 @@ class World:
             for b in blocked:
                 if a.rank < b.rank and a.blocked[0] == b.blocked[0] and a.blocked[1] != b.blocked[1]:
                     state = "\n".join("  " + self._describe(x) for x in self.ranks)
-                    self._fail(WorldError(
-                        f"hang: at their collective #{a.blocked[0]} rank {a.rank} called "
-                        f"{a.blocked[1]} ({a.blocked[2]}) inside {a.phase} while rank {b.rank} "
-                        f"called {b.blocked[1]} ({b.blocked[2]}) inside {b.phase}. Every rank must "
-                        f"call the same collectives in the same order. {_RUN_COLLECTIVES}\nRanks at the moment of the hang:\n{state}", "hang"))
+                    self._fail(
+                        WorldError(
+                            f"hang: at their collective #{a.blocked[0]} rank {a.rank} called "
+                            f"{a.blocked[1]} ({a.blocked[2]}) inside {a.phase} while rank {b.rank} "
+                            f"called {b.blocked[1]} ({b.blocked[2]}) inside {b.phase}. Every rank must "
+                            f"call the same collectives in the same order. {_RUN_COLLECTIVES}\n"
+                            f"Ranks at the moment of the hang:\n{state}",
+                            "hang",
+                        )
+                    )
                     return
 
     def _fail(self, failure: WorldError) -> None:
@@ -389,9 +439,16 @@ class World:
         self.cond.notify_all()
 
 
-def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float = 60.0,
-              pg_timeout_s: float = 10.0, world: World | None = None,
-              backend: str = "gloo") -> list:
+def run_world(
+    size: int,
+    fn,
+    *,
+    hold_rank0_writes: bool = False,
+    guard_s: float = 60.0,
+    pg_timeout_s: float = 10.0,
+    world: World | None = None,
+    backend: str = "gloo",
+) -> list:
     """Run ``fn(world)`` on ``size`` rank threads, each with its own gloo process group.
 
     ``backend`` is "gloo" (CPU) or "nccl" (rank r on GPU r; the device is set per thread).
@@ -410,15 +467,19 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
         _local.world, _local.rank = world, rank
         me = world.ranks[rank]
         try:
-            if backend == "nccl":       # one GPU per rank thread (the CUDA device is per thread)
+            if backend == "nccl":  # one GPU per rank thread (the CUDA device is per thread)
                 torch.cuda.set_device(rank % torch.cuda.device_count())
-            dist.init_process_group(backend, store=dist.PrefixStore(prefix, _store), rank=rank,
-                                    world_size=size,
-                                    timeout=datetime.timedelta(seconds=pg_timeout_s))
+            dist.init_process_group(
+                backend,
+                store=dist.PrefixStore(prefix, _store),
+                rank=rank,
+                world_size=size,
+                timeout=datetime.timedelta(seconds=pg_timeout_s),
+            )
             me.result = fn(world)
         except _Aborted:
             pass
-        except BaseException as e:          # noqa: BLE001 - reported by the main thread
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
             with world.cond:
                 # Keep the exception (its __traceback__ has the frames); formatting it here would
                 # run ast.parse in this thread (3.11's traceback carets), and concurrent ast.parse
@@ -440,12 +501,11 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
             if not world.aborted:
                 try:
                     dist.destroy_process_group()
-                except Exception:           # noqa: BLE001
+                except Exception:  # noqa: BLE001
                     pass
             _local.world = None
 
-    threads = [threading.Thread(target=body, args=(r,), daemon=True, name=f"{prefix}_rank{r}")
-               for r in range(size)]
+    threads = [threading.Thread(target=body, args=(r,), daemon=True, name=f"{prefix}_rank{r}") for r in range(size)]
     for t in threads:
         t.start()
     deadline = _monotonic() + guard_s
@@ -458,8 +518,12 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
             left = deadline - _monotonic()
             if left <= 0:
                 state = "\n".join("  " + world._describe(x) for x in world.ranks)
-                world._fail(WorldError(f"no progress for {guard_s:g} s (a hang whose cause could "
-                                       f"not be pinned down). Ranks:\n{state}", "timeout"))
+                world._fail(
+                    WorldError(
+                        f"no progress for {guard_s:g} s (a hang whose cause could not be pinned down). Ranks:\n{state}",
+                        "timeout",
+                    )
+                )
                 break
             world.cond.wait(min(left, 0.5))
     if world.failure is not None:
@@ -479,6 +543,7 @@ def run_world(size: int, fn, *, hold_rank0_writes: bool = False, guard_s: float 
 
 def _monotonic() -> float:
     import time
+
     return time.monotonic()
 
 

@@ -3,6 +3,7 @@
 This package ships to students with the release. The hidden graders use the same simulators with
 larger budgets and more scenarios; the scenarios themselves stay hidden.
 """
+
 import os
 
 

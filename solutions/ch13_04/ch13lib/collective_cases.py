@@ -3,7 +3,14 @@
 A :class:`Case` fixes everything a run depends on (world size, shape, dtype, the seed of the
 values, the simulator's scheduling policy and seed), so any failure replays exactly with
 ``ch13lib.collective_checks.check_case(your_function, **case)``.
+
+Grading splits in two (docs/design.md, "Judge and subject"): :func:`observe_sim` runs the answer
+cell on the simulator in the process that holds the cell (kit/subject.py) and reports what it saw,
+as plain data (every rank's tensor after the call, the elements each rank sent); the grader
+regenerates the inputs from the Case (:func:`make_inputs` is deterministic) and decides with
+:func:`verdict` and :func:`traffic_problem`, which take plain data.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,6 +19,7 @@ import math
 import torch
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
+SUBJECT_API = ("observe_sim",)  # run in the subject on the answer cell (kit/subject.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +28,7 @@ class Case:
     shape: tuple[int, ...]
     dtype: str = "float32"
     seed: int = 0
-    policy: str = "stay"          # the simulator's scheduling policy: stay, round_robin, random
+    policy: str = "stay"  # the simulator's scheduling policy: stay, round_robin, random
     schedule_seed: int = 0
 
     @property
@@ -37,8 +45,10 @@ class Case:
         return f"check_case({fn_name}, {args})"
 
     def label(self) -> str:
-        return (f"world size {self.world_size}, shape {tuple(self.shape)} ({self.numel} element"
-                f"{'s' if self.numel != 1 else ''}), {self.dtype}")
+        return (
+            f"world size {self.world_size}, shape {tuple(self.shape)} ({self.numel} element"
+            f"{'s' if self.numel != 1 else ''}), {self.dtype}"
+        )
 
 
 def make_inputs(case: Case, device: str = "cpu") -> list[torch.Tensor]:
@@ -62,8 +72,9 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
     meets that bound, so no correct ring fails for adding in a different order. Integers: exact.
     """
     dtype = DTYPES[case.dtype]
-    xs = torch.stack([x.detach().to("cpu", torch.float64 if dtype.is_floating_point else torch.int64).reshape(-1)
-                      for x in inputs])
+    xs = torch.stack(
+        [x.detach().to("cpu", torch.float64 if dtype.is_floating_point else torch.int64).reshape(-1) for x in inputs]
+    )
     exact = xs.sum(0)
     if dtype.is_floating_point:
         tol = case.world_size * torch.finfo(dtype).eps * xs.abs().sum(0) + 1e-300
@@ -71,8 +82,10 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
     for r, out in enumerate(outputs):
         t = out if isinstance(out, torch.Tensor) else torch.tensor(out, dtype=dtype)
         if t.numel() != case.numel:
-            return (f"{case.label()}: rank {r}'s tensor now has {t.numel()} elements instead of {case.numel}: "
-                    f"keep the tensor's shape and write the sum into it in place")
+            return (
+                f"{case.label()}: rank {r}'s tensor now has {t.numel()} elements instead of {case.numel}: "
+                f"keep the tensor's shape and write the sum into it in place"
+            )
         got_all.append(t.detach().to("cpu", exact.dtype).reshape(-1))
 
     def ok(g: torch.Tensor) -> torch.Tensor:
@@ -88,21 +101,30 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
     before = xs[r]
     head = f"{case.label()}: rank {r}'s tensor is wrong after the call"
     if case.world_size > 1 and torch.equal(g, before):
-        why = ("it still holds its own input: write the sum into the tensor passed in, in place "
-               "(tensor.copy_(...), tensor += ...); rebinding the name `tensor` changes nothing for the caller")
-    elif dtype.is_floating_point and case.world_size > 1 and bool(((g * case.world_size - exact).abs()
-                                                                   <= tol * case.world_size).all()):
+        why = (
+            "it still holds its own input: write the sum into the tensor passed in, in place "
+            "(tensor.copy_(...), tensor += ...); rebinding the name `tensor` changes nothing for the caller"
+        )
+    elif (
+        dtype.is_floating_point
+        and case.world_size > 1
+        and bool(((g * case.world_size - exact).abs() <= tol * case.world_size).all())
+    ):
         why = f"it holds the average (sum / {case.world_size}), not the sum: all-reduce here must SUM"
     elif any(good):
         right = [i for i, v in enumerate(good) if v]
         who = f"ranks {', '.join(map(str, right))} hold" if len(right) > 1 else f"rank {right[0]} holds"
-        why = (f"{who} the sum but rank {r} does "
-               f"not: that is a reduce, not an all-reduce; every rank must end with the sum")
+        why = (
+            f"{who} the sum but rank {r} does "
+            f"not: that is a reduce, not an all-reduce; every rank must end with the sum"
+        )
     else:
         bad = (~ok(g)).nonzero().flatten().tolist()
         i = bad[0]
-        why = (f"{len(bad)} of {case.numel} elements are wrong; the first at flat index {i}: expected "
-               f"{_fmt(exact[i], dtype)}, got {_fmt(g[i], dtype)}")
+        why = (
+            f"{len(bad)} of {case.numel} elements are wrong; the first at flat index {i}: expected "
+            f"{_fmt(exact[i], dtype)}, got {_fmt(g[i], dtype)}"
+        )
         why += uneven_note(case).replace("\n", ". ")
     return f"{head}: {why}. Replay: {case.replay(fn_name)}"
 
@@ -112,8 +134,11 @@ def uneven_note(case: Case) -> str:
     if case.world_size == 1 or case.numel % case.world_size == 0:
         return ""
     w = case.world_size
-    return (f"\nNote: {case.numel} element{'s' if case.numel != 1 else ''} {'do' if case.numel != 1 else 'does'} not split evenly over {w} ranks: "
-            f"tensor.chunk({w}) may return fewer than {w} pieces, tensor.tensor_split({w}) always returns {w}")
+    return (
+        f"\nNote: {case.numel} element{'s' if case.numel != 1 else ''} "
+        f"{'do' if case.numel != 1 else 'does'} not split evenly over {w} ranks: "
+        f"tensor.chunk({w}) may return fewer than {w} pieces, tensor.tensor_split({w}) always returns {w}"
+    )
 
 
 def _fmt(v: torch.Tensor, dtype) -> str:
@@ -133,7 +158,9 @@ def run_real_cases(payload: dict) -> dict:
     error (the other ranks then fail on the process group's timeout, not later).
     """
     import torch.distributed as dist
+
     from ch13lib.collective_launch import DistComm, load_source, own_traceback
+
     rank = dist.get_rank()
     device = payload.get("device", "cpu")
     module = load_source(payload["source"], payload["name"])
@@ -153,7 +180,7 @@ def run_real_cases(payload: dict) -> dict:
             fn(t, comm)
             if device != "cpu":
                 torch.cuda.synchronize()
-        except BaseException as e:   # noqa: BLE001 - the student's error, reported per case
+        except BaseException as e:  # noqa: BLE001 - the student's error, reported per case
             results.append({"error": own_traceback(e)})
             break
         results.append({"output": t.cpu().reshape(-1).tolist(), "sent": comm.sent_elements})
@@ -164,8 +191,9 @@ class SimFailure(Exception):
     """A run on the simulator failed; the message says why and how to replay it."""
 
 
-def run_on_sim(fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce",
-               guard_s: float = 20.0):
+def run_on_sim(
+    fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce", guard_s: float = 20.0
+):
     """Run ``fn(tensor, comm)`` on the simulated world of ``case``: ``(inputs, outputs, world)``.
 
     Raises :class:`SimFailure` (deadlock, a crash, misuse of comm) with the replay line, and
@@ -173,6 +201,7 @@ def run_on_sim(fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name
     """
     from ch13lib.collective_launch import own_traceback
     from ch13lib.procgroup import CommError, Deadlock, RankError, SimWorld
+
     inputs = make_inputs(case, device)
     tensors = [x.clone() for x in inputs]
     world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
@@ -182,8 +211,9 @@ def run_on_sim(fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name
     except RankError as e:
         if isinstance(e.exc, NotImplementedError):
             raise NotImplementedError from None
-        raise SimFailure(f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}"
-                         f"{uneven_note(case)}\n{replay}") from None
+        raise SimFailure(
+            f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}{uneven_note(case)}\n{replay}"
+        ) from None
     except Deadlock as e:
         raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
     except CommError as e:
@@ -191,16 +221,41 @@ def run_on_sim(fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name
     return inputs, tensors, world
 
 
-def traffic_problem(case: Case, world, fn_name: str = "ring_all_reduce") -> str | None:
-    """None when no rank sent more than a ring would; otherwise the message quoting the traffic."""
+def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str | None:
+    """None when no rank sent more than a ring would; otherwise the message quoting the traffic.
+
+    ``sent``: the elements each rank sent, in rank order (or a SimWorld, whose traffic it reads)."""
     bound = ring_bound(case.world_size, case.numel)
-    sent = [t.sent_elements for t in world.traffic]
+    sent = [t.sent_elements for t in sent.traffic] if hasattr(sent, "traffic") else [int(n) for n in sent]
     worst = max(range(len(sent)), key=lambda r: sent[r])
     if sent[worst] <= bound:
         return None
-    return (f"not bandwidth-optimal: {case.label()}: rank {worst} sent {sent[worst]} elements in all "
-            f"(per rank: {sent}), but a ring all-reduce sends at most 2·(W−1)·⌈n/W⌉ = "
-            f"2·{case.world_size - 1}·{-(-case.numel // case.world_size)} = {bound} per rank. "
-            f"Gathering whole tensors (to a root, or to everyone) makes a rank send (W−1)·n = "
-            f"{(case.world_size - 1) * case.numel}; instead split the tensor into W chunks and pass chunks "
-            f"around the ring (reduce-scatter, then all-gather). Replay: {case.replay(fn_name)}")
+    return (
+        f"not bandwidth-optimal: {case.label()}: rank {worst} sent {sent[worst]} elements in all "
+        f"(per rank: {sent}), but a ring all-reduce sends at most 2·(W−1)·⌈n/W⌉ = "
+        f"2·{case.world_size - 1}·{-(-case.numel // case.world_size)} = {bound} per rank. "
+        f"Gathering whole tensors (to a root, or to everyone) makes a rank send (W−1)·n = "
+        f"{(case.world_size - 1) * case.numel}; instead split the tensor into W chunks and pass chunks "
+        f"around the ring (reduce-scatter, then all-gather). Replay: {case.replay(fn_name)}"
+    )
+
+
+def observe_sim(
+    cell, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce", guard_s: float = 20.0
+) -> dict:
+    """Subject side: run the cell's ``fn_name(tensor, comm)`` on the simulated world of ``case``.
+
+    Returns raw observations, no verdict: ``{"outputs": [rank r's tensor after the call, on the
+    CPU], "sent": [elements rank r sent]}``. Raises :class:`SimFailure` (a deadlock, a crash, misuse
+    of comm: what only the run itself can see) and ``NotImplementedError`` for the stub.
+    """
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+    fn = getattr(cell.module, fn_name, None)
+    if not callable(fn):
+        raise SimFailure(f"the cell does not define a function `{fn_name}(tensor, comm)`")
+    _, outputs, world = run_on_sim(fn, case, api=api, device=device, fn_name=fn_name, guard_s=guard_s)
+    return {
+        "outputs": [t.detach().to("cpu").clone() for t in outputs],
+        "sent": [int(t.sent_elements) for t in world.traffic],
+    }

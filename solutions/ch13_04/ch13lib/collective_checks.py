@@ -8,13 +8,14 @@
 They run on the same simulated process group as the hidden graders (ch13lib.procgroup), on
 fewer cases; the graders add hypothesis-generated cases and a real torch.distributed world.
 """
+
 from __future__ import annotations
 
 import inspect
 import textwrap
 
 from ch13lib import grading
-from ch13lib.collective_cases import (Case, SimFailure, ring_bound, run_on_sim, traffic_problem, verdict)
+from ch13lib.collective_cases import Case, SimFailure, ring_bound, run_on_sim, traffic_problem, verdict
 
 _QUICK = [
     ("world size 1 (nothing to exchange)", Case(1, (5,), "float32", 1)),
@@ -40,7 +41,7 @@ def _run(fn, case: Case, api: str, bandwidth: bool = False) -> str | None:
         return str(e)
     problem = verdict(case, inputs, outputs, fn.__name__)
     if problem is None and bandwidth:
-        problem = traffic_problem(case, world, fn.__name__)
+        problem = traffic_problem(case, [t.sent_elements for t in world.traffic], fn.__name__)
     return problem
 
 
@@ -50,8 +51,7 @@ def _check(fn, api: str) -> bool:
         return True
     ok = True
     try:
-        for title, case in _QUICK + [("bandwidth: no rank sends more than a ring (4 ranks, 100 elements)",
-                                       _BANDWIDTH)]:
+        for title, case in _QUICK + [("bandwidth: no rank sends more than a ring (4 ranks, 100 elements)", _BANDWIDTH)]:
             problem = _run(fn, case, api, bandwidth=case is _BANDWIDTH)
             print(("✔ " if problem is None else "✘ ") + title)
             if problem:
@@ -74,8 +74,15 @@ def check_rs_ag_all_reduce(fn) -> bool:
     return _check(fn, "collectives")
 
 
-def check_case(fn, world_size: int, shape: tuple = (4,), dtype: str = "float32", seed: int = 0,
-               policy: str = "stay", schedule_seed: int = 0) -> bool:
+def check_case(
+    fn,
+    world_size: int,
+    shape: tuple = (4,),
+    dtype: str = "float32",
+    seed: int = 0,
+    policy: str = "stay",
+    schedule_seed: int = 0,
+) -> bool:
     """Replay one case exactly (the graders print this call for every failure) and show its traffic."""
     case = Case(world_size, tuple(shape), dtype, seed, policy, schedule_seed)
     try:
@@ -89,8 +96,7 @@ def check_case(fn, world_size: int, shape: tuple = (4,), dtype: str = "float32",
     problem = verdict(case, inputs, outputs, fn.__name__)
     sent = [t.sent_elements for t in world.traffic]
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: every rank holds the sum"))
-    print(f"  elements sent per rank: {sent}; a ring's bound 2·(W−1)·⌈n/W⌉ = "
-          f"{ring_bound(world_size, case.numel)}")
+    print(f"  elements sent per rank: {sent}; a ring's bound 2·(W−1)·⌈n/W⌉ = {ring_bound(world_size, case.numel)}")
     return problem is None
 
 
@@ -108,16 +114,29 @@ def check_average_gradients(fn, world_size: int = 2) -> bool:
         print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
         return False
     source = "import torch\nimport torch.distributed as dist\n\n" + source
+    from ch13lib.collective_ddp import compare
     from ch13lib.collective_launch import launch
-    results = launch(world_size, "ch13lib.collective_ddp:run_ddp_rank",
-                     {"source": source, "name": "ddp_self_check", "function": fn.__name__, "device": "cpu",
-                      "scenarios": [DDP_SELF_CHECK]})
+
+    results = launch(
+        world_size,
+        "ch13lib.collective_ddp:observe_ddp_rank",
+        {
+            "source": source,
+            "name": "ddp_self_check",
+            "function": fn.__name__,
+            "device": "cpu",
+            "scenarios": [DDP_SELF_CHECK],
+        },
+    )
     problems = []
     for r, res in enumerate(results):
         if "error" in res:
             problems.append(f"rank {r}: {res['error']}")
-        elif res["scenarios"] and res["scenarios"][0]:
-            problems.append(f"rank {r}, {res['scenarios'][0]['text']}")
+            continue
+        seen = res["scenarios"][0]
+        problem = seen["crash"] or compare(DDP_SELF_CHECK, world_size, seen["steps"])
+        if problem:
+            problems.append(f"rank {r}, {problem['text']}")
     title = f"{world_size}-rank DDP by hand matches single-process training (2 steps, one frozen layer)"
     print(("✔ " if not problems else "✘ ") + title)
     for p in problems[:2]:

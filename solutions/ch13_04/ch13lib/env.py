@@ -9,6 +9,7 @@ per check (✔ fine / ✘ what to do) and never imports numba, so the CUDA backe
 afterwards (``ch13lib.cuda_env.select_cuda_backend``: a real GPU when there is one, otherwise
 numba's CPU simulator, set before numba's first import).
 """
+
 from __future__ import annotations
 
 import os
@@ -38,15 +39,25 @@ def check_setup(requirements: str = REQUIREMENTS, verbose: bool = True) -> bool:
 
     lines: list[tuple[bool, str]] = []
     py = sys.version_info[:2]
-    lines.append((py == PYTHON, f"Python {py[0]}.{py[1]}" + ("" if py == PYTHON else
-                  f": the course uses Python {PYTHON[0]}.{PYTHON[1]} / 本课程使用 Python "
-                  f"{PYTHON[0]}.{PYTHON[1]}; make a venv with it")))
+    lines.append(
+        (
+            py == PYTHON,
+            f"Python {py[0]}.{py[1]}"
+            + (
+                ""
+                if py == PYTHON
+                else f": the course uses Python {PYTHON[0]}.{PYTHON[1]} / 本课程使用 Python "
+                f"{PYTHON[0]}.{PYTHON[1]}; make a venv with it"
+            ),
+        )
+    )
     try:
         pins = read_pins(requirements)
     except OSError as e:
         pins = {}
-        lines.append((False, f"cannot read {requirements}: {e} — run this from the assignment folder / "
-                             "请在作业文件夹中运行"))
+        lines.append(
+            (False, f"cannot read {requirements}: {e} — run this from the assignment folder / 请在作业文件夹中运行")
+        )
     for name, want in pins.items():
         try:
             have = metadata.version(name)
@@ -55,15 +66,25 @@ def check_setup(requirements: str = REQUIREMENTS, verbose: bool = True) -> bool:
             continue
         # a local build tag (torch 2.13.0+cpu) is the same release
         ok = have.split("+")[0] == want
-        lines.append((ok, f"{name} {have}" + ("" if ok else f": the course pins {want} / 课程要求 {want} — "
-                                                          f"python -m pip install {name}=={want}")))
+        lines.append(
+            (
+                ok,
+                f"{name} {have}"
+                + ("" if ok else f": the course pins {want} / 课程要求 {want} — python -m pip install {name}=={want}"),
+            )
+        )
     gpu = gpu_present()
     sim = os.environ.get("NUMBA_ENABLE_CUDASIM")
     if sim is not None:
-        backend = "numba's CPU simulator (NUMBA_ENABLE_CUDASIM=1)" if sim == "1" else "a real GPU (NUMBA_ENABLE_CUDASIM=0)"
+        backend = (
+            "numba's CPU simulator (NUMBA_ENABLE_CUDASIM=1)" if sim == "1" else "a real GPU (NUMBA_ENABLE_CUDASIM=0)"
+        )
     else:
-        backend = ("a real GPU (NVIDIA driver found)" if gpu else
-                   "numba's CPU simulator, chosen automatically (no GPU found) / 未发现 GPU, 自动使用 CPU 模拟器")
+        backend = (
+            "a real GPU (NVIDIA driver found)"
+            if gpu
+            else "numba's CPU simulator, chosen automatically (no GPU found) / 未发现 GPU, 自动使用 CPU 模拟器"
+        )
     lines.append((True, f"CUDA backend for notebook 02: {backend}"))
     if verbose:
         for ok, text in lines:

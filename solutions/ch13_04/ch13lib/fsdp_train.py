@@ -9,13 +9,14 @@ slices. Every rank's loss is the mean over its slice and FSDP averages gradients
 the update is the full-batch update whatever W is (up to rounding): a checkpoint written at one
 world size can be resumed at another and must continue the same trajectory.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
-GLOBAL_BATCH = 12                  # divisible by 1, 2, 3, 4 and 6
+GLOBAL_BATCH = 12  # divisible by 1, 2, 3, 4 and 6
 DIMS = (5, 7, 3)
 DTYPE = torch.float64
 
@@ -33,16 +34,18 @@ def make_model(seed: int = 0) -> nn.Module:
 
 def wrap(model: nn.Module, nested: bool = False):
     """FSDP with FULL_SHARD and defaults otherwise, on CPU (``device_id`` cpu, gloo)."""
-    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    from torch.distributed.fsdp import ShardingStrategy
+
     kwargs = {}
     if nested:
         from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+
         kwargs["auto_wrap_policy"] = ModuleWrapPolicy({nn.Linear})
     device = torch.device("cpu")
     if torch.cuda.is_available() and dist.is_initialized() and dist.get_backend() == "nccl":
         device = torch.device("cuda", torch.cuda.current_device())
-    return FSDP(model.to(device), sharding_strategy=ShardingStrategy.FULL_SHARD,
-                device_id=device, **kwargs)
+    return FSDP(model.to(device), sharding_strategy=ShardingStrategy.FULL_SHARD, device_id=device, **kwargs)
 
 
 def make_optimizer(model: nn.Module, kind: str = "adam"):
@@ -60,8 +63,7 @@ def batch(step: int, data_seed: int = 0):
     return x, y
 
 
-def train(model, optimizer, start: int, steps: int, data_seed: int = 0,
-          rank: int = 0, world_size: int = 1) -> None:
+def train(model, optimizer, start: int, steps: int, data_seed: int = 0, rank: int = 0, world_size: int = 1) -> None:
     """Steps ``start .. start+steps-1``; this rank trains on its slice of each global batch."""
     device = next(model.parameters()).device
     for step in range(start, start + steps):
@@ -76,6 +78,7 @@ def train(model, optimizer, start: int, steps: int, data_seed: int = 0,
 def full_params(model) -> dict[str, torch.Tensor]:
     """The full (unsharded) parameters by their plain names, on CPU. A collective under FSDP."""
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
     if isinstance(model, FSDP):
         with FSDP.summon_full_params(model, writeback=False):
             return {_clean(n): p.detach().cpu().clone() for n, p in model.named_parameters()}

@@ -16,6 +16,7 @@ When no rank can move, the run stops at once with a :class:`Deadlock` that names
 waits for, on which line, and the wait-for cycle. Misuse (a size mismatch, a buffer changed while
 its send is in flight, a send nobody receives) stops it with a :class:`CommError` that says so.
 """
+
 from __future__ import annotations
 
 import collections
@@ -57,6 +58,7 @@ class _Abort(BaseException):
 @dataclasses.dataclass
 class Traffic:
     """What one rank put on the wire."""
+
     sent_elements: int = 0
     sent_bytes: int = 0
     sent_messages: int = 0
@@ -65,14 +67,14 @@ class Traffic:
 
 @dataclasses.dataclass(eq=False)
 class _Msg:
-    kind: str                    # "send" or "recv"
+    kind: str  # "send" or "recv"
     src: int
     dst: int
     tensor: torch.Tensor
     blocking: bool
     where: str
-    snapshot: torch.Tensor | None = None     # a send's data as it was posted
-    staged: torch.Tensor | None = None       # an irecv's data, delivered by wait()
+    snapshot: torch.Tensor | None = None  # a send's data as it was posted
+    staged: torch.Tensor | None = None  # an irecv's data, delivered by wait()
     matched: bool = False
     delivered: bool = False
 
@@ -80,9 +82,9 @@ class _Msg:
 @dataclasses.dataclass
 class _Wait:
     ready: Callable[[], bool]
-    what: str                    # "send(to rank 1)"
-    waits_on: list[int]          # the ranks that could unblock it
-    why: str                     # "for rank 1 to post a matching recv"
+    what: str  # "send(to rank 1)"
+    waits_on: list[int]  # the ranks that could unblock it
+    why: str  # "for rank 1 to post a matching recv"
     where: str
 
 
@@ -130,9 +132,14 @@ class SimComm:
 
     def _need(self, allowed: bool, name: str) -> None:
         if not allowed:
-            kind = "point-to-point calls" if self._collectives is False else "reduce_scatter_tensor and all_gather_into_tensor"
-            self._world._error(self._rank, f"rank {self._rank} called comm.{name}, which this exercise does not offer: "
-                                           f"use only {kind}")
+            kind = (
+                "point-to-point calls"
+                if self._collectives is False
+                else "reduce_scatter_tensor and all_gather_into_tensor"
+            )
+            self._world._error(
+                self._rank, f"rank {self._rank} called comm.{name}, which this exercise does not offer: use only {kind}"
+            )
 
     def send(self, tensor: torch.Tensor, dst: int) -> None:
         self._need(self._p2p, "send")
@@ -170,8 +177,9 @@ class SimWorld:
 
     POLICIES = ("stay", "round_robin", "random")
 
-    def __init__(self, world_size: int, *, policy: str = "stay", seed: int = 0,
-                 max_calls: int = 20_000, guard_s: float = 60.0) -> None:
+    def __init__(
+        self, world_size: int, *, policy: str = "stay", seed: int = 0, max_calls: int = 20_000, guard_s: float = 60.0
+    ) -> None:
         if world_size < 1:
             raise ValueError("world_size must be at least 1")
         if policy not in self.POLICIES:
@@ -181,7 +189,7 @@ class SimWorld:
         self.traffic = [Traffic() for _ in range(world_size)]
         self._rng = random.Random(seed)
         self._max_calls = max_calls
-        self._guard_s = guard_s          # a hang guard for code that never calls comm; not a budget
+        self._guard_s = guard_s  # a hang guard for code that never calls comm; not a budget
         self._cv = threading.Condition()
         self._current: int | None = None
         self._done = [False] * world_size
@@ -207,8 +215,7 @@ class SimWorld:
         threads = []
         for r in range(self.world_size):
             comm = SimComm(self, r, p2p=p2p, collectives=collectives)
-            t = threading.Thread(target=self._body, args=(r, fn, comm, results), daemon=True,
-                                 name=f"sim-rank-{r}")
+            t = threading.Thread(target=self._body, args=(r, fn, comm, results), daemon=True, name=f"sim-rank-{r}")
             threads.append(t)
         with self._cv:
             self._current = self._choose(list(range(self.world_size)), None)
@@ -217,11 +224,16 @@ class SimWorld:
         with self._cv:
             while not all(self._done) and self._failure is None:
                 before = self._calls
-                if not self._cv.wait(timeout=self._guard_s) and self._calls == before \
-                        and not all(self._done) and self._failure is None:
+                if (
+                    not self._cv.wait(timeout=self._guard_s)
+                    and self._calls == before
+                    and not all(self._done)
+                    and self._failure is None
+                ):
                     self._failure = CommError(
                         f"no progress for {self._guard_s:g} s: rank {self._current} runs without calling comm "
-                        f"(an endless loop?)")
+                        f"(an endless loop?)"
+                    )
                     self._cv.notify_all()
             if self._failure is None:
                 self._check_leftovers()
@@ -262,8 +274,9 @@ class SimWorld:
         return self._rng.choice(sorted(candidates))
 
     def _runnable(self) -> list[int]:
-        return [r for r in range(self.world_size)
-                if not self._done[r] and (r not in self._waits or self._waits[r].ready())]
+        return [
+            r for r in range(self.world_size) if not self._done[r] and (r not in self._waits or self._waits[r].ready())
+        ]
 
     def _switch(self, me: int) -> None:
         """Hand the processor to the next rank that can move (cv held)."""
@@ -282,8 +295,11 @@ class SimWorld:
             raise _Abort
         self._calls += 1
         if self._calls > self._max_calls:
-            self._error(me, f"more than {self._max_calls} comm calls in one run: a loop that never ends "
-                            f"(polling is_completed() forever?)")
+            self._error(
+                me,
+                f"more than {self._max_calls} comm calls in one run: a loop that never ends "
+                f"(polling is_completed() forever?)",
+            )
         self._waits[me] = _Wait(ready, what, waits_on, why, _user_line())
         self._switch(me)
         while self._current != me and self._failure is None:
@@ -305,13 +321,21 @@ class SimWorld:
         if not isinstance(t, torch.Tensor):
             self._error(me, f"rank {me} called {call} with a {type(t).__name__}, not a torch.Tensor")
         if not isinstance(peer, int) or isinstance(peer, bool) or not 0 <= peer < self.world_size:
-            self._error(me, f"rank {me} called {call} with {peer_name}={peer!r}: ranks are ints 0..{self.world_size - 1}")
+            self._error(
+                me, f"rank {me} called {call} with {peer_name}={peer!r}: ranks are ints 0..{self.world_size - 1}"
+            )
         if peer == me:
-            self._error(me, f"rank {me} called {call} with {peer_name}={peer}, itself: torch.distributed "
-                            f"refuses messages to yourself (copy the data locally instead)")
+            self._error(
+                me,
+                f"rank {me} called {call} with {peer_name}={peer}, itself: torch.distributed "
+                f"refuses messages to yourself (copy the data locally instead)",
+            )
         if not t.is_contiguous():
-            self._error(me, f"rank {me} called {call} with a non-contiguous tensor (shape {tuple(t.shape)}, "
-                            f"strides {t.stride()}): torch.distributed needs contiguous tensors")
+            self._error(
+                me,
+                f"rank {me} called {call} with a non-contiguous tensor (shape {tuple(t.shape)}, "
+                f"strides {t.stride()}): torch.distributed needs contiguous tensors",
+            )
 
     def _send(self, me: int, tensor, dst, *, blocking: bool):
         call = f"{'send' if blocking else 'isend'}(to rank {dst})"
@@ -326,8 +350,9 @@ class SimWorld:
             self._sends[(me, dst)].append(msg)
             self._match(me, me, dst)
             if blocking:
-                self._block(me, lambda: msg.matched, call, [dst],
-                            f"for rank {dst} to post a matching recv from rank {me}")
+                self._block(
+                    me, lambda: msg.matched, call, [dst], f"for rank {dst} to post a matching recv from rank {me}"
+                )
                 return None
             self._block(me, lambda: True, call, [], "")
             return Work(self, me, msg)
@@ -351,9 +376,12 @@ class SimWorld:
         while sends and recvs:
             s, r = sends.popleft(), recvs.popleft()
             if s.tensor.numel() != r.tensor.numel() or s.tensor.dtype != r.tensor.dtype:
-                self._error(me, f"size mismatch: rank {src} sent {_describe(s.tensor)} to rank {dst} ({s.where}), "
-                                f"but the matching recv on rank {dst} has room for {_describe(r.tensor)} "
-                                f"({r.where}); messages between two ranks match in the order they were posted")
+                self._error(
+                    me,
+                    f"size mismatch: rank {src} sent {_describe(s.tensor)} to rank {dst} ({s.where}), "
+                    f"but the matching recv on rank {dst} has room for {_describe(r.tensor)} "
+                    f"({r.where}); messages between two ranks match in the order they were posted",
+                )
             self._check_unchanged(me, s, "before the matching recv was posted")
             data = s.snapshot
             s.matched = r.matched = True
@@ -371,22 +399,38 @@ class SimWorld:
     def _check_unchanged(self, me: int, s: _Msg, when: str) -> None:
         if s.blocking:
             return
-        same = (s.tensor.shape == s.snapshot.shape and s.tensor.dtype == s.snapshot.dtype
-                and torch.equal(s.tensor.detach(), s.snapshot))
+        same = (
+            s.tensor.shape == s.snapshot.shape
+            and s.tensor.dtype == s.snapshot.dtype
+            and torch.equal(s.tensor.detach(), s.snapshot)
+        )
         if not same:
-            self._error(me, f"rank {s.src} changed the buffer of its isend to rank {s.dst} ({s.where}) {when}: "
-                            f"a buffer handed to isend belongs to the library until work.wait() returns; "
-                            f"use a separate buffer (or wait first)")
+            self._error(
+                me,
+                f"rank {s.src} changed the buffer of its isend to rank {s.dst} ({s.where}) {when}: "
+                f"a buffer handed to isend belongs to the library until work.wait() returns; "
+                f"use a separate buffer (or wait first)",
+            )
 
     def _wait_work(self, me: int, msg: _Msg) -> None:
         with self._cv:
             if msg.kind == "send":
-                self._block(me, lambda: msg.matched, f"isend(to rank {msg.dst}).wait()", [msg.dst],
-                            f"for rank {msg.dst} to post a matching recv from rank {me}")
+                self._block(
+                    me,
+                    lambda: msg.matched,
+                    f"isend(to rank {msg.dst}).wait()",
+                    [msg.dst],
+                    f"for rank {msg.dst} to post a matching recv from rank {me}",
+                )
                 self._check_unchanged(me, msg, "before its wait() returned")
             else:
-                self._block(me, lambda: msg.matched, f"irecv(from rank {msg.src}).wait()", [msg.src],
-                            f"for rank {msg.src} to send to rank {me}")
+                self._block(
+                    me,
+                    lambda: msg.matched,
+                    f"irecv(from rank {msg.src}).wait()",
+                    [msg.src],
+                    f"for rank {msg.src} to send to rank {me}",
+                )
                 if not msg.delivered:
                     self._deliver(msg, msg.staged)
 
@@ -401,44 +445,62 @@ class SimWorld:
             if not isinstance(t, torch.Tensor):
                 self._error(me, f"rank {me} called {name} with a {type(t).__name__} as {what}, not a torch.Tensor")
             if not t.is_contiguous():
-                self._error(me, f"rank {me} called {name} with a non-contiguous {what}: torch.distributed needs "
-                                f"contiguous tensors")
+                self._error(
+                    me,
+                    f"rank {me} called {name} with a non-contiguous {what}: torch.distributed needs contiguous tensors",
+                )
         w = self.world_size
         big, small = (input, output) if name == "reduce_scatter_tensor" else (output, input)
         if big.numel() != w * small.numel():
-            self._error(me, f"rank {me} called {name} with input of {input.numel()} and output of "
-                            f"{output.numel()} elements: the {'input' if big is input else 'output'} must hold "
-                            f"exactly world_size × {small.numel()} = {w * small.numel()} elements "
-                            f"(pad the tensor to a multiple of world_size first)")
+            self._error(
+                me,
+                f"rank {me} called {name} with input of {input.numel()} and output of "
+                f"{output.numel()} elements: the {'input' if big is input else 'output'} must hold "
+                f"exactly world_size × {small.numel()} = {w * small.numel()} elements "
+                f"(pad the tensor to a multiple of world_size first)",
+            )
         if small.dim() == 0 or tuple(big.shape) != (w * small.shape[0], *small.shape[1:]):
             want = (w * small.shape[0], *small.shape[1:]) if small.dim() else "(a 0-d tensor cannot be split)"
-            self._error(me, f"rank {me} called {name} with input of shape {tuple(input.shape)} and output of "
-                            f"shape {tuple(output.shape)}: the {'input' if big is input else 'output'} must be "
-                            f"the world_size pieces concatenated along dim 0, shape {want} (gloo accepts only "
-                            f"that form; flatten to 1-D tensors to be safe)")
+            self._error(
+                me,
+                f"rank {me} called {name} with input of shape {tuple(input.shape)} and output of "
+                f"shape {tuple(output.shape)}: the {'input' if big is input else 'output'} must be "
+                f"the world_size pieces concatenated along dim 0, shape {want} (gloo accepts only "
+                f"that form; flatten to 1-D tensors to be safe)",
+            )
         if input.dtype != output.dtype:
-            self._error(me, f"rank {me} called {name} with input {input.dtype} and output {output.dtype}: use one dtype")
+            self._error(
+                me, f"rank {me} called {name} with input {input.dtype} and output {output.dtype}: use one dtype"
+            )
         with self._cv:
             k = self._coll_seq[me]
             self._coll_seq[me] += 1
             slot = self._coll.setdefault(k, {"calls": {}, "done": False})
             slot["calls"][me] = (name, output, input, _user_line())
-            self.traffic[me].sent_elements += (w - 1) * small.numel()     # what a ring would send
+            self.traffic[me].sent_elements += (w - 1) * small.numel()  # what a ring would send
             self.traffic[me].sent_bytes += (w - 1) * small.numel() * small.element_size()
             self.traffic[me].sent_messages += w - 1
             if len(slot["calls"]) == w:
                 self._complete_collective(me, k, slot)
             missing = lambda: [r for r in range(w) if r not in slot["calls"]]
-            self._block(me, lambda: slot["done"], f"{name} (its collective call #{k + 1})", missing(),
-                        f"for every other rank to make its collective call #{k + 1}")
+            self._block(
+                me,
+                lambda: slot["done"],
+                f"{name} (its collective call #{k + 1})",
+                missing(),
+                f"for every other rank to make its collective call #{k + 1}",
+            )
 
     def _complete_collective(self, me: int, k: int, slot: dict) -> None:
         calls = slot["calls"]
         names = {c[0] for c in calls.values()}
         if len(names) > 1:
             listing = "; ".join(f"rank {r}: {calls[r][0]} ({calls[r][3]})" for r in sorted(calls))
-            self._error(me, f"the ranks disagree on collective call #{k + 1}: {listing}. Every rank must make "
-                            f"the same collective calls in the same order")
+            self._error(
+                me,
+                f"the ranks disagree on collective call #{k + 1}: {listing}. Every rank must make "
+                f"the same collective calls in the same order",
+            )
         name = names.pop()
         sizes = {(calls[r][2].numel(), calls[r][2].dtype) for r in calls}
         if len(sizes) > 1:
@@ -453,7 +515,7 @@ class SimWorld:
                 c = calls[0][1].numel()
                 for r in range(w):
                     out = calls[r][1]
-                    out.copy_(total[r * c:(r + 1) * c].reshape(out.shape).to(out.device))
+                    out.copy_(total[r * c : (r + 1) * c].reshape(out.shape).to(out.device))
             else:
                 full = torch.cat([calls[r][2].detach().reshape(-1).to(calls[0][2].device) for r in range(w)])
                 for r in range(w):
@@ -467,12 +529,14 @@ class SimWorld:
             if not s.matched:
                 self._failure = CommError(
                     f"rank {s.src} sent {_describe(s.tensor)} to rank {s.dst} ({s.where}) but rank {s.dst} never "
-                    f"posted a matching recv: every send needs exactly one recv")
+                    f"posted a matching recv: every send needs exactly one recv"
+                )
                 return
         for r in self._posted_recvs:
             if not r.matched:
                 self._failure = CommError(
-                    f"rank {r.dst} posted an irecv from rank {r.src} ({r.where}) that no send ever matched")
+                    f"rank {r.dst} posted an irecv from rank {r.src} ({r.where}) that no send ever matched"
+                )
                 return
         seqs = set(self._coll_seq)
         if len(seqs) > 1:
@@ -506,12 +570,19 @@ class SimWorld:
                 path.append(r)
                 r = w.waits_on[0]
             else:
-                return path[path.index(r):] + [r]
+                return path[path.index(r) :] + [r]
         return []
 
 
-def run_ranks(fn: Callable[[torch.Tensor, SimComm], Any], tensors: list[torch.Tensor], *,
-              policy: str = "stay", seed: int = 0, p2p: bool = True, collectives: bool = False) -> SimWorld:
+def run_ranks(
+    fn: Callable[[torch.Tensor, SimComm], Any],
+    tensors: list[torch.Tensor],
+    *,
+    policy: str = "stay",
+    seed: int = 0,
+    p2p: bool = True,
+    collectives: bool = False,
+) -> SimWorld:
     """Run the collective ``fn(tensor, comm)`` with rank r's tensor ``tensors[r]``; return the world
     (for its ``traffic``). Raises what :meth:`SimWorld.run` raises."""
     world = SimWorld(len(tensors), policy=policy, seed=seed)

@@ -4,6 +4,7 @@ Each answer is put in a canonical form and compared by salted SHA-256 with the s
 the right one. Short answers (a letter per term) can still be found by trying every option: the
 self-check tells you no more than a teacher who says "not yet" would. The hidden grader decides.
 """
+
 from __future__ import annotations
 
 import hashlib

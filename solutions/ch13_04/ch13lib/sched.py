@@ -29,8 +29,10 @@ interleaving again.
 Everything is counted in schedules and steps, never in seconds: the same code gets the same
 verdict on every run, on any machine, under any load.
 """
+
 from __future__ import annotations
 
+import _thread
 import ast
 import builtins
 import collections
@@ -47,20 +49,30 @@ import sys
 import threading
 import time
 import types
-import _thread
 
-__all__ = ["explore", "scenario_main", "replay", "run_schedule", "settle", "Report", "Failure", "Source",
-           "cell_source", "format_schedule", "parse_schedule"]
+__all__ = [
+    "explore",
+    "scenario_main",
+    "replay",
+    "run_schedule",
+    "settle",
+    "Report",
+    "Failure",
+    "Source",
+    "cell_source",
+    "format_schedule",
+    "parse_schedule",
+]
 
 # The real things, saved before anyone patches anything.
 _real_lock = _thread.allocate_lock
 _real_start = _thread.start_new_thread
 _real_get_ident = _thread.get_ident
 _REAL_MONOTONIC = time.monotonic
-_EPOCH = 1_767_225_600.0        # what time.time() says at virtual time 0 (2026-01-01 00:00 UTC)
+_EPOCH = 1_767_225_600.0  # what time.time() says at virtual time 0 (2026-01-01 00:00 UTC)
 
-_active: "Run | None" = None    # the run in progress (one at a time per process)
-_explore_lock = _real_lock()    # explore/replay calls do not nest or overlap
+_active: "Run | None" = None  # the run in progress (one at a time per process)
+_explore_lock = _real_lock()  # explore/replay calls do not nest or overlap
 
 
 def _park():
@@ -73,6 +85,7 @@ def _park():
 # --------------------------------------------------------------------------------------------
 # Loading the code under test
 # --------------------------------------------------------------------------------------------
+
 
 class Source:
     """Source code loaded as a fresh module for every schedule, traced as 'your code'."""
@@ -118,11 +131,10 @@ def cell_source(obj) -> str:
 
 _ATTR_OPS = {"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR"}
 _SUBSCR_OPS = {"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR"}
-_NAME_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STORE_DEREF",
-             "LOAD_CLASSDEREF"}
+_NAME_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STORE_DEREF", "LOAD_CLASSDEREF"}
 _VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS
-_code_tables: dict[int, tuple] = {}     # id(code) -> (code, {offset: op info})
-_ast_cache: dict[str, dict] = {}         # source text -> {span: ast node}
+_code_tables: dict[int, tuple] = {}  # id(code) -> (code, {offset: op info})
+_ast_cache: dict[str, dict] = {}  # source text -> {span: ast node}
 
 
 def _chain(node):
@@ -160,6 +172,7 @@ def _table(code) -> dict:
     if entry is not None and entry[0] is code:
         return entry[1]
     import dis
+
     spans = _spans(code.co_filename)
     table = {}
     for ins in dis.get_instructions(code):
@@ -197,6 +210,7 @@ def _rebound(filename: str) -> set:
     names = _rebound_cache.get(text)
     if names is None:
         import dis
+
         names = set()
         try:
             todo = [compile(text, filename, "exec")]
@@ -286,6 +300,7 @@ def _short(v, limit=60) -> str:
 # Simulated threads and the run
 # --------------------------------------------------------------------------------------------
 
+
 class _Sim:
     """One simulated thread: a real OS thread that runs only when it holds the baton."""
 
@@ -299,13 +314,13 @@ class _Sim:
         self.done = False
         self.started = False
         self.os_ident = None
-        self.waiting = None        # (description, object) while blocked
-        self.cond = None           # callable: True when it may proceed
-        self.deadline = None       # virtual time at which the wait times out
+        self.waiting = None  # (description, object) while blocked
+        self.cond = None  # callable: True when it may proceed
+        self.deadline = None  # virtual time at which the wait times out
         self.timed_out = False
         self.settling = False
-        self.pending = None        # a write to report after it happened (story mode)
-        self.held: set = set()     # labels of the locks it holds (for the lockset rule)
+        self.pending = None  # a write to report after it happened (story mode)
+        self.held: set = set()  # labels of the locks it holds (for the lockset rule)
 
     def enabled(self) -> bool:
         if self.done or not self.started:
@@ -315,7 +330,7 @@ class _Sim:
         if self.timed_out:
             return True
         if self.deadline is not None and self.run.early_timeouts:
-            return True             # its timeout may fire now: time passing is a choice too
+            return True  # its timeout may fire now: time passing is a choice too
         if self.settling:
             return not any(t is not self and t.enabled() and not t.settling for t in self.run.threads)
         return bool(self.cond())
@@ -324,21 +339,23 @@ class _Sim:
 @dataclasses.dataclass
 class Failure:
     """Why a run failed, and the interleaving that made it fail."""
-    kind: str                 # check | exception | deadlock | blocked_at_exit | livelock | hang
-    message: str              # what went wrong, in words
-    schedule: str = ""        # pass to replay() to run exactly this interleaving again
+
+    kind: str  # check | exception | deadlock | blocked_at_exit | livelock | hang
+    message: str  # what went wrong, in words
+    schedule: str = ""  # pass to replay() to run exactly this interleaving again
     preemptions: int = 0
-    story: str = ""           # the interleaving, in your own lines
-    blocked: list = dataclasses.field(default_factory=list)   # [(thread, what, line)] at the end
+    story: str = ""  # the interleaving, in your own lines
+    blocked: list = dataclasses.field(default_factory=list)  # [(thread, what, line)] at the end
     exc: BaseException | None = None
     scenario: str = ""
 
     def explain(self) -> str:
         parts = [self.message]
         if self.story:
-            parts.append(f"How it happened ({self.preemptions} preemption"
-                         f"{'s' if self.preemptions != 1 else ''}; one line per step of your code):\n"
-                         + self.story)
+            parts.append(
+                f"How it happened ({self.preemptions} preemption"
+                f"{'s' if self.preemptions != 1 else ''}; one line per step of your code):\n" + self.story
+            )
         return "\n".join(parts)
 
 
@@ -346,11 +363,11 @@ class Failure:
 class Report:
     schedules: int
     failure: Failure | None
-    exhaustive: bool          # every schedule within max_preemptions was tried
+    exhaustive: bool  # every schedule within max_preemptions was tried
     max_preemptions: int
     random_schedules: int
     seconds: float = 0.0
-    threads: int = 0          # the most threads (besides main) any schedule started
+    threads: int = 0  # the most threads (besides main) any schedule started
 
     @property
     def ok(self) -> bool:
@@ -360,18 +377,30 @@ class Report:
 class Run:
     """One execution of the scenario under one schedule."""
 
-    def __init__(self, prefix, *, rng=None, record=False, traced=(), max_steps=20000,
-                 max_opcodes=500_000, switch_p=0.15, early_timeouts=False, racy=(), follow=None):
+    def __init__(
+        self,
+        prefix,
+        *,
+        rng=None,
+        record=False,
+        traced=(),
+        max_steps=20000,
+        max_opcodes=500_000,
+        switch_p=0.15,
+        early_timeouts=False,
+        racy=(),
+        follow=None,
+    ):
         self.early_timeouts = early_timeouts
-        self.racy = set(racy)               # locations known to be accessed without a common lock
+        self.racy = set(racy)  # locations known to be accessed without a common lock
         self.new_racy: set = set()
         self.loc_state: dict = {}
-        self.follow = list(follow) if follow is not None else None   # replay of a step trace
+        self.follow = list(follow) if follow is not None else None  # replay of a step trace
         self.all_points = follow is not None
-        self.k = 0                          # steps passed (follow mode)
+        self.k = 0  # steps passed (follow mode)
         self.diverged = False
         self.preemptions = 0
-        self.trace: list[int] = []          # which thread passed each potential point (record mode)
+        self.trace: list[int] = []  # which thread passed each potential point (record mode)
         self.prefix = list(prefix)
         self.rng = rng
         self.switch_p = switch_p
@@ -380,7 +409,7 @@ class Run:
         self.max_steps = max_steps
         self.max_opcodes = max_opcodes
         self.threads: list[_Sim] = []
-        self.decisions: list[tuple] = []     # (enabled indices, current index or None, chosen index)
+        self.decisions: list[tuple] = []  # (enabled indices, current index or None, chosen index)
         self.current: _Sim | None = None
         self.clock = 0.0
         self.steps = 0
@@ -389,7 +418,7 @@ class Run:
         self.finished = False
         self.done = _real_lock()
         self.done.acquire()
-        self.events: list[tuple] = []        # (thread name, line, text of line, action)
+        self.events: list[tuple] = []  # (thread name, line, text of line, action)
         self.student_modules: set[str] = set()
         self.result = None
         self.sync_count = collections.Counter()
@@ -407,13 +436,13 @@ class Run:
 
         def bootstrap():
             sim.os_ident = _real_get_ident()
-            sim.go.acquire()            # wait for the baton
+            sim.go.acquire()  # wait for the baton
             if run.finished:
                 _park()
             sys.settrace(run._global_trace)
             try:
                 body()
-            except BaseException as e:   # noqa: BLE001 - any exception in any thread fails the run
+            except BaseException as e:  # noqa: BLE001 - any exception in any thread fails the run
                 sys.settrace(None)
                 if not run.finished:
                     run._thread_exception(sim, e)
@@ -467,13 +496,13 @@ class Run:
         default = cur if cur is not None else self._round_robin(enabled, me or origin)
         if chosen is None:
             chosen = default
-        self.decisions.append((tuple(t.index for t in enabled), cur.index if cur else None, chosen.index,
-                               default.index))
+        self.decisions.append(
+            (tuple(t.index for t in enabled), cur.index if cur else None, chosen.index, default.index)
+        )
         if cur is not None and chosen is not cur:
             self.preemptions += 1
-        if chosen.cond is not None and chosen.deadline is not None and not chosen.timed_out \
-                and not chosen.cond():
-            chosen.timed_out = True                     # an early timeout: the clock jumps to it
+        if chosen.cond is not None and chosen.deadline is not None and not chosen.timed_out and not chosen.cond():
+            chosen.timed_out = True  # an early timeout: the clock jumps to it
             self.clock = max(self.clock, chosen.deadline)
         return chosen
 
@@ -589,20 +618,25 @@ class Run:
 
     def _fail_livelock(self, me: _Sim) -> None:
         where = ", ".join(f"{t.name} at {self._where(t)}" for t in self.threads if not t.done and t.started)
-        self._end(Failure("livelock", f"no progress: after {self.max_steps} steps the threads were "
-                                      f"still running ({where}). A loop that waits by spinning "
-                                      f"(re-checking without blocking) never ends here.",
-                          blocked=[(t.name, "running", self._where(t)) for t in self.threads
-                                   if not t.done and t.started]))
+        self._end(
+            Failure(
+                "livelock",
+                f"no progress: after {self.max_steps} steps the threads were "
+                f"still running ({where}). A loop that waits by spinning "
+                f"(re-checking without blocking) never ends here.",
+                blocked=[(t.name, "running", self._where(t)) for t in self.threads if not t.done and t.started],
+            )
+        )
 
     def _fail_stuck(self, me: _Sim) -> None:
         def what(t):
             if not t.waiting:
                 return "?"
             obj = t.waiting[1]
-            if isinstance(obj, (Lock, RLock)):       # who holds it now, not when the wait began
+            if isinstance(obj, (Lock, RLock)):  # who holds it now, not when the wait began
                 return f"{obj._label()} (held by {obj._holder.name if obj._holder else 'nobody'})"
             return t.waiting[0]
+
         blocked = [(t.name, what(t), self._where(t)) for t in self.threads if not t.done and t.started]
         main_done = self.threads[0].done
         kind = "blocked_at_exit" if main_done else "deadlock"
@@ -613,19 +647,23 @@ class Run:
         if kind == "deadlock":
             msg = "deadlock: every thread is blocked and none can ever wake the others.\n"
         else:
-            msg = ("threads left blocked: the program was over but these threads were still waiting "
-                   "and nothing will ever wake them (a lost wakeup, a missing release/notify, or a "
-                   "missing join's counterpart).\n")
+            msg = (
+                "threads left blocked: the program was over but these threads were still waiting "
+                "and nothing will ever wake them (a lost wakeup, a missing release/notify, or a "
+                "missing join's counterpart).\n"
+            )
         if cycle:
             msg += "The wait-for cycle:\n    " + "\n -> ".join(cycle) + "\n -> back to the first\nWho waits where:\n"
         self._end(Failure(kind, msg + "\n".join(lines), blocked=blocked))
 
     def _cycle(self) -> list[str]:
         """Threads waiting for a lock held by a thread waiting for a lock held by ... itself."""
+
         def holder(t):
             if t.waiting and isinstance(t.waiting[1], (Lock, RLock)):
                 return t.waiting[1]._holder
             return None
+
         for start in self.threads:
             seen = []
             t = start
@@ -633,12 +671,14 @@ class Run:
                 seen.append(t)
                 t = holder(t)
             if t is not None and t in seen:
-                cyc = seen[seen.index(t):]
+                cyc = seen[seen.index(t) :]
                 out = []
                 for s in cyc:
                     lk = s.waiting[1]
-                    out.append(f"{s.name} (at {self._where(s)}) waits for {lk._label()} held by "
-                               f"{lk._holder.name} since {lk._where or '?'}")
+                    out.append(
+                        f"{s.name} (at {self._where(s)}) waits for {lk._label()} held by "
+                        f"{lk._holder.name} since {lk._where or '?'}"
+                    )
                 return out
         return []
 
@@ -686,6 +726,7 @@ class Run:
             elif run.record and run.current.pending is not None:
                 run._flush_write(run.current)
             return local
+
         return local
 
     def _visible(self, frame, info) -> None:
@@ -707,8 +748,9 @@ class Run:
                 else:
                     v = frame.f_locals.get(name, _MISSING)
                 if verdict[0] is None:
-                    verdict[0] = self._boring(v) or (isinstance(v, _IMMUTABLE)
-                                                     and name not in _rebound(frame.f_code.co_filename))
+                    verdict[0] = self._boring(v) or (
+                        isinstance(v, _IMMUTABLE) and name not in _rebound(frame.f_code.co_filename)
+                    )
             if verdict[0]:
                 return
             if self.record:
@@ -732,7 +774,7 @@ class Run:
             if self.record:
                 v = self._subscr(base, key, frame)
                 self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
-        else:                                                   # a write or a delete
+        else:  # a write or a delete
             if self.record:
                 me.pending = (frame, frame.f_lineno, op, name, base, key, text)
         if op in _ATTR_OPS:
@@ -764,7 +806,7 @@ class Run:
         elif st[0] == me.index:
             st[1] = st[1] or write
         else:
-            if st[0] >= 0:                                       # a second thread: now shared
+            if st[0] >= 0:  # a second thread: now shared
                 st[0], st[1], st[2] = -1, write, frozenset(me.held)
             else:
                 st[1] = st[1] or write
@@ -800,7 +842,7 @@ class Run:
         else:
             v = self._subscr(base, key, frame)
         if v is not _MISSING and self._boring(v) and not isinstance(v, _Sync):
-            return                          # rebinding a function or class: not worth a line
+            return  # rebinding a function or class: not worth a line
         self._event_at(me, frame, f"wrote {text} = {_short(v)}" if v is not _MISSING else f"wrote {text}", line)
 
     def _event_at(self, me, frame, action, line=None):
@@ -809,9 +851,21 @@ class Run:
 
     def _boring(self, v) -> bool:
         """Values whose reads cannot race: code, modules, locks, your objects' references."""
-        if isinstance(v, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
-                          types.MethodType, _Sync, Thread, types.MethodWrapperType, staticmethod,
-                          classmethod)):
+        if isinstance(
+            v,
+            (
+                types.ModuleType,
+                type,
+                types.FunctionType,
+                types.BuiltinFunctionType,
+                types.MethodType,
+                _Sync,
+                Thread,
+                types.MethodWrapperType,
+                staticmethod,
+                classmethod,
+            ),
+        ):
             return True
         if v is _MISSING:
             return False
@@ -819,7 +873,7 @@ class Run:
 
     def story(self, limit: int = 40) -> str:
         ev = self.events
-        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9):]
+        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9) :]
         out = []
         for e in rows:
             if e is None:
@@ -837,6 +891,7 @@ def _line_text(filename, lineno) -> str:
 
 def _exc_where(e: BaseException, traced) -> str:
     import traceback
+
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in traced]
     if not frames:
         return "(not in your code)"
@@ -867,8 +922,11 @@ def settle() -> None:
     me = run.current
     me.settling = True
     try:
-        run.block(lambda: not any(t is not me and t.enabled() for t in run.threads), None,
-                  ("the other threads to block or finish", None))
+        run.block(
+            lambda: not any(t is not me and t.enabled() for t in run.threads),
+            None,
+            ("the other threads to block or finish", None),
+        )
     finally:
         me.settling = False
 
@@ -876,6 +934,7 @@ def settle() -> None:
 # --------------------------------------------------------------------------------------------
 # The models of threading's primitives
 # --------------------------------------------------------------------------------------------
+
 
 class _Sync:
     _kind = "Sync"
@@ -899,8 +958,9 @@ class _Sync:
             while f is not None and f.f_code.co_filename == __file__:
                 f = f.f_back
             if f is not None and f.f_code.co_filename in run.traced:
-                run.events.append((run.current.name, f.f_lineno,
-                                   linecache.getline(f.f_code.co_filename, f.f_lineno).strip(), action))
+                run.events.append(
+                    (run.current.name, f.f_lineno, linecache.getline(f.f_code.co_filename, f.f_lineno).strip(), action)
+                )
 
 
 def _deadline(run, timeout):
@@ -940,9 +1000,12 @@ class Lock(_Sync):
             run.point()
             if self._locked:
                 return False
-        elif not run.block(lambda: not self._locked, _deadline(run, timeout),
-                           (f"{self._label()} (held by {self._holder.name if self._holder else '?'})", self),
-                           point=True):
+        elif not run.block(
+            lambda: not self._locked,
+            _deadline(run, timeout),
+            (f"{self._label()} (held by {self._holder.name if self._holder else '?'})", self),
+            point=True,
+        ):
             return False
         self._locked = True
         self._holder = run.current
@@ -1126,7 +1189,7 @@ class Semaphore(_Sync):
             raise ValueError("semaphore initial value must be >= 0")
         super().__init__()
         self._value = value
-        self._mutex = value == 1          # a binary semaphore used as a lock counts as one
+        self._mutex = value == 1  # a binary semaphore used as a lock counts as one
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         if not blocking and timeout is not None:
@@ -1143,8 +1206,9 @@ class Semaphore(_Sync):
             run.point()
             if self._value == 0:
                 return False
-        elif not run.block(lambda: self._value > 0, _deadline(run, timeout),
-                           (f"{self._label()} (value 0)", self), point=True):
+        elif not run.block(
+            lambda: self._value > 0, _deadline(run, timeout), (f"{self._label()} (value 0)", self), point=True
+        ):
             return False
         self._value -= 1
         if self._mutex:
@@ -1203,8 +1267,7 @@ class Event(_Sync):
         run = _run_now()
         if run is None:
             return self._flag
-        return run.block(lambda: self._flag, _deadline(run, timeout), (f"{self._label()} to be set", self),
-                         point=True)
+        return run.block(lambda: self._flag, _deadline(run, timeout), (f"{self._label()} to be set", self), point=True)
 
 
 class Thread:
@@ -1253,8 +1316,7 @@ class Thread:
         if self._sim is run.current:
             raise RuntimeError("cannot join current thread")
         sim = self._sim
-        if run.block(lambda: sim.done, _deadline(run, timeout), (f"{sim.name} to finish (join)", self),
-                     point=True):
+        if run.block(lambda: sim.done, _deadline(run, timeout), (f"{sim.name} to finish (join)", self), point=True):
             if run.record:
                 run._event(run.current, f"joined {sim.name}", depth=1)
 
@@ -1426,31 +1488,55 @@ class SimpleQueue:
 
 
 _REAL = {
-    "threading.Lock": threading.Lock, "threading.RLock": threading.RLock,
-    "threading.Condition": threading.Condition, "threading.Semaphore": threading.Semaphore,
-    "threading.BoundedSemaphore": threading.BoundedSemaphore, "threading.Event": threading.Event,
-    "threading.Thread": threading.Thread, "threading.Timer": threading.Timer,
+    "threading.Lock": threading.Lock,
+    "threading.RLock": threading.RLock,
+    "threading.Condition": threading.Condition,
+    "threading.Semaphore": threading.Semaphore,
+    "threading.BoundedSemaphore": threading.BoundedSemaphore,
+    "threading.Event": threading.Event,
+    "threading.Thread": threading.Thread,
+    "threading.Timer": threading.Timer,
     "threading.current_thread": threading.current_thread,
-    "threading.currentThread": threading.currentThread, "threading.main_thread": threading.main_thread,
-    "threading.enumerate": threading.enumerate, "threading.active_count": threading.active_count,
-    "threading._time": threading._time, "time.sleep": time.sleep, "time.monotonic": time.monotonic,
-    "time.time": time.time, "time.perf_counter": time.perf_counter,
-    "time.monotonic_ns": time.monotonic_ns, "time.time_ns": time.time_ns,
-    "time.perf_counter_ns": time.perf_counter_ns, "queue.time": _queue_mod.time,
+    "threading.currentThread": threading.currentThread,
+    "threading.main_thread": threading.main_thread,
+    "threading.enumerate": threading.enumerate,
+    "threading.active_count": threading.active_count,
+    "threading._time": threading._time,
+    "time.sleep": time.sleep,
+    "time.monotonic": time.monotonic,
+    "time.time": time.time,
+    "time.perf_counter": time.perf_counter,
+    "time.monotonic_ns": time.monotonic_ns,
+    "time.time_ns": time.time_ns,
+    "time.perf_counter_ns": time.perf_counter_ns,
+    "queue.time": _queue_mod.time,
     "queue.SimpleQueue": _queue_mod.SimpleQueue,
     "cf._global_shutdown_lock": _cf_thread._global_shutdown_lock,
 }
 _MODULES = {"threading": threading, "time": time, "queue": _queue_mod, "cf": _cf_thread}
 _PATCH = {
-    "threading.Lock": Lock, "threading.RLock": RLock, "threading.Condition": Condition,
-    "threading.Semaphore": Semaphore, "threading.BoundedSemaphore": BoundedSemaphore,
-    "threading.Event": Event, "threading.Thread": Thread, "threading.Timer": Timer,
+    "threading.Lock": Lock,
+    "threading.RLock": RLock,
+    "threading.Condition": Condition,
+    "threading.Semaphore": Semaphore,
+    "threading.BoundedSemaphore": BoundedSemaphore,
+    "threading.Event": Event,
+    "threading.Thread": Thread,
+    "threading.Timer": Timer,
     "threading.current_thread": _current_thread,
-    "threading.currentThread": _current_thread, "threading.main_thread": _main_thread,
-    "threading.enumerate": _enumerate, "threading.active_count": _active_count,
-    "threading._time": _monotonic, "time.sleep": _sleep, "time.monotonic": _monotonic,
-    "time.time": _wall, "time.perf_counter": _monotonic, "time.monotonic_ns": _ns(_monotonic),
-    "time.time_ns": _ns(_wall), "time.perf_counter_ns": _ns(_monotonic), "queue.time": _monotonic,
+    "threading.currentThread": _current_thread,
+    "threading.main_thread": _main_thread,
+    "threading.enumerate": _enumerate,
+    "threading.active_count": _active_count,
+    "threading._time": _monotonic,
+    "time.sleep": _sleep,
+    "time.monotonic": _monotonic,
+    "time.time": _wall,
+    "time.perf_counter": _monotonic,
+    "time.monotonic_ns": _ns(_monotonic),
+    "time.time_ns": _ns(_wall),
+    "time.perf_counter_ns": _ns(_monotonic),
+    "queue.time": _monotonic,
     "queue.SimpleQueue": SimpleQueue,
 }
 
@@ -1460,11 +1546,12 @@ class _Patched:
 
     def __enter__(self):
         import gc
+
         self._gc = gc.isenabled()
-        gc.disable()                   # no collector callbacks at arbitrary points of a run
+        gc.disable()  # no collector callbacks at arbitrary points of a run
         self._random = random.getstate()
         self._stdout, self._stderr = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = io.StringIO()   # prints of the code under test go nowhere
+        sys.stdout = sys.stderr = io.StringIO()  # prints of the code under test go nowhere
         for key, value in _PATCH.items():
             mod, attr = key.split(".", 1)
             setattr(_MODULES[mod], attr, value)
@@ -1476,6 +1563,7 @@ class _Patched:
 
     def __exit__(self, *exc):
         import gc
+
         for key, value in _REAL.items():
             mod, attr = key.split(".", 1)
             setattr(_MODULES[mod], attr, value)
@@ -1490,6 +1578,7 @@ class _Patched:
 # --------------------------------------------------------------------------------------------
 # Running schedules
 # --------------------------------------------------------------------------------------------
+
 
 def format_schedule(steps) -> str:
     """Which thread took each step (0 = main, 1 = T1, ...), run-length encoded: '0x12 1x3 0x2'."""
@@ -1511,13 +1600,33 @@ def _preemptions(decisions) -> int:
     return sum(1 for _, cur, chosen, _d in decisions if cur is not None and chosen != cur)
 
 
-def run_schedule(main, prefix=(), *, traced=(), rng=None, record=False, max_steps=20000,
-                 max_opcodes=500_000, watchdog_s=30.0, early_timeouts=False, racy=(),
-                 follow=None) -> Run:
+def run_schedule(
+    main,
+    prefix=(),
+    *,
+    traced=(),
+    rng=None,
+    record=False,
+    max_steps=20000,
+    max_opcodes=500_000,
+    watchdog_s=30.0,
+    early_timeouts=False,
+    racy=(),
+    follow=None,
+) -> Run:
     """Run ``main(run)`` once as the main simulated thread, following ``prefix`` (patches must be on)."""
     global _active
-    run = Run(prefix, rng=rng, record=record, traced=traced, max_steps=max_steps, max_opcodes=max_opcodes,
-              early_timeouts=early_timeouts, racy=racy, follow=follow)
+    run = Run(
+        prefix,
+        rng=rng,
+        record=record,
+        traced=traced,
+        max_steps=max_steps,
+        max_opcodes=max_opcodes,
+        early_timeouts=early_timeouts,
+        racy=racy,
+        follow=follow,
+    )
     random.seed(0)
     sim = run.new_sim(_MainThread(), "main")
     run.current = sim
@@ -1528,19 +1637,34 @@ def run_schedule(main, prefix=(), *, traced=(), rng=None, record=False, max_step
 
     run.launch(sim, body)
     sim.go.release()
-    if not run.done.acquire(timeout=watchdog_s):     # the hang guard, never a verdict on a normal run
+    if not run.done.acquire(timeout=watchdog_s):  # the hang guard, never a verdict on a normal run
         run.finished = True
-        run.failure = Failure("hang", "a thread blocked outside the simulator (on something created "
-                              "before the run started, or a C-level wait) and never came back")
+        run.failure = Failure(
+            "hang",
+            "a thread blocked outside the simulator (on something created "
+            "before the run started, or a C-level wait) and never came back",
+        )
     _active = None
     for t in [t.thread for t in run.threads]:
         _cf_thread._threads_queues.pop(t, None)
     return run
 
 
-def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, random_schedules=0,
-            seed=0, max_steps=20000, max_opcodes=500_000, replays=2, early_timeouts=False,
-            bound: str = "delay") -> Report:
+def explore(
+    main,
+    *,
+    traced,
+    check=None,
+    max_preemptions=2,
+    max_schedules=5000,
+    random_schedules=0,
+    seed=0,
+    max_steps=20000,
+    max_opcodes=500_000,
+    replays=2,
+    early_timeouts=False,
+    bound: str = "delay",
+) -> Report:
     """Search schedules of ``main`` for a failure, fewest preemptions first.
 
     ``main(run)`` runs as the main thread of every schedule: it should load the code under test
@@ -1582,7 +1706,7 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
             if run.failure is not None:
                 found = run
                 break
-            if run.new_racy:                 # more points than we thought: start the search again
+            if run.new_racy:  # more points than we thought: start the search again
                 racy |= run.new_racy
                 heap = [(0, next(seq), ())]
                 branching = False
@@ -1601,7 +1725,7 @@ def explore(main, *, traced, check=None, max_preemptions=2, max_schedules=5000, 
                         heapq.heappush(heap, (cost + step, next(seq), base[:i] + (alt,)))
         r = 0
         if found is None and not branching:
-            random_schedules = 0            # a single possible interleaving: nothing random to try
+            random_schedules = 0  # a single possible interleaving: nothing random to try
         if found is None:
             while r < random_schedules:
                 rng = random.Random(seed * 1_000_003 + r)
@@ -1637,6 +1761,7 @@ def _one(main, prefix, traced, check, rng, record=False, **opts) -> Run:
 
 def _raised_in_harness(e, traced) -> bool:
     import traceback
+
     frames = traceback.extract_tb(e.__traceback__)
     return bool(frames) and frames[-1].filename not in traced
 
@@ -1649,8 +1774,7 @@ def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
     :func:`replay` does), which gives the story, and replayed again to check it fails the same
     way every time."""
     prefix = [d[2] for d in found.decisions]
-    rec = _one(main, prefix, traced, check, None, record=True, racy=frozenset(found.racy - found.new_racy),
-               **opts)
+    rec = _one(main, prefix, traced, check, None, record=True, racy=frozenset(found.racy - found.new_racy), **opts)
     steps = rec.trace
     story_run = _one(main, (), traced, check, None, record=True, follow=steps, **opts)
     failure = story_run.failure or rec.failure or found.failure
@@ -1662,9 +1786,11 @@ def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
         again = _one(main, (), traced, check, None, follow=steps, **opts)
         same = same and again.failure is not None and again.failure.kind == found.failure.kind
     if not same:
-        failure.message += ("\n(note: replaying this schedule did not fail the same way every time: "
-                            "the code depends on something besides the interleaving, such as "
-                            "object addresses or the real clock)")
+        failure.message += (
+            "\n(note: replaying this schedule did not fail the same way every time: "
+            "the code depends on something besides the interleaving, such as "
+            "object addresses or the real clock)"
+        )
     return failure
 
 
@@ -1678,25 +1804,41 @@ def scenario_main(load, code: str, extra: dict | None = None):
 
     def main(run):
         m = load()
-        sys.modules.pop(m.__name__, None)      # one module per schedule: do not keep them all
+        sys.modules.pop(m.__name__, None)  # one module per schedule: do not keep them all
         run.student_modules.add(m.__name__)
-        ns = {"m": m, "threading": threading, "time": time, "settle": settle,
-              "threads_started": threads_started,
-              "__name__": "__scenario__", **(extra or {})}
+        ns = {
+            "m": m,
+            "threading": threading,
+            "time": time,
+            "settle": settle,
+            "threads_started": threads_started,
+            "__name__": "__scenario__",
+            **(extra or {}),
+        }
         exec(compiled, ns)
         return ns.get("result")
+
     return main
 
 
-def replay(main, schedule: str, *, traced, check=None, max_steps=20000, early_timeouts=False,
-           quiet=False) -> Failure | None:
+def replay(
+    main, schedule: str, *, traced, check=None, max_steps=20000, early_timeouts=False, quiet=False
+) -> Failure | None:
     """Run exactly one schedule (a string from a failure report) and tell its story."""
     with _explore_lock, _Patched():
-        run = _one(main, (), traced, check, None, record=True, max_steps=max_steps,
-                   early_timeouts=early_timeouts, follow=parse_schedule(schedule))
+        run = _one(
+            main,
+            (),
+            traced,
+            check,
+            None,
+            record=True,
+            max_steps=max_steps,
+            early_timeouts=early_timeouts,
+            follow=parse_schedule(schedule),
+        )
     if run.diverged and not quiet:
-        print("(this schedule does not fit this code any more: did the cell change? replayed as far "
-              "as it fits)")
+        print("(this schedule does not fit this code any more: did the cell change? replayed as far as it fits)")
     if run.failure is not None:
         run.failure.schedule = schedule
         run.failure.preemptions = run.preemptions
