@@ -24,6 +24,7 @@ files in a fresh folder, and inject faults on a fixed schedule:
 
 Actors a run leaves alive are reaped after it (``ch13lib.mapreduce.reap_actors``).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,25 +40,34 @@ import zlib
 
 from ch13lib import mapreduce as lib
 
-for _key, _value in lib.RAY_ENV.items():       # before ray is imported: some are read at import
+for _key, _value in lib.RAY_ENV.items():  # before ray is imported: some are read at import
     os.environ.setdefault(_key, _value)
 
 import ray  # noqa: E402 - imported before the cell runs, so the subject watches its attributes
 
 # What the hidden grader may run on an answer cell in the grading subject (kit/subject.py).
-SUBJECT_API = ("map_pairs", "reduce_once", "partition_table", "partition_elsewhere", "run_probed",
-               "run_own", "live_actor_ids", "stop")
+SUBJECT_API = (
+    "map_pairs",
+    "reduce_once",
+    "partition_table",
+    "partition_elsewhere",
+    "run_probed",
+    "run_own",
+    "live_actor_ids",
+    "stop",
+)
 
-MARK = "InjectedFault"   # in the message of every exception the probes raise
+MARK = "InjectedFault"  # in the message of every exception the probes raise
 REPR_CAP = 200
 
-_registered: set = set()     # answer modules already registered for pickling by value
-_barrier = None              # the Barrier actor class, made once Ray is imported
-_starting: list = []         # [done event, outcome] of Ray's background start
+_registered: set = set()  # answer modules already registered for pickling by value
+_barrier = None  # the Barrier actor class, made once Ray is imported
+_starting: list = []  # [done event, outcome] of Ray's background start
 
 
 # ---------------------------------------------------------------------------------------------
 # Plain observations of the cell's values
+
 
 def _typename(x) -> str:
     """The name of x's type, read past any metaclass (a plain str)."""
@@ -99,6 +109,7 @@ def _module(cell):
     """The cell's shared module, picklable by value (Ray workers cannot import it by name)."""
     _ray()
     from ray import cloudpickle
+
     module = cell.module
     if module.__name__ not in _registered:
         cloudpickle.register_pickle_by_value(module)
@@ -121,7 +132,7 @@ def _warm() -> None:
             outcome["error"] = e
         done.set()
         if "error" not in outcome:
-            threading.Event().wait()          # never returns: keeps Ray's processes alive
+            threading.Event().wait()  # never returns: keeps Ray's processes alive
 
     _starting[:] = [done, outcome]
     threading.Thread(target=start, name="ch13-ray-start", daemon=True).start()
@@ -134,7 +145,7 @@ def _started():
     done, outcome = _starting
     done.wait()
     if "error" in outcome:
-        _starting.clear()                     # the next request tries again, in its own thread
+        _starting.clear()  # the next request tries again, in its own thread
     return outcome.get("error")
 
 
@@ -144,6 +155,7 @@ def _ray():
         raise error
     lib.start_local_ray(num_cpus=2)
     from ray import cloudpickle
+
     # The probes and the barrier travel to the workers by value: workers need not import ch13lib.
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     return ray
@@ -152,11 +164,11 @@ def _ray():
 # ---------------------------------------------------------------------------------------------
 # map_fn, reduce_fn, partition
 
+
 def map_pairs(cell, record):
     """``list(map_fn(record))``: each item a tuple of shown values when it is a tuple, else shown."""
     _warm()
-    return [tuple(shown(v) for v in p) if isinstance(p, tuple) else shown(p)
-            for p in cell.module.map_fn(record)]
+    return [tuple(shown(v) for v in p) if isinstance(p, tuple) else shown(p) for p in cell.module.map_fn(record)]
 
 
 def reduce_once(cell, key, values):
@@ -205,7 +217,7 @@ def _environ() -> dict:
     for _ in range(100):
         try:
             return dict(os.environ)
-        except RuntimeError:       # changed size during iteration
+        except RuntimeError:  # changed size during iteration
             continue
     return dict(os.environ)
 
@@ -220,9 +232,16 @@ def partition_elsewhere(cell, keys, ns, seeds, timeout_s: float = 120.0):
     arg = json.dumps([list(keys), list(ns), cell.grade_id])
     procs = []
     for seed in seeds:
-        procs.append(subprocess.Popen([sys.executable, "-c", _PARTITION_CHILD, arg],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      env=dict(env, PYTHONHASHSEED=str(seed)), text=True))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _PARTITION_CHILD, arg],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env, PYTHONHASHSEED=str(seed)),
+                text=True,
+            )
+        )
     out = []
     for proc in procs:
         try:
@@ -247,6 +266,7 @@ def partition_elsewhere(cell, keys, ns, seeds, timeout_s: float = 120.0):
 
 # ---------------------------------------------------------------------------------------------
 # Probes (pickled by value into the workers)
+
 
 def _task_id():
     return ray.get_runtime_context().get_task_id()
@@ -287,7 +307,7 @@ class Probe:
         self._log(target, task)
         in_worker = task is not None and os.getpid() != self.driver_pid
         if not in_worker:
-            return None        # never crash or block the process that runs the grading
+            return None  # never crash or block the process that runs the grading
         if self.barrier is not None:
             ray.get(self.barrier.arrive.remote(self.kind, task))
         if target in self.faults and self._first_attempt(target):
@@ -347,9 +367,9 @@ def _barrier_class():
             try:
                 await asyncio.wait_for(event.wait(), self.guard_s)
                 return True
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.proven.setdefault(kind, False)
-                event.set()        # release everyone: the guard is paid once per kind
+                event.set()  # release everyone: the guard is paid once per kind
                 return False
 
         def report(self):
@@ -371,8 +391,10 @@ def _calls(folder):
 # ---------------------------------------------------------------------------------------------
 # run_mapreduce
 
-def run_probed(cell, records, n_map, n_reduce, map_faults=None, reduce_faults=None,
-               barrier_guard_s=None, value="one", catch=True):
+
+def run_probed(
+    cell, records, n_map, n_reduce, map_faults=None, reduce_faults=None, barrier_guard_s=None, value="one", catch=True
+):
     """``run_mapreduce(records, map_probe, reduce_probe, n_map, n_reduce)`` with the scheduled
     faults (target -> (action, after)) and, when ``barrier_guard_s`` is given, a 2-party barrier.
 
@@ -396,16 +418,26 @@ def run_probed(cell, records, n_map, n_reduce, map_faults=None, reduce_faults=No
         except NotImplementedError as e:
             if type(e) is NotImplementedError:
                 raise
-            raise NotImplementedError(_text(e)) from None     # the stub's, wrapped by a Ray task
+            raise NotImplementedError(_text(e)) from None  # the stub's, wrapped by a Ray task
         except Exception as e:  # noqa: BLE001 - observed, judged by the grader
             if not catch:
                 raise
             error = {"type": _typename(e), "message": _text(e)[:4000]}
-        fired = [[kind, t] for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
-                 for t in faults if os.path.exists(os.path.join(folder, _marker(kind, t)))]
+        fired = [
+            [kind, t]
+            for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
+            for t in faults
+            if os.path.exists(os.path.join(folder, _marker(kind, t)))
+        ]
         report = ray.get(barrier.report.remote()) if barrier is not None else None
-        return {"result": result, "error": error, "calls": _calls(folder), "driver_pid": pid,
-                "fired": fired, "barrier": report}
+        return {
+            "result": result,
+            "error": error,
+            "calls": _calls(folder),
+            "driver_pid": pid,
+            "fired": fired,
+            "barrier": report,
+        }
     finally:
         # Actors the run left alive (handles kept by a remote function's closure), and the
         # barrier, would pile up, one worker process each, over the ~30 runs of a grading.
@@ -464,6 +496,7 @@ def stop(cell, polls: int = 200):
     removed when they are gone (at most ``polls`` short polls)."""
     import signal
     import time
+
     _started()
     pids = _descendants()
     for pid in pids:
@@ -473,7 +506,7 @@ def stop(cell, polls: int = 200):
             pass
     for _ in range(polls):
         try:
-            while os.waitpid(-1, os.WNOHANG)[0]:      # reap our own children
+            while os.waitpid(-1, os.WNOHANG)[0]:  # reap our own children
                 pass
         except ChildProcessError:
             pass
@@ -489,6 +522,7 @@ def stop(cell, polls: int = 200):
 # The notebook's public self-check (ch13lib.mapreduce.self_check) runs the same probes in the
 # notebook's own process. Not in SUBJECT_API: the hidden grader never asks for it.
 
+
 class _SelfCheckProbe(Probe):
     """A Probe whose injected exception says it comes from the notebook's self-check (Ray prints
     a retried task's error in the notebook)."""
@@ -500,8 +534,7 @@ class _SelfCheckProbe(Probe):
         raise RuntimeError(f"{MARK}: the self-check's deliberate failure on {target!r} (first attempt only)")
 
 
-def observe(run_mapreduce, records, n_map, n_reduce, map_faults=None, reduce_faults=None,
-            barrier_guard_s=None):
+def observe(run_mapreduce, records, n_map, n_reduce, map_faults=None, reduce_faults=None, barrier_guard_s=None):
     """``run_mapreduce(records, map_probe, reduce_probe, n_map, n_reduce)`` for a function (the
     notebook's own ``run_mapreduce``), with the probes, faults and barrier of ``run_probed``.
 
@@ -519,11 +552,14 @@ def observe(run_mapreduce, records, n_map, n_reduce, map_faults=None, reduce_fau
         map_probe = _SelfCheckProbe("map", folder, pid, map_faults, barrier)
         reduce_probe = _SelfCheckProbe("reduce", folder, pid, reduce_faults, barrier)
         result = run_mapreduce(list(records), map_probe, reduce_probe, n_map, n_reduce)
-        fired = [[kind, t] for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
-                 for t in faults if os.path.exists(os.path.join(folder, _marker(kind, t)))]
+        fired = [
+            [kind, t]
+            for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
+            for t in faults
+            if os.path.exists(os.path.join(folder, _marker(kind, t)))
+        ]
         report = ray.get(barrier.report.remote()) if barrier is not None else None
-        return {"result": result, "calls": _calls(folder), "driver_pid": pid, "fired": fired,
-                "barrier": report}
+        return {"result": result, "calls": _calls(folder), "driver_pid": pid, "fired": fired, "barrier": report}
     finally:
         lib.reap_actors(before)
         shutil.rmtree(folder, ignore_errors=True)

@@ -9,6 +9,7 @@ task, and prints one line per check (✔ passed / ✘ what to fix).
 The hidden graders use the same cluster settings with many more corpora, crash schedules and
 parallelism checks.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -75,6 +76,7 @@ def stop_local_ray() -> None:
     themselves when the driver process ends abruptly)."""
     global _temp_dir
     import ray
+
     if ray.is_initialized():
         ray.shutdown()
     if _temp_dir:
@@ -86,6 +88,7 @@ def live_actors() -> set[str]:
     """Ids of the actors of this driver's Ray job that are not dead."""
     import ray
     from ray._private import state
+
     job = ray.get_runtime_context().get_job_id()
     return {a for a, info in state.actors().items() if info["State"] != "DEAD" and info["JobID"] == job}
 
@@ -132,6 +135,7 @@ def reaping():
 # ---------------------------------------------------------------------------------------------
 # Probes the self-check passes to run_mapreduce instead of plain map_fn / reduce_fn.
 
+
 def reference_map_fn(record):
     for word in record.split():
         yield (word, 1)
@@ -152,6 +156,7 @@ class DieOnce:
 
     def __call__(self, record):
         import ray
+
         task = ray.get_runtime_context().get_task_id()
         with open(os.path.join(self.folder, f"calls-{os.getpid()}.log"), "a", encoding="utf-8") as f:
             f.write(f"{os.getpid()} {task}\n")
@@ -165,7 +170,7 @@ class DieOnce:
                 pass
         for i, pair in enumerate(reference_map_fn(record)):
             if first and i == self.after:
-                os._exit(1)        # the worker dies after emitting `after` pairs
+                os._exit(1)  # the worker dies after emitting `after` pairs
             yield pair
 
 
@@ -178,17 +183,25 @@ def _calls(folder: str) -> list[tuple[int, str]]:
     return out
 
 
-_HASH_CHILD = ("import sys, ray.cloudpickle as cp\n"
-               "f = cp.loads(sys.stdin.buffer.read())\n"
-               "keys = ['the', 'The', 'cat', 'über', '数据', 'a,b', 'x' * 40, 'ray', 'map', 'reduce']\n"
-               "print([f(k, n) for k in keys for n in (1, 2, 3, 7)])\n")
+_HASH_CHILD = (
+    "import sys, ray.cloudpickle as cp\n"
+    "f = cp.loads(sys.stdin.buffer.read())\n"
+    "keys = ['the', 'The', 'cat', 'über', '数据', 'a,b', 'x' * 40, 'ray', 'map', 'reduce']\n"
+    "print([f(k, n) for k in keys for n in (1, 2, 3, 7)])\n"
+)
 
 
 def _partition_in_fresh_process(partition, seed: int) -> str:
     from ray import cloudpickle
+
     env = dict(os.environ, PYTHONHASHSEED=str(seed))
-    run = subprocess.run([sys.executable, "-c", _HASH_CHILD], input=cloudpickle.dumps(partition),
-                         capture_output=True, env=env, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-c", _HASH_CHILD],
+        input=cloudpickle.dumps(partition),
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     if run.returncode != 0:
         raise RuntimeError(run.stderr.decode(errors="replace").strip().splitlines()[-1])
     return run.stdout.decode().strip()
@@ -226,43 +239,65 @@ def self_check(namespace: dict) -> bool:
     want = [(w, 1) for w in record.split()]
     done, got = attempt("map_fn", lambda: list(map_fn(record)))
     if done:
-        report(sorted(got) == sorted(want), f"map_fn({record!r}) gives one (word, 1) per word of record.split()",
-               f"expected {want}, got {got}. Words are exactly record.split(): keep case and punctuation.")
+        report(
+            sorted(got) == sorted(want),
+            f"map_fn({record!r}) gives one (word, 1) per word of record.split()",
+            f"expected {want}, got {got}. Words are exactly record.split(): keep case and punctuation.",
+        )
     done, got = attempt("reduce_fn", lambda: reduce_fn("cat", iter([1, 2, 3])))
     if done:
-        report(tuple(got) == ("cat", 6) if isinstance(got, tuple) else False,
-               "reduce_fn('cat', iter([1, 2, 3])) == ('cat', 6)",
-               f"got {got!r}; values may be any iterable of ints (an iterator has no len()).")
+        report(
+            tuple(got) == ("cat", 6) if isinstance(got, tuple) else False,
+            "reduce_fn('cat', iter([1, 2, 3])) == ('cat', 6)",
+            f"got {got!r}; values may be any iterable of ints (an iterator has no len()).",
+        )
     keys = ["the", "The", "cat", "über", "数据", "a,b"]
     done, got = attempt("partition", lambda: [partition(k, 3) for k in keys])
     if done:
-        report(all(isinstance(p, int) and 0 <= p < 3 for p in got), "partition(key, 3) is in range(3)",
-               f"got {got} for {keys}")
+        report(
+            all(isinstance(p, int) and 0 <= p < 3 for p in got),
+            "partition(key, 3) is in range(3)",
+            f"got {got} for {keys}",
+        )
         runs = []
         for seed in (1, 2):
-            done2, out = attempt(f"partition in a process with PYTHONHASHSEED={seed}",
-                                 lambda seed=seed: _partition_in_fresh_process(partition, seed))
+            done2, out = attempt(
+                f"partition in a process with PYTHONHASHSEED={seed}",
+                lambda seed=seed: _partition_in_fresh_process(partition, seed),
+            )
             if done2:
                 runs.append(out)
         if len(runs) == 2:
-            report(runs[0] == runs[1], "partition gives the same answer in processes with different hash seeds",
-                   "Python's hash() of a str changes from process to process: use a stable hash "
-                   "such as zlib.crc32(key.encode()) or hashlib.")
+            report(
+                runs[0] == runs[1],
+                "partition gives the same answer in processes with different hash seeds",
+                "Python's hash() of a str changes from process to process: use a stable hash "
+                "such as zlib.crc32(key.encode()) or hashlib.",
+            )
 
     ray = start_local_ray()
     corpus = ["the quick brown fox", "", "jumps over the lazy dog", "The DOG, the dog!", "数据 并行 数据"]
     want = dict(collections.Counter(w for r in corpus for w in r.split()))
 
     def run(label, *args):
-        with reaping():     # actors this run left behind must not pile up run after run
+        with reaping():  # actors this run left behind must not pile up run after run
             return attempt(label, lambda: run_mapreduce(*args))
 
     for n_map, n_reduce in ((2, 2), (len(corpus) + 3, 3)):
-        done, got = run(f"run_mapreduce(n_map={n_map}, n_reduce={n_reduce})",
-                        corpus, reference_map_fn, reference_reduce_fn, n_map, n_reduce)
+        done, got = run(
+            f"run_mapreduce(n_map={n_map}, n_reduce={n_reduce})",
+            corpus,
+            reference_map_fn,
+            reference_reduce_fn,
+            n_map,
+            n_reduce,
+        )
         if done:
-            report(got == want, f"run_mapreduce counts a 5-record corpus with n_map={n_map}, n_reduce={n_reduce}",
-                   f"expected {want}\n      got {got}")
+            report(
+                got == want,
+                f"run_mapreduce counts a 5-record corpus with n_map={n_map}, n_reduce={n_reduce}",
+                f"expected {want}\n      got {got}",
+            )
     done, got = run("run_mapreduce([])", [], reference_map_fn, reference_reduce_fn, 4, 2)
     if done:
         report(got == {}, "run_mapreduce([]) == {}", f"got {got!r}")
@@ -272,18 +307,31 @@ def self_check(namespace: dict) -> bool:
         # The victim is the last record of its map task whether tasks take records[i::n] or slices:
         # pairs a task pushed out before dying (instead of returning them) get counted twice.
         probe = DieOnce(corpus[4], 2, folder, os.getpid())
-        done, got = run("run_mapreduce with a worker that dies (retry the task: @ray.remote(max_retries=3))",
-                        corpus, probe, reference_reduce_fn, 2, 2)
+        done, got = run(
+            "run_mapreduce with a worker that dies (retry the task: @ray.remote(max_retries=3))",
+            corpus,
+            probe,
+            reference_reduce_fn,
+            2,
+            2,
+        )
         if done:
             died = os.path.exists(os.path.join(folder, "died"))
             calls = _calls(folder)
             in_driver = [c for c in calls if c[0] == os.getpid() or c[1] == "None"]
-            report(not in_driver, "map_fn runs inside Ray tasks, not in the driver",
-                   f"{len(in_driver)} of {len(calls)} map_fn calls ran in this notebook's process: call map_fn "
-                   "inside a @ray.remote function.")
-            report(died and got == want,
-                   f"a worker killed after emitting 2 pairs of {corpus[4]!r} is retried; every record counted once",
-                   f"expected {want}\n      got {got}" if died else "the worker never died: map_fn did not run in a Ray worker")
+            report(
+                not in_driver,
+                "map_fn runs inside Ray tasks, not in the driver",
+                f"{len(in_driver)} of {len(calls)} map_fn calls ran in this notebook's process: call map_fn "
+                "inside a @ray.remote function.",
+            )
+            report(
+                died and got == want,
+                f"a worker killed after emitting 2 pairs of {corpus[4]!r} is retried; every record counted once",
+                f"expected {want}\n      got {got}"
+                if died
+                else "the worker never died: map_fn did not run in a Ray worker",
+            )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     ray_ok = ray.is_initialized()
