@@ -3,8 +3,13 @@
 ``start_local_ray()`` starts (once per process) a small Ray cluster that listens on 127.0.0.1 only,
 writes no auth token into your home directory, has no dashboard and keeps its files in a fresh
 folder under /tmp. ``self_check(namespace)`` tries your ``map_fn``, ``reduce_fn``, ``partition`` and
-``run_mapreduce`` on a few small cases, including one worker that dies part-way through a map
-task, and prints one line per check (✔ passed / ✘ what to fix).
+``run_mapreduce`` on a few small cases and prints one line per check (✔ passed / ✘ what to fix).
+It passes ``run_mapreduce`` a map_fn / reduce_fn of its own that log which process and Ray task ran
+each call (the probes of ``ch13lib.mapreduce_probe``): are they the functions you were given, run in
+n_map map tasks and in the reduce task partition() names, never in the notebook's process? The first
+map (reduce) call waits at a barrier until a second map (reduce) task arrives, which shows the tasks
+run in parallel (a run that never gets two in flight waits ~10 s there). Then a map worker dies
+part-way through its task, map_fn raises once, and a reduce worker dies.
 
 The hidden graders use the same cluster settings with many more corpora, crash schedules and
 parallelism checks.
@@ -207,6 +212,50 @@ def _partition_in_fresh_process(partition, seed: int) -> str:
     return run.stdout.decode().strip()
 
 
+# The scenarios of the self-check (the hidden tests use other corpora, more parallelism and more
+# crash schedules).
+CORPUS = ["the quick brown fox", "", "jumps over the lazy dog", "The DOG, the dog!", "数据 并行 数据"]
+# Six records for three map tasks (two each, however the records are split) and two reduce tasks;
+# many keys of many lengths, so a reducer that gets keys partition() did not give it shows.
+SHAPE_CORPUS = [
+    "map tasks run side by side",
+    "every key has one reducer",
+    "a shuffle moves pairs",
+    "数据 并行 计算 数据",
+    "ray runs tasks on workers",
+    "counts come back to the driver",
+]
+SHAPE_MAPS, SHAPE_REDUCES = 3, 2
+# How long the first map_fn (reduce_fn) call waits at the barrier for a second map (reduce) task;
+# tasks submitted together get there in well under a second.
+BARRIER_WAIT_S = 10.0
+SPREAD_KEYS = [f"k{i}" for i in range(24)] + ["the", "The", "cat", "über", "数据", "a,b", "x" * 40]
+
+
+def _names(items) -> str:
+    items = [f"`{x}`" for x in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _error_text(e: BaseException) -> str:
+    """``Type: message`` on one line. An error raised inside a Ray task shows the last line of the
+    task's traceback: the exception the task itself raised."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    name = type(e).__name__
+    if not lines:
+        return name
+    if name.startswith("RayTaskError"):
+        return f"{lines[-1]} (in a Ray task)"
+    return f"{name}: {lines[0]}"
+
+
+def _undefined_name(e: BaseException) -> str:
+    import re
+
+    found = re.search(r"name '([^']+)' is not defined", str(e))
+    return found.group(1) if found else "?"
+
+
 def self_check(namespace: dict) -> bool:
     """Check map_fn, reduce_fn, partition and run_mapreduce from ``namespace`` (pass
     ``globals()``). Prints one line per check; returns True when all pass."""
@@ -214,37 +263,70 @@ def self_check(namespace: dict) -> bool:
         print("self-check skipped while grading: the hidden tests decide.")
         return True
     names = ("map_fn", "reduce_fn", "partition", "run_mapreduce")
-    missing = [n for n in names if n not in namespace]
+    missing = [n for n in names if not callable(namespace.get(n))]
     if missing:
-        print(f"✘ not defined yet: {', '.join(missing)} — run the answer cell first.")
+        print(f"✘ not defined yet: {', '.join(missing)} — run the answer cell first (it must define {_names(names)}).")
         return False
     map_fn, reduce_fn, partition, run_mapreduce = (namespace[n] for n in names)
     ok = True
+    lines: list[str] = []  # printed at the end: no ✔ for a cell that turns out to be unfinished
+    stubs: list[str] = []  # functions that still raise NotImplementedError
+    undefined: list[str] = []  # names the cell's functions use but nothing defines (NameError)
+    halt: list[str] = []  # run_mapreduce cannot run yet (a stub it calls)
 
     def report(passed: bool, text: str, fix: str = "") -> None:
         nonlocal ok
         ok &= passed
-        print(("✔ " if passed else "✘ ") + text + ("" if passed or not fix else f"\n    → {fix}"))
+        lines.append(("✔ " if passed else "✘ ") + text + ("" if passed or not fix else f"\n    → {fix}"))
 
-    def attempt(label, func):
+    def attempt(label, func, who):
         try:
             return True, func()
-        except NotImplementedError:
-            report(False, f"{label}: not implemented yet (the stub still raises NotImplementedError)")
+        except NotImplementedError as e:
+            if type(e).__name__.startswith("RayTaskError") and stubs:
+                # raised in a task by a stub it calls (partition, say), already reported above
+                report(
+                    False,
+                    f"{label}: not implemented yet ({_names(stubs)}, which it calls, still "
+                    f"raise{'s' if len(stubs) == 1 else ''} NotImplementedError)",
+                )
+                halt.append(who)
+            else:
+                report(False, f"{label}: not implemented yet (the stub still raises NotImplementedError)")
+                if who not in stubs:
+                    stubs.append(who)
+        except NameError as e:
+            name = _undefined_name(e)
+            if name not in undefined:
+                undefined.append(name)
+            report(
+                False,
+                f"{label}: raised {_error_text(e)}",
+                f"{who} uses `{name}`, which is not defined: define or import it in the answer cell, "
+                "run the cell, then run this check again.",
+            )
         except Exception as e:  # noqa: BLE001 — show the student what their code raised
-            report(False, f"{label}: raised {type(e).__name__}: {e}")
+            crashed = "WorkerCrashedError" in type(e).__name__ or "ray.exceptions.WorkerCrashedError" in str(e)
+            report(
+                False,
+                f"{label}: raised {_error_text(e)}",
+                "a worker died and its task was not run again: give the remote functions max_retries "
+                "(e.g. @ray.remote(max_retries=3)), or resubmit a failed task yourself."
+                if crashed
+                else "",
+            )
         return False, None
 
     record = "The cat, the CAT\tand\u3000数据  数据"
     want = [(w, 1) for w in record.split()]
-    done, got = attempt("map_fn", lambda: list(map_fn(record)))
+    done, got = attempt("map_fn", lambda: list(map_fn(record)), "map_fn")
     if done:
         report(
             sorted(got) == sorted(want),
             f"map_fn({record!r}) gives one (word, 1) per word of record.split()",
             f"expected {want}, got {got}. Words are exactly record.split(): keep case and punctuation.",
         )
-    done, got = attempt("reduce_fn", lambda: reduce_fn("cat", iter([1, 2, 3])))
+    done, got = attempt("reduce_fn", lambda: reduce_fn("cat", iter([1, 2, 3])), "reduce_fn")
     if done:
         report(
             tuple(got) == ("cat", 6) if isinstance(got, tuple) else False,
@@ -252,18 +334,33 @@ def self_check(namespace: dict) -> bool:
             f"got {got!r}; values may be any iterable of ints (an iterator has no len()).",
         )
     keys = ["the", "The", "cat", "über", "数据", "a,b"]
-    done, got = attempt("partition", lambda: [partition(k, 3) for k in keys])
+    spread_ok = True
+    done, got = attempt("partition", lambda: [partition(k, 3) for k in keys], "partition")
     if done:
         report(
             all(isinstance(p, int) and 0 <= p < 3 for p in got),
             "partition(key, 3) is in range(3)",
             f"got {got} for {keys}",
         )
+        done, table = attempt(
+            "partition", lambda: {n: [partition(k, n) for k in SPREAD_KEYS] for n in (2, 4)}, "partition"
+        )
+        if done:
+            narrow = {n: sorted(set(row), key=repr) for n, row in table.items() if len(set(row)) < n}
+            spread_ok = not narrow
+            n, used = next(iter(narrow.items()), (0, []))
+            report(
+                spread_ok,
+                f"partition spreads {len(SPREAD_KEYS)} different keys over all of range(2) and range(4)",
+                f"partition(key, {n}) sends them to reducer(s) {used} only: the reduce work is not spread. "
+                "Hash the key (e.g. zlib.crc32(key.encode()) % n_reduce).",
+            )
         runs = []
         for seed in (1, 2):
             done2, out = attempt(
                 f"partition in a process with PYTHONHASHSEED={seed}",
                 lambda seed=seed: _partition_in_fresh_process(partition, seed),
+                "partition",
             )
             if done2:
                 runs.append(out)
@@ -276,13 +373,29 @@ def self_check(namespace: dict) -> bool:
             )
 
     ray = start_local_ray()
-    corpus = ["the quick brown fox", "", "jumps over the lazy dog", "The DOG, the dog!", "数据 并行 数据"]
-    want = dict(collections.Counter(w for r in corpus for w in r.split()))
+    from ch13lib import mapreduce_probe as probe
+
+    def halted() -> bool:
+        """run_mapreduce is a stub, or uses an undefined name: every further run would say the same."""
+        return "run_mapreduce" in stubs or bool(halt) or bool(undefined)
 
     def run(label, *args):
+        if halted():
+            return False, None
         with reaping():  # actors this run left behind must not pile up run after run
-            return attempt(label, lambda: run_mapreduce(*args))
+            return attempt(label, lambda: run_mapreduce(*args), "run_mapreduce")
 
+    def observed(label, records, n_map, n_reduce, **options):
+        """run_mapreduce with map_fn / reduce_fn probes that log which process and Ray task ran each
+        call (and fail or wait at a barrier where ``options`` say so): see ch13lib.mapreduce_probe."""
+        if halted():
+            return False, None
+        return attempt(
+            label, lambda: probe.observe(run_mapreduce, records, n_map, n_reduce, **options), "run_mapreduce"
+        )
+
+    corpus = CORPUS
+    want = dict(collections.Counter(w for r in corpus for w in r.split()))
     for n_map, n_reduce in ((2, 2), (len(corpus) + 3, 3)):
         done, got = run(
             f"run_mapreduce(n_map={n_map}, n_reduce={n_reduce})",
@@ -302,38 +415,205 @@ def self_check(namespace: dict) -> bool:
     if done:
         report(got == {}, "run_mapreduce([]) == {}", f"got {got!r}")
 
+    # Where the work runs: every call logged with its process and Ray task; the first map_fn
+    # (reduce_fn) call waits at a barrier until a second map (reduce) task arrives.
+    shape, n_map, n_reduce = SHAPE_CORPUS, SHAPE_MAPS, SHAPE_REDUCES
+    shape_want = dict(collections.Counter(w for r in shape for w in r.split()))
+    done, obs = observed(
+        f"run_mapreduce on {len(shape)} records with n_map={n_map}, n_reduce={n_reduce}",
+        shape,
+        n_map,
+        n_reduce,
+        barrier_guard_s=BARRIER_WAIT_S,
+    )
+    if done:
+        _check_shape(obs, shape, shape_want, n_map, n_reduce, partition, spread_ok, report)
+
     folder = tempfile.mkdtemp(prefix="ch13wc-")
     try:
         # The victim is the last record of its map task whether tasks take records[i::n] or slices:
         # pairs a task pushed out before dying (instead of returning them) get counted twice.
-        probe = DieOnce(corpus[4], 2, folder, os.getpid())
-        done, got = run(
-            "run_mapreduce with a worker that dies (retry the task: @ray.remote(max_retries=3))",
-            corpus,
-            probe,
-            reference_reduce_fn,
-            2,
-            2,
-        )
+        die = DieOnce(corpus[4], 2, folder, os.getpid())
+        done, got = run("run_mapreduce with a map worker that dies", corpus, die, reference_reduce_fn, 2, 2)
         if done:
             died = os.path.exists(os.path.join(folder, "died"))
-            calls = _calls(folder)
-            in_driver = [c for c in calls if c[0] == os.getpid() or c[1] == "None"]
-            report(
-                not in_driver,
-                "map_fn runs inside Ray tasks, not in the driver",
-                f"{len(in_driver)} of {len(calls)} map_fn calls ran in this notebook's process: call map_fn "
-                "inside a @ray.remote function.",
-            )
+            in_driver = [c for c in _calls(folder) if c[0] == os.getpid() or c[1] == "None"]
             report(
                 died and got == want,
                 f"a worker killed after emitting 2 pairs of {corpus[4]!r} is retried; every record counted once",
                 f"expected {want}\n      got {got}"
                 if died
-                else "the worker never died: map_fn did not run in a Ray worker",
+                else f"the worker never died: map_fn was never called on {corpus[4]!r} inside a Ray worker"
+                + (f" ({len(in_driver)} map_fn calls ran in this notebook's process)" if in_driver else "")
+                + ". Every record must go through the map_fn you are given, in a map task (@ray.remote).",
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+    # map_fn raises on its first attempt at one record, after 2 of its pairs: retried (right
+    # counts) or passed on to the caller are both fine; a result with the record lost or half
+    # counted is not.
+    victim = corpus[2]
+
+    def raising():
+        try:
+            return probe.observe(run_mapreduce, corpus, 2, 2, map_faults={victim: ("raise", 2)})
+        except NotImplementedError:
+            raise
+        except Exception as e:  # noqa: BLE001 — the injected error reaching the caller is allowed
+            if probe.MARK in str(e):
+                return {"raised": e}
+            raise
+
+    if not halted():
+        done, obs = attempt("run_mapreduce when map_fn raises", raising, "run_mapreduce")
+        if done:
+            text = (
+                f"when map_fn raises on its first attempt at {victim!r} (after 2 pairs), run_mapreduce "
+                "retries the task or passes the error on"
+            )
+            if "raised" in obs:
+                report(True, text + " (it passed it on)")
+            elif ["map", victim] not in obs["fired"]:
+                report(
+                    False,
+                    text,
+                    f"map_fn never ran on {victim!r} inside a Ray worker: call the map_fn you are "
+                    "given, on every record, inside a map task.",
+                )
+            else:
+                got = obs["result"]
+                report(
+                    got == want,
+                    text + (" (it retried)" if got == want else ""),
+                    f"it returned wrong counts: expected {want}\n      got {got}\n      Do not catch and skip "
+                    "errors inside a task (the failed record's pairs are lost or half counted): let Ray retry "
+                    "the whole task (@ray.remote(retry_exceptions=True)), or let the error reach the caller.",
+                )
+
+    # A reduce worker dies on the first reduce_fn call for one key.
+    done, obs = observed(
+        "run_mapreduce with a reduce worker that dies", corpus, 2, 2, reduce_faults={"the": ("exit", 0)}
+    )
+    if done:
+        fired = ["reduce", "the"] in obs["fired"]
+        report(
+            fired and obs["result"] == want,
+            "a worker killed in reduce_fn('the', ...) is retried; every key counted once",
+            f"expected {want}\n      got {obs['result']}"
+            if fired
+            else "reduce_fn never ran on 'the' inside a Ray worker: call the reduce_fn you are given, on every "
+            "key, inside a reduce task.",
+        )
+
     ray_ok = ray.is_initialized()
+    if stubs or undefined:
+        # Unfinished: the ✘ lines, and what is left to do (no ✔: the cell still raises).
+        print("\n".join(line for line in lines if not line.startswith("✔")))
+        parts = []
+        if stubs:
+            parts.append(f"{_names(stubs)} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError (the stub)")
+        if undefined:
+            parts.append(f"{_names(undefined)} {'is' if len(undefined) == 1 else 'are'} not defined (NameError)")
+        print(
+            f"✘ not finished yet: {'; '.join(parts)}. Write the missing code in the answer cell, run it, "
+            "then run this check again."
+        )
+        return False
+    print("\n".join(lines))
     print("all checks passed ✔" if ok else "some checks failed ✘ (see above)")
     return ok and ray_ok
+
+
+def _check_shape(obs, records, want, n_map, n_reduce, partition, spread_ok, report) -> None:
+    """Judge a probed run (ch13lib.mapreduce_probe.observe): right counts, the functions it was
+    given called in Ray tasks, n_map map tasks, each key reduced by reduce task partition(key),
+    two map and two reduce tasks in flight at once."""
+    got, calls, barrier = obs["result"], obs["calls"], obs["barrier"] or {}
+    report(
+        got == want,
+        f"run_mapreduce counts {len(records)} records with the map_fn and reduce_fn it is given",
+        f"expected {want}\n      got {got}",
+    )
+    in_driver = [c for c in calls if c["task"] is None or c["pid"] == obs["driver_pid"]]
+    where = {k: sum(c["kind"] == k for c in in_driver) for k in ("map", "reduce")}
+    total = {k: sum(c["kind"] == k for c in calls) for k in ("map", "reduce")}
+    report(
+        not in_driver,
+        "map_fn and reduce_fn run inside Ray tasks, not in the driver",
+        f"{where['map']} of {total['map']} map_fn calls and {where['reduce']} of {total['reduce']} reduce_fn "
+        "calls ran in this notebook's process: call them inside @ray.remote functions (started with .remote()).",
+    )
+    mapped = {c["target"] for c in calls if c["kind"] == "map"}
+    reduced = {c["target"] for c in calls if c["kind"] == "reduce"}
+    lost = [r for r in records if r not in mapped] + [k for k in want if k not in reduced]
+    report(
+        not lost,
+        "run_mapreduce calls the map_fn and reduce_fn it is given, on every record and every key",
+        f"the map_fn / reduce_fn passed in never saw {lost[0] if lost else None!r}: call the functions "
+        "given as arguments (a hidden test passes in others), not the ones of the same name in the cell.",
+    )
+    if where["map"] == 0 and total["map"]:
+        map_tasks = {c["task"] for c in calls if c["kind"] == "map"}
+        report(
+            len(map_tasks) == n_map,
+            f"the {len(records)} records are mapped by n_map={n_map} Ray tasks",
+            f"map_fn was called in {len(map_tasks)} different Ray task(s) for {len(records)} records with "
+            f"n_map={n_map}: split the records into n_map map tasks (e.g. records[i::n_map]).",
+        )
+        proven, seen = barrier.get("map", (False, 0))
+        report(
+            proven,
+            "the map tasks run in parallel",
+            f"the first map_fn call waited {BARRIER_WAIT_S:.0f} s at a barrier for a second map task to "
+            f"start, and none did ({seen} map task(s) reached it in all): submit all map tasks with "
+            ".remote() before calling ray.get on any of them.",
+        )
+    if where["reduce"] == 0 and total["reduce"]:
+        map_tasks = {c["task"] for c in calls if c["kind"] == "map"}
+        by_key, by_task = collections.defaultdict(set), collections.defaultdict(set)
+        for c in calls:
+            if c["kind"] == "reduce" and c["task"] not in map_tasks:  # not a combiner in a map task
+                by_key[c["target"]].add(c["task"])
+                by_task[c["task"]].add(c["target"])
+        fix = ""
+        split = sorted((k for k, tasks in by_key.items() if len(tasks) > 1), key=repr)
+        if not 1 <= len(by_task) <= n_reduce:
+            fix = (
+                f"reduce_fn was called in {len(by_task)} different Ray task(s) with n_reduce={n_reduce}: run "
+                "n_reduce reduce tasks, each reducing the keys partition() gives it."
+            )
+        elif split:
+            fix = (
+                f"key {split[0]!r} was reduced in {len(by_key[split[0]])} different reduce tasks: a key must go "
+                "to exactly one reducer, partition(key, n_reduce)."
+            )
+        else:
+            try:
+                part = {k: partition(k, n_reduce) for k in by_key}
+            except Exception:  # noqa: BLE001 — partition's own checks above report it
+                part = None
+            for keys in sorted(by_task.values(), key=lambda ks: sorted(map(repr, ks))):
+                if part is not None and len({repr(part[k]) for k in keys}) > 1:
+                    ordered = sorted(keys, key=lambda k: (repr(part[k]), k))
+                    a, b = ordered[0], ordered[-1]
+                    fix = (
+                        f"one reduce task reduced keys {a!r} and {b!r}, but partition() gives them "
+                        f"{part[a]!r} and {part[b]!r} (n_reduce={n_reduce}): send every pair to reduce task "
+                        "partition(key, n_reduce), with the partition() of this cell."
+                    )
+                    break
+        report(
+            not fix,
+            f"each key is reduced by one of n_reduce={n_reduce} reduce tasks, the one partition(key) names",
+            fix,
+        )
+        proven, seen = barrier.get("reduce", (False, 0))
+        report(
+            proven,
+            "the reduce tasks run in parallel",
+            f"the first reduce_fn call waited {BARRIER_WAIT_S:.0f} s at a barrier for a second reduce task "
+            f"to start, and none did ({seen} reduce task(s) reached it in all): submit all reduce tasks "
+            "with .remote() before calling ray.get on any of them"
+            + ("; and partition() sends every key to the same reducer (see above)." if not spread_ok else "."),
+        )
