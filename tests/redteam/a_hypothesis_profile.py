@@ -2,8 +2,8 @@
 # kind: cell
 # target: amdahl
 # score: amdahl=0
-# message: amdahl: the sandbox refused it
-# why: hypothesis runs in the judge only, with settings pinned per test; in the subject the import of hypothesis is refused
+# message: amdahl: not graded
+# why: hypothesis runs in the judge only, with settings pinned per test; in the subject the import of hypothesis is refused. The screen refuses these spellings before anything runs; the audit hook refuses them at run time when spelled otherwise (tests/test_judge.py)
 from hypothesis import Phase, settings
 
 settings.register_profile("weak", phases=[Phase.explicit], max_examples=1)

@@ -1,9 +1,9 @@
 # redteam: patches methods of classes on the result path that no guard watched (json.JSONEncoder.encode, dataclasses.asdict) to write a passing verdict
 # kind: cell
 # target: amdahl
-# score: amdahl=2
-# message: amdahl: Amdahl's law gives
-# why: verdicts are written by the judge, whose json and dataclasses the cell cannot reach; patching the subject's copies changes nothing the judge reads (the subject's answers are parsed as plain data)
+# score: amdahl=0
+# message: amdahl: the harness did not write
+# why: verdicts are written by the judge, whose json and dataclasses the cell cannot reach. In the subject the patched encoder breaks the answer frames (no id, no nonce): the judge notices frames the harness did not write and the cell earns nothing; the screen flags the monkeypatches for the TA
 import dataclasses
 import json
 

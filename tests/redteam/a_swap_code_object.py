@@ -2,8 +2,8 @@
 # kind: cell
 # target: amdahl
 # score: amdahl=0
-# message: amdahl: the sandbox refused it
-# why: writes to a function's __code__ are audit events; the subject refuses them on functions the cell did not define. The judge's own functions are in another process anyway
+# message: amdahl: not graded
+# why: writes to a function's __code__ are audit events; the subject refuses them on functions the cell did not define. The judge's own functions are in another process anyway. The screen refuses these spellings before anything runs; the audit hook refuses them at run time when spelled otherwise (tests/test_judge.py)
 import json
 import statistics
 

@@ -2,8 +2,8 @@
 # kind: cell
 # target: amdahl
 # score: amdahl=0
-# message: amdahl: the sandbox refused it
-# why: the judge's locals are in another process; in the subject only the harness may set trace hooks (the audit hook judges the caller)
+# message: amdahl: not graded
+# why: the judge's locals are in another process; in the subject only the harness may set trace hooks (the audit hook judges the caller). The screen refuses these spellings before anything runs; the audit hook refuses them at run time when spelled otherwise (tests/test_judge.py)
 import sys
 import threading
 

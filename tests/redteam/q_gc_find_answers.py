@@ -2,8 +2,8 @@
 # kind: cell
 # target: quiz
 # score: quiz=0
-# message: quiz: the sandbox refused it
-# why: the answers live only in the judge; in the subject gc.get_objects is refused when the cell asks for it, however it reached the gc module
+# message: quiz: not graded
+# why: the answers live only in the judge; in the subject gc.get_objects is refused when the cell asks for it, however it reached the gc module. The screen refuses these spellings before anything runs; the audit hook refuses them at run time when spelled otherwise (tests/test_judge.py)
 import json
 
 gc = json.decoder.__loader__.__class__.__mro__[0] and __import__("gc")

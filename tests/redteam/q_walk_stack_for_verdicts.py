@@ -2,8 +2,8 @@
 # kind: cell
 # target: quiz
 # score: quiz=0
-# message: quiz: the sandbox refused it
-# why: the judge (which writes verdicts) is another process; in the subject the audit hook refuses frame walks asked for by the cell, whatever helper it goes through
+# message: quiz: not graded
+# why: the judge (which writes verdicts) is another process; in the subject the audit hook refuses frame walks asked for by the cell, whatever helper it goes through. The screen refuses these spellings before anything runs; the audit hook refuses them at run time when spelled otherwise (tests/test_judge.py)
 import sys
 import traceback
 
