@@ -88,9 +88,8 @@ HONEST_TOO = (
     "uses killing processes",
     "uses vars",
     "with a computed attribute name",
-    "of a private attribute",
+    "of a private attribute",  # getattr(self, "_x") of its own
     "monkeypatches",
-    "private attribute",
     "as a value",
     "imports from ch13lib",
     "imports ch13lib",
@@ -127,9 +126,9 @@ def _imported_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def _foreign_privates(tree: ast.AST) -> dict[int, str]:
-    """`obj._name` where the cell never defines `_name` itself: reaching into the simulators'
-    internals (``comm._world.traffic[...] = 0`` hid a non-ring's traffic before this rule)."""
+def _own_names(tree: ast.AST) -> set[str]:
+    """Names the cell defines: its functions, classes, variables, arguments, and attributes it
+    sets on ``self``/``cls`` (setting ``comm._world = ...`` does not make ``_world`` the cell's)."""
     own: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -137,9 +136,19 @@ def _foreign_privates(tree: ast.AST) -> dict[int, str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             own.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            own.add(node.attr)
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                own.add(node.attr)
         elif isinstance(node, ast.arg):
             own.add(node.arg)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            own.add(node.value)  # FIELDS = ("_count",) then setattr(self, name, ...)
+    return own
+
+
+def _foreign_privates(tree: ast.AST) -> dict[int, str]:
+    """`obj._name` where the cell never defines `_name` itself: reaching into the simulators'
+    internals (``comm._world.traffic[...] = 0`` hid a non-ring's traffic before this rule)."""
+    own = _own_names(tree)
     found: dict[int, str] = {}
     for node in ast.walk(tree):
         if (
@@ -227,7 +236,10 @@ def screen(source: str) -> list[str]:
             elif name.value in FORBIDDEN_ATTRIBUTES or name.value in MEMORY_NAMES:
                 found.setdefault(line, f"uses {FORBIDDEN_ATTRIBUTES.get(name.value, name.value)}")
             elif name.value.startswith("_") and not name.value.startswith("__"):
-                found.setdefault(line, f"{node.func.id} of a private attribute {name.value!r}")
+                if name.value in _own_names(tree):
+                    found.setdefault(line, f"{node.func.id} of a private attribute {name.value!r}")
+                else:
+                    found.setdefault(line, f"reaches into {name.value}, a private attribute it did not define")
             elif node.func.id in ("setattr", "delattr") and node.args:
                 root = _root(node.args[0])
                 if isinstance(root, ast.Name) and root.id in _imported_names(tree):

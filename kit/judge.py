@@ -367,6 +367,8 @@ class Subject:
             return None
 
     def _died_text(self, code) -> str:
+        if code is not None and code > 128 and self.sandbox:
+            code = 128 - code  # kit.sandbox's outside parent reports its pid-1 child's signal as 128 + n
         if code is not None and code < 0:
             return (
                 f"the process running your code was killed by signal {-code} "

@@ -1,9 +1,9 @@
 # redteam: starts a daemon in its own session with an empty environment, to outlive grading
 # kind: cell
 # target: quiz
-# score: quiz=2
-# message: quiz: `q2` is not answered yet
-# why: the job's processes are found by their uid (each job has its own), not only by environment or session; kill_job sweeps them all
+# score: quiz=0
+# message: quiz: not graded
+# why: in the subject the audit hook refuses starting processes from the cell (no exercise needs it), so the daemon never starts; and the job is pid 1 of its own PID namespace and killed by uid (kill_job), so nothing could outlive it anyway
 import os
 import subprocess
 import sys

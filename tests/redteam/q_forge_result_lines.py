@@ -2,8 +2,8 @@
 # kind: cell
 # target: quiz
 # score: quiz=2
-# message: quiz: not written by the grader
-# why: every verdict line carries a MAC keyed by a secret the grader read before any student code ran; lines without it are ignored and flagged
+# message: quiz: `q2` is not answered yet
+# why: the results file is the judge's, outside the subject's folder (the lines land in the subject's private copy of its folder and vanish); and every verdict line carries a MAC keyed by a secret only the judge holds
 import json
 import os
 

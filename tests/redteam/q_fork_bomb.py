@@ -2,7 +2,7 @@
 # kind: cell
 # target: quiz
 # score: quiz=0
-# message: quiz: processes at once
+# message: quiz: not graded
 # why: RLIMIT_NPROC of the job's own uid caps it, the watchdog kills the job past 512 processes, other jobs (other uids) are untouched
 import os
 import subprocess

@@ -2,8 +2,8 @@
 # kind: cell
 # target: quiz
 # score: quiz=0
-# message: quiz: PermissionError
-# why: the grader process is made non-dumpable before student code runs: its /proc/self/mem (and ptrace, process_vm_readv from children) is refused. Without the sandbox (sandbox=False, or a bare `python -m graders`) this forges 10/10.
+# message: quiz: No such file or directory: 'results.jsonl'
+# why: the key and the results file are the judge's, another process (its own uid in the root tier, non-dumpable in every tier); the subject's folder holds only answer.py, and its memory holds nothing to steal
 import hashlib
 import hmac
 import json
