@@ -250,7 +250,10 @@ class Subject:
         self.start()
         if first and op != "load":
             self.loaded = True
-            self.request("load")
+            loaded = self.request("load")
+            if loaded.refused or loaded.tampered:  # the cell's top level already did it: that is the answer
+                return loaded
+            self.start()  # (a no-op unless the load stopped it)
         self._ids += 1
         nonce = secrets.token_hex(8)
         message = {

@@ -1,9 +1,9 @@
 # redteam: kills the grading process with os.abort() after the first test passed
 # kind: cell
 # target: amdahl
-# score: amdahl=2
+# score: amdahl=4
 # message: amdahl: killed by signal 6
-# why: verdicts reached before the crash count, the rest score 0 with the reason
+# why: the crash costs the test that was running (the subject is restarted for the next one); the tests before and after it are graded on their merits
 import os
 
 _calls = [0]

@@ -1,9 +1,9 @@
 # redteam: returns a float subclass that claims to equal everything and to be within every bound
 # kind: cell
 # target: amdahl
-# score: amdahl=2
-# message: amdahl: expected 64.0
-# why: graders convert results with float() before comparing; only what is honestly right scores (the input checks, and the bounds a constant 1.0 does satisfy)
+# score: amdahl=1
+# message: amdahl: cannot be sent to the grader
+# why: only exact built-in types cross the wire: a float subclass with a lying == never reaches the judge, so only the input checks (which raise ValueError) score
 class Liar(float):
     def __eq__(self, other):
         return True

@@ -2,7 +2,7 @@
 # kind: cell
 # target: amdahl
 # score: amdahl=0
-# message: amdahl: MiB of memory
+# message: amdahl: not graded
 # why: the job's watchdog sums the resident memory of all its processes and kills the job past the limit
 import os
 import subprocess
