@@ -90,7 +90,6 @@ HONEST_TOO = (
     "with a computed attribute name",
     "of a private attribute",  # getattr(self, "_x") of its own
     "monkeypatches",
-    "as a value",
     "imports from ch13lib",
     "imports ch13lib",
 )
