@@ -246,30 +246,6 @@ def pivot_to_allow_list(own: list[str]) -> None:
     os.rmdir("/.old")
 
 
-def _init_of_namespace() -> None:
-    """Pid 1 of the job's namespace: fork the job as pid 2 and stay as its init, forwarding signals
-    and reaping orphans, so the job keeps ordinary signal semantics (a namespace's pid 1 ignores
-    the signals it has no handler for: os.abort() there ends as SIGSEGV, SIGTERM does nothing).
-    Exits with the job's status; when this init dies the kernel kills the whole namespace."""
-    import signal
-
-    _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)  # the outside parent is gone: so is the namespace
-    job = os.fork()
-    if job == 0:
-        return
-    for name in FORWARDED:
-        signal.signal(getattr(signal, name), lambda signum, _frame: os.kill(job, signum))
-    while True:
-        try:
-            pid, status = os.wait()
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            os._exit(1)
-        if pid == job:
-            os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
-
-
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 
 
@@ -281,7 +257,6 @@ def become_pid_one() -> None:
 
     child = os.fork()
     if child == 0:
-        _init_of_namespace()
         return
     for name in FORWARDED:
         signal.signal(getattr(signal, name), lambda signum, _frame: os.kill(child, signum))

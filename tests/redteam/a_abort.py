@@ -2,8 +2,8 @@
 # kind: cell
 # target: amdahl
 # score: amdahl=4
-# message: amdahl: killed by signal 6
-# why: the crash costs the test that was running (the subject is restarted for the next one); the tests before and after it are graded on their merits
+# message: amdahl: killed by signal
+# why: the crash costs the test that was running (the subject is restarted for the next one); the tests before and after it are graded on their merits. (The subject is pid 1 of its PID namespace, where os.abort ends as SIGSEGV rather than SIGABRT.)
 import os
 
 _calls = [0]
