@@ -429,9 +429,6 @@ def main(argv: list[str]) -> None:
     tier = enter_namespaces(opts["no_network"])
     if tier == "root":
         become_pid_one()
-        # ipykernel polls its parent and quits when it looks orphaned (its parent is our init, pid 1
-        # of the namespace); the init dies with the outside parent anyway (PR_SET_PDEATHSIG)
-        os.environ.pop("JPY_PARENT_PID", None)
         enter_cpu_group(os.environ.get("CH13_JOB", ""))
     missing = []
     if tier:
