@@ -1,4 +1,5 @@
-"""Benchmark: how long does grading notebook 02 (vec_add, vec_add_grid_stride, tiled_matmul) take?
+"""Benchmark: how long does grading notebook 02 (vec_add, vec_add_grid_stride, histogram, dot_reduction,
+tiled_matmul) take?
 
 Grades the notebook's reference solutions as autograde does, at least 3 times each, against the
 release's stub (which fails every test at once) as the baseline measured in the same run. The sum
@@ -23,7 +24,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     wall, _ = notebook_table(
         "notebook 02 on the CPU simulator",
-        ["vec_add", "vec_add_grid_stride", "tiled_matmul"],
+        ["vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul"],
         max(3, args.runs),
         not args.no_sandbox,
     )

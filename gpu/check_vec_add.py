@@ -1,7 +1,7 @@
-"""GPU check of notebook 02: vec_add, vec_add_grid_stride and tiled_matmul on real CUDA.
+"""GPU check of notebook 02: vec_add, vec_add_grid_stride, histogram, dot_reduction and tiled_matmul on real CUDA.
 
 On a machine with a CUDA GPU:
-1. grades, for each of the three grade_ids, the notebook's reference solution and two wrong
+1. grades, for each of the five grade_ids, the notebook's reference solution and two wrong
    answers from the catalogue with the GPU path of the graders (`python -m graders --gpu`, as
    autograde --gpu runs it): the reference must get full marks, the wrong ones must not;
 2. runs the reference kernels directly on cupy device arrays and prints figures: vecAdd and the
@@ -26,10 +26,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
-GRADE_IDS = ["vec_add", "vec_add_grid_stride", "tiled_matmul"]
+GRADE_IDS = ["vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul"]
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "vec_add": ["wrong_blocks_floor", "wrong_thread_idx_only"],
     "vec_add_grid_stride": ["wrong_no_loop", "wrong_stride_block_width"],
+    "histogram": ["wrong_blocks_floor", "wrong_plain_increment"],
+    "dot_reduction": ["wrong_no_barrier_in_tree", "wrong_float32_host_sum"],
     "tiled_matmul": ["wrong_tile_loaded_once", "wrong_swapped_tile_index"],
 }
 
@@ -175,6 +177,35 @@ def figures(n: int) -> bool:
             f"   tiled_matmul {m}x{k} @ {k}x{nn}: {t_mm * 1e3:8.3f} ms  {flops / t_mm / 1e9:8.1f} GFLOP/s; "
             f"cuBLAS {flops / t_blas / 1e9:8.1f} GFLOP/s; result {'exact' if good else 'WRONG'}"
         )
+    # atomics: the reference histogram with many bins and with all threads on one bin (contention)
+    hist = load(reference("histogram"), "ref_histogram")
+    for n_bins in (256, 1):
+        data = (cp.arange(n, dtype=cp.int64) * 2654435761 % n_bins).astype(cp.int32)
+        bins = cp.zeros(n_bins, dtype=cp.int32)
+        hb = (n + tpb - 1) // tpb
+        t_h = _time(lambda: (bins.fill(0), hist.histogram_kernel[hb, tpb](data, bins)), reps=5)
+        good = bool(cp.array_equal(bins, cp.bincount(data, minlength=n_bins).astype(cp.int32)))
+        ok &= good
+        print(
+            f"   histogram_kernel, {n_bins:3d} bin(s): {t_h * 1e3:8.3f} ms  {n / t_h / 1e9:6.2f} G elements/s; "
+            f"counts {'exact' if good else 'WRONG'}"
+        )
+    # the block reduction against cupy's dot (cuBLAS), float64
+    dot = load(reference("dot_reduction"), "ref_dot_reduction")
+    x64 = cp.arange(n, dtype=cp.float64) % 7 * 0.5 + 0.5
+    y64 = cp.arange(n, dtype=cp.float64) % 5 * 0.25 + 0.5
+    db = (n + tpb - 1) // tpb
+    partial = cp.zeros(db, dtype=cp.float64)
+    t_d = _time(lambda: dot.dot_kernel[db, tpb](x64, y64, partial), reps=5)
+    t_c = _time(lambda: cp.dot(x64, y64), reps=5)
+    want = float(cp.dot(x64, y64))
+    got = float(partial.sum())
+    good = abs(got - want) <= 1e-12 * abs(want)
+    ok &= good
+    print(
+        f"   dot_kernel[{db}, {tpb}] float64: {t_d * 1e3:8.3f} ms ({2 * x64.nbytes / t_d / 1e9:6.1f} GB/s); "
+        f"cupy.dot {t_c * 1e3:8.3f} ms; relative error {abs(got - want) / abs(want):.1e}"
+    )
     # the launcher contract on the GPU: numpy in, numpy out
     import numpy as np
 

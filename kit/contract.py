@@ -4,6 +4,8 @@ CONTRACT = {
     "counter": "01_sync_primitives",
     "semaphore_pool": "01_sync_primitives",
     "vec_add": "02_cuda_kernels",
+    "histogram": "02_cuda_kernels",
+    "dot_reduction": "02_cuda_kernels",
     "all_reduce": "03_collectives",
     "word_count": "04_mapreduce",
     "fsdp_checkpoint": "05_fsdp_checkpoint",

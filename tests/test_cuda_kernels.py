@@ -20,7 +20,7 @@ import textwrap
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRADE_IDS = ["vec_add", "vec_add_grid_stride", "tiled_matmul"]
+GRADE_IDS = ["vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul"]
 CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
 PY = sys.executable
 
@@ -273,6 +273,37 @@ SIM_CASES = textwrap.dedent(r"""
             return self._host.copy()
         def copy_to_device(self, host):
             self._host[...] = host
+    bins = np.zeros(2, np.int32)
+    @cuda.jit
+    def plain_count(a, c, n):
+        c[cuda.threadIdx.x % 2] += 1       # a read-modify-write two threads apply to one element
+    out["lost_update"] = kind(plain_count, 1, 4, (a, bins, 8))[0]
+    @cuda.jit
+    def atomic_count(a, c, n):
+        cuda.atomic.add(c, cuda.threadIdx.x % 2, 1)
+    bins[:] = 0
+    out["atomic"] = kind(atomic_count, 2, 4, (a, bins, 8))[0]
+    out["atomic_counts"] = bins.tolist()
+    @cuda.jit
+    def mixed(a, c, n):
+        if cuda.threadIdx.x == 0:
+            c[0] = 0                        # a plain store beside other threads' atomics
+        cuda.atomic.add(c, 0, 1)
+    out["mixed_plain_first"] = kind(mixed, 1, 4, (a, bins, 8))[0]
+    @cuda.jit
+    def mixed_late(a, c, n):
+        cuda.atomic.add(c, 0, 1)
+        if cuda.threadIdx.x == 3:
+            c[0] = 0
+    out["mixed_plain_last"] = kind(mixed_late, 1, 4, (a, bins, 8))[0]
+    @cuda.jit
+    def shared_kinds(a, c, n):
+        s = cuda.shared.array(16, dtype=np.float32)
+        s[cuda.threadIdx.x] = 1.0
+        c[cuda.threadIdx.x] = s[cuda.threadIdx.x]
+    st, rec = kind(shared_kinds, 1, 4, (a, c, 8))
+    out["shared_record"] = [st, [list(x) for x in rec.shared], rec.arrays["c"][:4].tolist()]
+
     da, dc = FakeDeviceArray(a), FakeDeviceArray(np.zeros(8))
     st, rec = kind(traffic, 2, 4, (da, dc, 8))
     out["device_arrays"] = [st, dc._host.tolist()]
@@ -303,6 +334,10 @@ def sim_cases(request):
         ("zero_blocks", "config"),
         ("float_blocks", "config"),
         ("too_big_block", "config"),
+        ("lost_update", "lost-update"),
+        ("atomic", "ok"),
+        ("mixed_plain_first", "race"),
+        ("mixed_plain_last", "race"),
     ],
 )
 def test_checking_simulator_finds(sim_cases, case, expected):
@@ -313,6 +348,9 @@ def test_checking_simulator_results_and_traffic(sim_cases):
     assert sim_cases["shifted"] == [float((t + 1) % 8) for t in range(8)]
     assert sim_cases["hidden_sync_result"] == [float(7 - t) for t in range(8)]
     assert sim_cases["traffic"] == [16, 8, 8]  # 2 reads and 1 write per active thread, 8 threads
+    assert sim_cases["atomic_counts"] == [4, 4]  # 8 threads, atomics on two bins
+    status, shared, out = sim_cases["shared_record"]  # shared arrays: (name, shape, dtype); c after the launch
+    assert status == "ok" and [x[1:] for x in shared] == [[[16], "float32"]] and out == [1.0] * 4
     # GPU device arrays (e.g. from cuda.to_device on a GPU machine) are simulated on a host copy
     assert sim_cases["device_arrays"] == ["ok", [2.0 * i for i in range(8)]]
 
@@ -340,6 +378,8 @@ SELF_CHECK = textwrap.dedent(r"""
     gid, out_path, paths = sys.argv[2], sys.argv[3], sys.argv[4:]
     kernel, launcher = {"vec_add": ("vec_add", "launch_vec_add"),
                         "vec_add_grid_stride": ("vec_add_grid_stride", "launch_vec_add_grid_stride"),
+                        "histogram": ("histogram_kernel", "launch_histogram"),
+                        "dot_reduction": ("dot_kernel", "launch_dot"),
                         "tiled_matmul": ("tiled_matmul", "launch_tiled_matmul")}[gid]
     results = {}
     for path in paths:

@@ -99,7 +99,7 @@ def _same(got, want: np.ndarray) -> bool:
 
 def _unwritten(writer: np.ndarray, limit=None) -> str:
     w = writer if limit is None else writer[:limit]
-    missing = np.argwhere(w < 0)
+    missing = np.argwhere(w == -1)
     if not len(missing):
         return ""
     first = [tuple(int(v) for v in m) for m in missing[:5]]
@@ -108,7 +108,8 @@ def _unwritten(writer: np.ndarray, limit=None) -> str:
 
 
 def _replay(call: str) -> str:
-    return f"\nReplay it: from ch13lib.cuda_check import vec_inputs, mat_inputs; {call}"
+    maker = call.split(" = ", 1)[1].split("(", 1)[0] if " = " in call else "vec_inputs"
+    return f"\nReplay it: from ch13lib.cuda_check import {maker}; {call}"
 
 
 def _no_launch_msg(name, launcher):
@@ -146,6 +147,8 @@ def _array(x):
 def _describe(c, inputs) -> dict:
     """What a launcher returned: its type, and for an array its shape, dtype, values, and which
     inputs (by position) it shares memory with."""
+    if isinstance(c, (float, np.floating, int, np.integer)) and not isinstance(c, bool):
+        return {"type": type(c).__name__, "value": float(c) if isinstance(c, (float, np.floating)) else int(c)}
     if not isinstance(c, np.ndarray):
         return {"type": type(c).__name__}
     return {
@@ -194,6 +197,8 @@ def _launches(spy: Spy, out_pos, stats: bool) -> list[dict]:
         if rec is not None:
             w = rec.writers.get(param) if param is not None else None
             item["writers"] = None if w is None else _array(w.astype(np.int32))
+            item["out"] = _array(rec.arrays.get(param)) if param is not None else None
+            item["shared"] = [[str(n)[:80], [int(d) for d in shape], dt] for n, shape, dt in rec.shared]
             if stats:
                 item["stats"] = _stats(rec)
         out.append(item)
@@ -773,6 +778,216 @@ def check_matmul_traffic(
 
 
 # ---------------------------------------------------------------------------------------------
+# histogram (atomics)
+
+
+def hist_inputs(n: int, n_bins: int) -> np.ndarray:
+    """n int32 values in [0, n_bins), unevenly spread, so that many threads hit the same bin."""
+    i = np.arange(n, dtype=np.int64)
+    return ((i * i * 11 + i * 37 + 5) % max(n_bins, 1)).astype(np.int32)
+
+
+def _hist_call(n, n_bins, tpb, launcher="launch_histogram") -> str:
+    extra = "" if tpb is None else f", {tpb}"
+    return f"data = hist_inputs({n}, {n_bins}); {launcher}(data, {n_bins}{extra})"
+
+
+def check_histogram(
+    ask,
+    n: int,
+    n_bins: int,
+    tpb: int | None = 256,
+    device="cpu",
+    *,
+    calls: int = 1,
+    kernel_name="histogram_kernel",
+    launcher="launch_histogram",
+) -> dict:
+    """launch_histogram returns a NEW int32 array of n_bins counts equal to np.bincount(data); the
+    kernel runs on the checking simulator (a plain ``bins[v] += 1`` that two threads apply to one bin
+    is reported, whatever the order); blocks of ``threads_per_block`` threads; data unchanged.
+    ``calls`` > 1 calls it again on the same data: every call counts from zero."""
+    ask = _asked(ask, launcher)
+    call = _hist_call(n, n_bins, tpb, launcher)
+    want = np.bincount(hist_inputs(n, n_bins), minlength=n_bins).astype(np.int32)
+    for k in range(calls):
+        args = (hist_inputs(n, n_bins), n_bins) if tpb is None else (hist_inputs(n, n_bins), n_bins, tpb)
+        obs = ask(
+            "launcher",
+            launcher=launcher,
+            kernel_name=kernel_name,
+            args=args,
+            device=device,
+            replay=call,
+            readonly=(0,),
+            out_pos=1,
+        )
+        if not _same(obs["inputs"][0] if obs["inputs"] else None, hist_inputs(n, n_bins)):
+            raise CheckFailed(f"{launcher} changed its input data: it must stay as it was" + _replay(call))
+        launches = obs["launches"]
+        if n > 0 and not launches:
+            raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
+        want_tpb = 256 if tpb is None else tpb
+        for item in launches:
+            if item["blockdim"] is not None and tuple(item["blockdim"]) != (want_tpb, 1, 1):
+                raise CheckFailed(
+                    f"{launcher} launched {kernel_name}[{item['raw'][0]}, {item['raw'][1]}]: launch "
+                    f"blocks of threads_per_block = {want_tpb} threads (the caller's choice)" + _replay(call)
+                )
+        res = obs["result"]
+        if res["type"] != "ndarray":
+            raise CheckFailed(f"{launcher} returned {res['type']}, not a numpy array of counts" + _replay(call))
+        if tuple(res["shape"]) != (n_bins,) or res["dtype"] != "int32":
+            raise CheckFailed(
+                f"{launcher} returned an array of shape {tuple(res['shape'])} and dtype {res['dtype']}: "
+                f"the counts are a NEW int32 array of n_bins = {n_bins} elements "
+                f"(np.zeros({n_bins}, np.int32))" + _replay(call)
+            )
+        if res["shares"]:
+            raise CheckFailed(f"{launcher} returned its input data: return a NEW array of counts" + _replay(call))
+        got = res["value"]
+        if not np.array_equal(got, want):
+            total = int(got.sum())
+            if k > 0:
+                why = (
+                    f"call {k + 1} on the same data returned different counts than the first "
+                    f"({_first_diff(got, want)}): each call counts from zero; keep no state between calls "
+                    f"(a new bins array per call, zeroed)"
+                )
+            elif total < n:
+                why = (
+                    f"it counted {total} of the {n} elements ({_first_diff(got, want)}): some elements got "
+                    f"no thread. With n not a multiple of threads_per_block, round the number of blocks up "
+                    f"(or loop with a grid-stride loop)"
+                )
+            elif total > n:
+                why = f"it counted {total} values for {n} elements, some twice ({_first_diff(got, want)})"
+            else:
+                why = f"wrong counts ({_first_diff(got, want)})"
+            raise CheckFailed(f"{launcher}: {why}" + _replay(call))
+    return {"launches": len(launches)}
+
+
+# ---------------------------------------------------------------------------------------------
+# dot product: a tree reduction in shared memory
+
+
+def dot_inputs(n: int, dtype="float64") -> tuple[np.ndarray, np.ndarray]:
+    """Two 1-D inputs of length n in [0.5, 1.5) (no cancellation, so relative errors are meaningful)."""
+    rng = np.random.default_rng(1000 + n)
+    return (rng.random(n) + 0.5).astype(dtype), (rng.random(n) + 0.5).astype(dtype)
+
+
+def _dot_call(n, dtype, tpb, launcher="launch_dot") -> str:
+    extra = "" if tpb is None else f", {tpb}"
+    return f"a, b = dot_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}(a, b{extra})"
+
+
+def _exact_dot(a: np.ndarray, b: np.ndarray) -> float:
+    import math
+
+    return math.fsum((a.astype(np.float64) * b.astype(np.float64)).tolist())
+
+
+def _rel(got: float, want: float) -> float:
+    return abs(got - want) / max(abs(want), 1e-300)
+
+
+def check_dot(
+    ask,
+    n: int,
+    tpb: int | None = 256,
+    dtype="float64",
+    device="cpu",
+    *,
+    kernel_name="dot_kernel",
+    launcher="launch_dot",
+) -> dict:
+    """launch_dot(a, b, tpb) == a @ b (relative error <= 1e-12 for float64 inputs, 1e-6 for float32)
+    as a Python float; one launch of ceil(n / tpb) blocks of tpb threads; thread 0 of block k alone
+    writes partial[k], the sum of its block's products; float64 shared memory; inputs unchanged."""
+    ask = _asked(ask, launcher)
+    call = _dot_call(n, dtype, tpb, launcher)
+    a0, b0 = dot_inputs(n, dtype)
+    want_tpb = 256 if tpb is None else tpb
+    args = (a0.copy(), b0.copy()) if tpb is None else (a0.copy(), b0.copy(), tpb)
+    obs = ask(
+        "launcher",
+        launcher=launcher,
+        kernel_name=kernel_name,
+        args=args,
+        device=device,
+        replay=call,
+        readonly=(0, 1),
+        out_pos=2,
+    )
+    for arr, orig, nm in zip(obs["inputs"], (a0, b0), "ab"):
+        if not _same(arr, orig):
+            raise CheckFailed(f"{launcher} changed its input {nm}: the inputs must stay as they were" + _replay(call))
+    launches = obs["launches"]
+    blocks = -(-n // want_tpb)
+    if n > 0 and not launches:
+        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
+    if len(launches) > 1:
+        raise CheckFailed(f"{launcher} launched {kernel_name} {len(launches)} times: launch it once" + _replay(call))
+    for item in launches:
+        g, bd = item["griddim"], item["blockdim"]
+        if g is not None and (tuple(g), tuple(bd)) != ((blocks, 1, 1), (want_tpb, 1, 1)):
+            raise CheckFailed(
+                f"{launcher} launched {kernel_name}[{item['raw'][0]}, {item['raw'][1]}] for n = {n}: launch "
+                f"exactly ceil(n / threads_per_block) = {blocks} block(s) of threads_per_block = {want_tpb} "
+                f"threads, one partial sum per block" + _replay(call)
+            )
+        for name, shape, dt in item.get("shared") or ():
+            if dt != "float64":
+                raise CheckFailed(
+                    f"{kernel_name}'s shared array {name} is {dt}: accumulate the products in a float64 "
+                    f"shared array (cuda.shared.array(size, numba.float64)) so the sum keeps its digits" + _replay(call)
+                )
+            if shape and shape[0] < want_tpb:
+                raise CheckFailed(
+                    f"{kernel_name}'s shared array {name} has {shape[0]} cells for blocks of {want_tpb} threads: "
+                    f"one cell per thread, so at least the largest block (1024)" + _replay(call)
+                )
+        w, part = item.get("writers"), item.get("out")
+        if device == "cpu" and w is not None and part is not None and w.ndim == 1 and len(w) >= blocks:
+            for k in range(blocks):
+                lo, hi = k * want_tpb, min(n, (k + 1) * want_tpb)
+                if w[k] == -1:
+                    raise CheckFailed(f"after {kernel_name}: partial[{k}] was never written" + _replay(call))
+                if w[k] != k * want_tpb:
+                    raise CheckFailed(
+                        f"partial[{k}] was written by global thread {int(w[k])}, not by thread 0 of block {k}: "
+                        f"after the tree, thread 0 alone (`if cuda.threadIdx.x == 0:`) writes its block's sum"
+                        + _replay(call)
+                    )
+                block_sum = _exact_dot(a0[lo:hi], b0[lo:hi])
+                if _rel(float(part[k]), block_sum) > (1e-12 if np.dtype(dtype) == np.float64 else 1e-6):
+                    raise CheckFailed(
+                        f"partial[{k}] = {float(part[k])!r}, but the products of block {k} (elements {lo} to "
+                        f"{hi - 1}) sum to {block_sum!r}: every product of the block must reach the tree, "
+                        f"and the tree must add every cell once" + _replay(call)
+                    )
+    res = obs["result"]
+    if res["type"] not in ("float", "float64") or "value" not in res:
+        raise CheckFailed(
+            f"{launcher} returned {res['type']}: return the dot product as a Python float" + _replay(call)
+        )
+    want = _exact_dot(a0, b0)
+    got = res["value"]
+    tol = 1e-12 if np.dtype(dtype) == np.float64 else 1e-6
+    if n == 0:
+        if got != 0.0:
+            raise CheckFailed(f"{launcher} of two empty arrays returned {got!r}, not 0.0" + _replay(call))
+    elif not _rel(got, want) <= tol:
+        raise CheckFailed(
+            f"{launcher} returned {got!r}, but a . b = {want!r} (relative error {_rel(got, want):.1e} > {tol:.0e}): "
+            f"sum the partials on the host in float64" + _replay(call)
+        )
+    return {"blocks": blocks}
+
+
+# ---------------------------------------------------------------------------------------------
 # self-checks for the notebook
 
 
@@ -937,4 +1152,39 @@ def print_traffic(fig: dict) -> None:
     print(
         f"    global reads {fig['global_reads']} (tiled bound {fig['tiled_bound']}, naive {fig['naive']}), "
         f"shared reads {fig['shared_reads']}, threads {fig['threads']}"
+    )
+
+
+def self_check_histogram(histogram_kernel, launch_histogram) -> bool:
+    if _grading_line("histogram"):
+        return True
+    ask = local(histogram_kernel=histogram_kernel, launch_histogram=launch_histogram)
+    return _run_checks(
+        "histogram self-check (checking simulator):",
+        [
+            ("300 values into 7 bins, 64 threads/block (a tail)", lambda: check_histogram(ask, 300, 7, 64)),
+            ("every value in one bin: 40 values, 1 bin", lambda: check_histogram(ask, 40, 1, 32)),
+            ("threads_per_block defaults to 256: 600 values, 10 bins", lambda: check_histogram(ask, 600, 10, None)),
+            ("no data: n = 0 launches nothing and returns zeros", lambda: check_histogram(ask, 0, 5, 32)),
+            ("called twice: each call counts from zero", lambda: check_histogram(ask, 50, 4, 16, calls=2)),
+        ],
+        (histogram_kernel, launch_histogram),
+    )
+
+
+def self_check_dot_reduction(dot_kernel, launch_dot) -> bool:
+    if _grading_line("dot_reduction"):
+        return True
+    ask = local(dot_kernel=dot_kernel, launch_dot=launch_dot)
+    return _run_checks(
+        "dot_reduction self-check (checking simulator):",
+        [
+            ("n = 64, one block of 64 threads", lambda: check_dot(ask, 64, 64)),
+            ("n = 1000, blocks of 256 (a tail of 232)", lambda: check_dot(ask, 1000, 256)),
+            ("n = 5, blocks of 8, float32 inputs", lambda: check_dot(ask, 5, 8, "float32")),
+            ("n = 1500, blocks of 1024 (the largest block)", lambda: check_dot(ask, 1500, 1024)),
+            ("threads_per_block defaults to 256: n = 300", lambda: check_dot(ask, 300, None)),
+            ("no data: n = 0 launches nothing and returns 0.0", lambda: check_dot(ask, 0, 32)),
+        ],
+        (dot_kernel, launch_dot),
     )

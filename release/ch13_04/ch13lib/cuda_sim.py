@@ -44,6 +44,7 @@ WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SIMULATED_THREADS = 200_000  # beyond this a launch is refused: the simulator is for small grids
 MAX_GLOBAL_ACCESSES_PER_THREAD = 200_000  # a thread past this is stuck in an endless loop (a step budget)
+ATOMIC = -3  # in a global array's writer list: the element was updated with cuda.atomic (by any thread)
 
 
 class KernelFault(Exception):
@@ -143,6 +144,7 @@ class _SimThread:
         "stats",
         "shared_calls",
         "abort",
+        "last_read",
     )
 
     def __init__(self, launch, block, thread, tid, gid):
@@ -158,6 +160,7 @@ class _SimThread:
         self.stats = ThreadStats(block, thread)
         self.shared_calls: dict = {}
         self.abort = False
+        self.last_read = None  # (writer list, flat position) of the last global element read
 
     def where(self) -> str:
         nd = self.launch.ndim
@@ -206,9 +209,10 @@ def _index_tuple(idx, arr_name):
 
 
 _TWO_BARRIERS = (
-    "Each tile needs two barriers: cuda.syncthreads() after loading it (before any thread "
-    "reads it) and another after computing with it (before any thread overwrites it with the "
-    "next tile)."
+    "A cuda.syncthreads() must stand between one thread's write of a shared cell and another "
+    "thread's read or write of it: in a tiled kernel two per tile (after loading it, before any thread "
+    "reads it, and after computing with it, before the next tile overwrites it); in a reduction tree "
+    "one after the load and one after every level."
 )
 
 
@@ -353,6 +357,7 @@ class SimArray:
             t.stats.global_reads += 1
             if t.stats.global_reads > MAX_GLOBAL_ACCESSES_PER_THREAD:
                 _endless(t)
+            t.last_read = (self._writer, pos)
         else:
             t.stats.shared_reads += 1
             init, w_epoch, writer, r_epoch, reader = self._state
@@ -394,8 +399,26 @@ class SimArray:
             w = self._writer
             if w is not None:
                 prev = w[pos]
+                if prev == ATOMIC:
+                    _fault(
+                        f"wrote {self._label(idx)} with a plain store while other threads update it with "
+                        f"cuda.atomic in this launch: the plain write races with them (updates get lost). "
+                        f"Update it with cuda.atomic.add as well.",
+                        "race",
+                    )
                 if prev != -1 and prev != t.gid:
                     other = t.launch.thread_name_gid(prev)
+                    last = t.last_read
+                    if last is not None and last[0] is w and last[1] == pos:
+                        _fault(
+                            f"read and then wrote {self._label(idx)} (a read-modify-write such as "
+                            f"`{self._name}[i] += 1`), which {other} also updated in this launch: on a GPU "
+                            f"both threads can read the same old value and one update is lost. This "
+                            f"simulator runs threads one after another, so the count happens to come out "
+                            f"right here; a GPU gives no such promise. Use cuda.atomic.add("
+                            f"{self._name}, index, value), one indivisible read-modify-write.",
+                            "lost-update",
+                        )
                     _fault(
                         f"wrote {self._label(idx)}, which {other} also wrote in this launch: "
                         f"two threads must not write one element ({_duplicate_hint(t, w, prev, pos)})",
@@ -441,6 +464,11 @@ def _duplicate_hint(t, writer: list, prev: int, pos: int) -> str:
                     f"threads of the grid, so threads redo each other's elements: step by the whole grid, "
                     f"cuda.gridsize(1) = blocks x threads per block = {total}"
                 )
+    if prev // math.prod(launch.blockdim) == t.gid // math.prod(launch.blockdim):
+        return (
+            "both threads are in the same block: if the block has one value to write, let one thread "
+            "write it (`if cuda.threadIdx.x == 0:`); otherwise each thread owns its own index"
+        )
     return "each thread owns its own index; is the block index part of it?"
 
 
@@ -490,6 +518,7 @@ class _Shared:
         if key not in block:
             block[key] = _shared_array(shape, dtype, f"shared@line{frame.f_lineno}")
             block[key]._name = _guess_name(frame) or block[key]._name
+            t.launch.shared.setdefault(key, (block[key]._name, tuple(block[key].shape), str(block[key].dtype)))
         arr = block[key]
         return arr
 
@@ -523,10 +552,23 @@ class _Atomic:
     def _rmw(self, array, index, op):
         if isinstance(array, SimArray):
             idx, pos = array._locate(index, "atomically updated")
-            stats = _current.stats
+            t = _current
+            stats = t.stats
             if array._space == "global":
                 stats.global_reads += 1
                 stats.global_writes += 1
+                w = array._writer
+                if w is not None:
+                    prev = w[pos]
+                    if prev >= 0 and prev != t.gid:
+                        _fault(
+                            f"atomically updated {array._label(idx)}, which {t.launch.thread_name_gid(prev)} "
+                            f"wrote with a plain store in this launch: the plain write races with the atomic "
+                            f"updates. Update it with cuda.atomic everywhere.",
+                            "race",
+                        )
+                    if prev == -1:  # a plain writer stays recorded: another thread's atomic there is a race
+                        w[pos] = ATOMIC
             else:
                 stats.shared_reads += 1
                 stats.shared_writes += 1
@@ -728,7 +770,9 @@ class LaunchRecord:
     griddim: tuple[int, int, int]
     blockdim: tuple[int, int, int]
     threads: list[ThreadStats]
-    writers: dict  # argument name -> array of writer gids (-1: never written), global arrays
+    writers: dict  # argument name -> array of writer gids (-1: never written, ATOMIC), global arrays
+    shared: list = dataclasses.field(default_factory=list)  # (name, shape, dtype) of each shared array
+    arrays: dict = dataclasses.field(default_factory=dict)  # argument name -> the array after the launch
 
     @property
     def n_threads(self) -> int:
@@ -751,6 +795,7 @@ class _Launch:
         self.args: tuple = ()
         self.suspendable = True
         self.pending_uninit: list = []
+        self.shared: dict = {}  # allocation site -> (name, shape, dtype), first block's
 
     # names for messages
     def _coords(self, linear, dims):
@@ -922,7 +967,14 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
             _current = None
     for dev, host in copy_back:
         _to_device(dev, host)
-    return LaunchRecord(g, b, stats, {k: np.array(w, np.int64).reshape(shape) for k, (w, shape) in writers.items()})
+    return LaunchRecord(
+        g,
+        b,
+        stats,
+        {k: np.array(w, np.int64).reshape(shape) for k, (w, shape) in writers.items()},
+        list(launch.shared.values()),
+        {params[p] if p < len(params) else f"arg{p}": w._arr for p, w in enumerate(wrapped) if isinstance(w, SimArray)},
+    )
 
 
 def _to_host(dev) -> np.ndarray:

@@ -1,0 +1,20 @@
+# verdict: fail
+# message: out of bounds
+# why: no `if i < len(data)` guard: the spare threads of the last block read past the end of data
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def histogram_kernel(data, bins):
+    i = cuda.grid(1)
+    cuda.atomic.add(bins, data[i], 1)
+
+
+def launch_histogram(data, n_bins, threads_per_block=256):
+    bins = np.zeros(n_bins, dtype=np.int32)
+    n = data.shape[0]
+    if n > 0:
+        blocks = (n + threads_per_block - 1) // threads_per_block
+        histogram_kernel[blocks, threads_per_block](data, bins)
+    return bins

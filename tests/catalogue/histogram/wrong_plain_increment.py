@@ -1,0 +1,22 @@
+# verdict: fail
+# message: read-modify-write
+# message: cuda.atomic.add
+# why: bins[v] += 1 without an atomic: two threads of a launch read the same count and one update is lost on a GPU
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def histogram_kernel(data, bins):
+    i = cuda.grid(1)
+    if i < data.shape[0]:
+        bins[data[i]] += 1
+
+
+def launch_histogram(data, n_bins, threads_per_block=256):
+    bins = np.zeros(n_bins, dtype=np.int32)
+    n = data.shape[0]
+    if n > 0:
+        blocks = (n + threads_per_block - 1) // threads_per_block
+        histogram_kernel[blocks, threads_per_block](data, bins)
+    return bins

@@ -1,0 +1,20 @@
+# verdict: fail
+# message: changed its input data
+# why: sorts data in place first (to group equal values), which changes the caller's array
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def histogram_kernel(data, bins):
+    i = cuda.grid(1)
+    if i < data.shape[0]:
+        cuda.atomic.add(bins, data[i], 1)
+
+
+def launch_histogram(data, n_bins, threads_per_block=256):
+    data.sort()
+    bins = np.zeros(n_bins, dtype=np.int32)
+    if len(data):
+        histogram_kernel[(len(data) + threads_per_block - 1) // threads_per_block, threads_per_block](data, bins)
+    return bins

@@ -1,0 +1,21 @@
+# verdict: fail
+# message: some twice
+# why: i = cuda.threadIdx.x ignores the block: every block counts the first threads_per_block elements again
+import numpy as np
+from numba import cuda
+
+
+@cuda.jit
+def histogram_kernel(data, bins):
+    i = cuda.threadIdx.x
+    if i < data.shape[0]:
+        cuda.atomic.add(bins, data[i], 1)
+
+
+def launch_histogram(data, n_bins, threads_per_block=256):
+    bins = np.zeros(n_bins, dtype=np.int32)
+    n = data.shape[0]
+    if n > 0:
+        blocks = (n + threads_per_block - 1) // threads_per_block
+        histogram_kernel[blocks, threads_per_block](data, bins)
+    return bins
