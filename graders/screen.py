@@ -20,10 +20,10 @@ import ast
 
 FORBIDDEN_MODULES = {
     "ctypes",
-    "gc",
-    "inspect",
+    "gc",  # flagged only (gc.collect() is honest); the audit hook refuses its object lists
+    "inspect",  # flagged only; the audit hook refuses frames
     "builtins",
-    "importlib",
+    "importlib",  # flagged only; the audit hook judges what an import does
     "_thread",
     "faulthandler",
     "signal",
@@ -84,7 +84,15 @@ MEMORY_NAMES = {"__array_interface__", "__array_struct__"}
 HONEST_TOO = (
     "uses a namespace's __dict__",
     "uses sys.modules",
-    "uses attribute lookup by name",
+    "attribute lookup by name",  # imports or uses operator.attrgetter / methodcaller
+    "imports gc",
+    "imports inspect",
+    "imports importlib",
+    "imports from gc",
+    "imports from inspect",
+    "imports from importlib",
+    "uses the import machinery",
+    "uses globals",
     "uses killing processes",
     "uses vars",
     "with a computed attribute name",
@@ -125,9 +133,14 @@ def _imported_names(tree: ast.AST) -> set[str]:
     return names
 
 
+SELF = ("self", "cls")
+
+
 def _own_names(tree: ast.AST) -> set[str]:
-    """Names the cell defines: its functions, classes, variables, arguments, and attributes it
-    sets on ``self``/``cls`` (setting ``comm._world = ...`` does not make ``_world`` the cell's)."""
+    """Names the cell defines: its functions, classes, variables, arguments, attributes it sets on
+    ``self``/``cls`` (``self._x = ...``, ``setattr(self, "_x", ...)``) and names in ``__slots__``.
+    Setting ``comm._world = ...`` does not make ``_world`` the cell's, nor does a string constant
+    elsewhere (``_FIELDS = ("_arr",)`` once made any private attribute "its own")."""
     own: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -135,12 +148,18 @@ def _own_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             own.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            if isinstance(node.value, ast.Name) and node.value.id in SELF:
                 own.add(node.attr)
         elif isinstance(node, ast.arg):
             own.add(node.arg)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            own.add(node.value)  # FIELDS = ("_count",) then setattr(self, name, ...)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            target, name = (node.args + [None, None])[:2]
+            if isinstance(target, ast.Name) and target.id in SELF and isinstance(name, ast.Constant):
+                own.add(str(name.value))
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets
+        ):
+            own.update(str(c.value) for c in ast.walk(node.value) if isinstance(c, ast.Constant))
     return own
 
 
@@ -155,9 +174,21 @@ def _foreign_privates(tree: ast.AST) -> dict[int, str]:
             and node.attr.startswith("_")
             and not node.attr.startswith("__")
             and node.attr not in own
+            and not (isinstance(node.value, ast.Name) and node.value.id in SELF)  # its own object
         ):
             found.setdefault(node.lineno, f"reaches into {ast.unparse(node)}, a private attribute it did not define")
+        elif isinstance(node, ast.Call) and _called(node) in ("attrgetter", "methodcaller"):
+            for arg in node.args:  # attrgetter("_world")(comm): the same reach, spelled as a string
+                name = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else ""
+                for part in name.split("."):
+                    if part.startswith("_") and not part.startswith("__") and part not in own:
+                        found.setdefault(node.lineno, f"reaches into {part}, a private attribute it did not define")
     return found
+
+
+def _called(node: ast.Call) -> str:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
 def _modules_as_values(tree: ast.AST) -> dict[int, str]:
@@ -211,47 +242,57 @@ def screen(source: str) -> list[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return []  # the runner reports the syntax error itself
-    found: dict[int, str] = {}
+    found: dict[int, list[str]] = {}
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in FORBIDDEN_MODULES:
-                    found.setdefault(line, f"imports {alias.name}")
+                    _add(found, line, f"imports {alias.name}")
         elif isinstance(node, ast.ImportFrom):
             if (node.module or "").split(".")[0] in FORBIDDEN_MODULES:
-                found.setdefault(line, f"imports from {node.module}")
+                _add(found, line, f"imports from {node.module}")
             for alias in node.names:
                 if alias.name in FORBIDDEN_ATTRIBUTES:
-                    found.setdefault(line, f"imports {FORBIDDEN_ATTRIBUTES[alias.name]}")
+                    _add(found, line, f"imports {FORBIDDEN_ATTRIBUTES[alias.name]}")
         elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
-            found.setdefault(line, f"uses {FORBIDDEN_ATTRIBUTES[node.attr]}")
+            _add(found, line, f"uses {FORBIDDEN_ATTRIBUTES[node.attr]}")
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_CALLS | {"__builtins__"} | MEMORY_NAMES:
-            found.setdefault(line, f"uses {node.id}")
+            _add(found, line, f"uses {node.id}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ATTRIBUTE_CALLS:
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
-                found.setdefault(line, f"{node.func.id} with a computed attribute name")
+                _add(found, line, f"{node.func.id} with a computed attribute name")
             elif name.value in FORBIDDEN_ATTRIBUTES or name.value in MEMORY_NAMES:
-                found.setdefault(line, f"uses {FORBIDDEN_ATTRIBUTES.get(name.value, name.value)}")
+                _add(found, line, f"uses {FORBIDDEN_ATTRIBUTES.get(name.value, name.value)}")
             elif name.value.startswith("_") and not name.value.startswith("__"):
-                if name.value in _own_names(tree):
-                    found.setdefault(line, f"{node.func.id} of a private attribute {name.value!r}")
+                target = node.args[0]
+                if name.value in _own_names(tree) or (isinstance(target, ast.Name) and target.id in SELF):
+                    _add(found, line, f"{node.func.id} of a private attribute {name.value!r}")
                 else:
-                    found.setdefault(line, f"reaches into {name.value}, a private attribute it did not define")
+                    _add(found, line, f"reaches into {name.value}, a private attribute it did not define")
             elif node.func.id in ("setattr", "delattr") and node.args:
                 root = _root(node.args[0])
                 if isinstance(root, ast.Name) and root.id in _imported_names(tree):
-                    found.setdefault(line, f"monkeypatches {ast.unparse(node.args[0])}.{name.value}")
+                    _add(found, line, f"monkeypatches {ast.unparse(node.args[0])}.{name.value}")
         elif isinstance(node, ast.Constant) and node.value in MEMORY_NAMES:
-            found.setdefault(line, f"uses {node.value}")
+            _add(found, line, f"uses {node.value}")
     for line, why in (
         list(_monkeypatches(tree).items())
         + list(_foreign_privates(tree).items())
         + list(_modules_as_values(tree).items())
     ):
-        found.setdefault(line, why)
+        _add(found, line, why)
     lines = source.splitlines()
     return [
-        f"line {n}: {why}: {lines[n - 1].strip() if 0 < n <= len(lines) else ''}" for n, why in sorted(found.items())
+        f"line {n}: {why}: {lines[n - 1].strip() if 0 < n <= len(lines) else ''}"
+        for n, whys in sorted(found.items())
+        for why in whys
     ]
+
+
+def _add(found: dict[int, list[str]], line: int, why: str) -> None:
+    """Every finding of a line is kept: a harmless one (``_ = vars``) must not hide a refusal."""
+    whys = found.setdefault(line, [])
+    if why not in whys:
+        whys.append(why)

@@ -7,16 +7,27 @@ hidden data and decides no verdict (docs/design.md, "Judge and subject").
 The standard library raises some of these events for its own work (warnings and logging take
 frames, subprocess and dataclasses write attributes, namedtuple compiles code), so an event is
 refused only when the student's cell asked for it: the nearest frame that is not an introspection
-helper (traceback, inspect, string...) is in the cell, or the event is one that only trusted
-harness code may raise at all (trace hooks, the garbage collector's object lists). Refused events
-raise PermissionError in the student's code and are recorded for the TA ("flagged for review").
+helper or trampoline (traceback, inspect, functools, threading...) is the student's, or there is no
+such frame at all (a thread whose target is a C function such as ``exec``), or the event is one
+that only trusted harness code may raise at all (trace hooks, the garbage collector's object
+lists). Refused events raise PermissionError in the student's code and are recorded for the TA
+("flagged for review").
+
+Who a frame belongs to is read from the FILE its code was compiled from, never from its globals
+(a cell can set its own ``__name__``): code from a file of the standard library or site-packages is
+library code, named by its top-level module; code from the kit's and ch13lib's folders is trusted
+harness code; everything else — the cell, code compiled from a string (``<string>``), a file the
+cell wrote and imported — is the student's.
 Routes that raise no event at all (reading sys.modules, a signal handler's frame, raw memory
 through numpy) are listed in docs/sandbox.md, "What remains".
 """
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+import sysconfig
 import threading
 
 STUDENT_PREFIX = "<answer cell"
@@ -39,6 +50,9 @@ HELPERS = frozenset(
         "pprint",
         "copy",
         "copyreg",
+        # trampolines: they call what they are given (a thread's target, a pool's task)
+        "threading",
+        "_threading_local",
         # Python-level wrappers that raise the event on the caller's behalf
         "subprocess",
         "os",
@@ -122,6 +136,42 @@ TRUSTED_ONLY = frozenset(
     }
 )
 
+FROZEN = re.compile(r"<frozen [A-Za-z0-9_.]+>")
+
+
+def library_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(library folders, trusted harness folders), longest first: site-packages lies inside the
+    venv's platstdlib, and must be named by the package below it."""
+    paths = sysconfig.get_paths()
+    lib = {paths[k] for k in ("purelib", "platlib", "stdlib", "platstdlib") if paths.get(k)}
+    lib |= {os.path.realpath(p) for p in lib}
+    kit_dir = os.path.dirname(os.path.abspath(__file__))
+    trusted = {kit_dir, os.path.realpath(kit_dir)}
+    for entry in sys.path:  # ch13lib, wherever this process imports it from
+        candidate = os.path.join(entry or os.getcwd(), "ch13lib")
+        if os.path.isfile(os.path.join(candidate, "__init__.py")):
+            trusted |= {os.path.abspath(candidate), os.path.realpath(candidate)}
+    order = lambda ps: tuple(sorted(ps, key=len, reverse=True))
+    return order(lib), order(trusted)
+
+
+def classify(filename: str, roots=None) -> tuple[str, str]:
+    """("student" | "lib" | "trusted", top-level module) of the code compiled from ``filename``."""
+    lib, trusted = roots or library_roots()
+    if type(filename) is not str:
+        return "student", ""
+    for root in trusted:
+        if filename.startswith(root + os.sep):
+            return "trusted", os.path.basename(root)
+    for root in lib:
+        if filename.startswith(root + os.sep):
+            first = filename[len(root) + 1 :].split(os.sep, 1)[0]
+            return "lib", first[:-3] if first.endswith(".py") else first
+    if FROZEN.fullmatch(filename):
+        return "lib", filename[len("<frozen ") : -1].split(".")[0]
+    return "student", ""
+
+
 # Reading a traceback's frames to *format* it (traceback.print_exc, logging.exception) is what
 # every honest retry loop does: for tb_frame reads these formatting modules count as the caller.
 FORMATTERS = frozenset({"traceback", "logging", "linecache"})
@@ -136,28 +186,38 @@ def install():
     function private (kit/subject.py holds it in a local variable)."""
     events: list[str] = []
     local = threading.local()
-    getframe, stu, helpers, one_hop, trusted = sys._getframe, STUDENT_PREFIX, HELPERS, ONE_HOP, TRUSTED
+    getframe, helpers, one_hop, trusted = sys._getframe, HELPERS, ONE_HOP, TRUSTED
     frame_attrs, func_attrs, forbidden = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS
     from_student, prefixes, trusted_only_events = FROM_STUDENT, FROM_STUDENT_PREFIXES, TRUSTED_ONLY
-    formatters, here = FORMATTERS, __file__
+    formatters, here, roots, sort_of = FORMATTERS, __file__, library_roots(), classify
+    known: dict = {}  # filename -> (kind, module), filled as frames are met
+
+    def origin(frame) -> tuple[str, str]:
+        name = frame.f_code.co_filename
+        got = known.get(name)
+        if got is None:
+            got = sort_of(name, roots)
+            if len(known) < 10_000:
+                known[name] = got
+        return got
 
     def module_of(frame) -> str:
-        try:
-            return (frame.f_globals.get("__name__") or "").split(".")[0]
-        except Exception:  # noqa: BLE001 - a frame with odd globals: unknown module
-            return ""
+        kind, module = origin(frame)
+        return "" if kind == "student" else module
 
     def student(frame) -> bool:
-        return frame is not None and frame.f_code.co_filename.startswith(stu)
+        return frame is not None and origin(frame)[0] == "student"
 
     def asked_by_student(frame, event: str, args: tuple) -> bool:
         if event == "object.__getattr__" and args[1] == "tb_frame" and module_of(frame) in formatters:
             return False  # formatting an exception, not walking frames
-        while frame is not None and module_of(frame) in helpers:
+        while frame is not None and origin(frame)[0] == "lib" and origin(frame)[1] in helpers:
             frame = frame.f_back
+        if frame is None:
+            return True  # only trampolines below: a thread or task whose target is the C function itself
         if student(frame):
             return True
-        return frame is not None and module_of(frame) in one_hop and student(frame.f_back)
+        return module_of(frame) in one_hop and student(frame.f_back)
 
     def relevant(event: str, args: tuple) -> bool:
         if event == "import":
@@ -170,7 +230,7 @@ def install():
             if len(args) < 2 or args[1] not in func_attrs:
                 return False
             code = getattr(target, "__code__", None) if type(target).__name__ == "function" else None
-            return not (code is not None and code.co_filename.startswith(stu))  # their own: fine
+            return not (code is not None and sort_of(code.co_filename, roots)[0] == "student")  # their own: fine
         return True
 
     def hook(event: str, args: tuple) -> None:
@@ -184,11 +244,14 @@ def install():
             return
         local.busy = True
         try:
-            caller = getframe(1)
+            try:
+                caller = getframe(1)
+            except ValueError:  # no Python frame below the hook: a raw thread running a C function
+                caller = None
             while caller is not None and caller.f_code.co_filename == here:
                 caller = caller.f_back
             if event in trusted_only_events:
-                refuse = module_of(caller) not in trusted
+                refuse = caller is None or origin(caller)[0] != "trusted" or module_of(caller) not in trusted
             else:
                 refuse = asked_by_student(caller, event, args)
         finally:

@@ -29,6 +29,8 @@ import sys
 import traceback
 import types
 
+from kit.audit import classify, library_roots
+
 STUDENT_PREFIX = "<answer cell"
 # Libraries whose attributes a grader relies on: replacing one from the cell is tampering.
 WATCHED_MODULES = (
@@ -120,15 +122,26 @@ def raised(exc: BaseException, cell: Cell | None) -> dict:
 # ---------------------------------------------------------------- the tamper guard
 
 
+@functools.cache
+def _roots():
+    return library_roots()
+
+
+def _student_code(code) -> bool:
+    return classify(code.co_filename, _roots())[0] == "student"
+
+
 def _from_answer(value, depth: int = 0) -> bool:
-    """Made by the student's cell (a function, class or instance defined there)? Types only, never
-    the student's code (no getattr on their objects: a __getattr__ of theirs could do anything)."""
+    """Made by the student's cell (a function, class or instance defined there)? Judged by where
+    the code comes from (the file it was compiled from, as the audit hook judges frames: the cell,
+    a string, a file the cell wrote), never by a name the class declares, and never by running the
+    student's code (no getattr on their objects: a __getattr__ of theirs could do anything)."""
     from inspect import getattr_static
 
     if depth > 3:
         return False
     if isinstance(value, types.FunctionType):
-        return value.__code__.co_filename.startswith(STUDENT_PREFIX)
+        return _student_code(value.__code__)
     inner = None
     if isinstance(value, (types.MethodType, staticmethod, classmethod)):
         inner = value.__func__
@@ -141,11 +154,44 @@ def _from_answer(value, depth: int = 0) -> bool:
     for t in ((value,) if isinstance(value, type) else ()) + (type(value),):
         if str(getattr_static(t, "__module__", "") or "").startswith("answer_"):
             return True
+        for k in t.__mro__[:-1]:  # a method the cell wrote, whatever __module__ the class claims
+            if any(_from_answer(v, depth + 1) for v in list(vars(k).values()) if _is_code(v)):
+                return True
+        if _impostor(t):
+            return True
     return False
+
+
+def _is_code(v) -> bool:
+    return isinstance(v, (types.FunctionType, types.MethodType, staticmethod, classmethod, property, functools.partial))
+
+
+def _impostor(t: type) -> bool:
+    """A class that claims to live in a watched library or the harness but is not found there
+    under its name (``class Serial: __module__ = "threading"``)."""
+    from inspect import getattr_static
+
+    module = str(getattr_static(t, "__module__", "") or "")
+    if not (module in WATCHED_MODULES or module.startswith(("ch13lib", "kit"))):
+        return False
+    found = sys.modules.get(module)
+    try:
+        for part in str(t.__qualname__).split("."):
+            found = getattr_static(found, part)
+    except AttributeError:
+        return "<locals>" not in str(t.__qualname__)
+    return found is not t and "<locals>" not in str(t.__qualname__)
 
 
 def _plain(key: str) -> bool:
     return not (key.startswith("__") and key.endswith("__"))
+
+
+def _code_of(v):
+    """What a harness function runs: rebinding ``f.__code__`` keeps the function object."""
+    if isinstance(v, types.FunctionType):
+        return (v.__code__, v.__defaults__, v.__kwdefaults__)
+    return None
 
 
 def snapshot(harness: list[str]) -> dict:
@@ -156,19 +202,23 @@ def snapshot(harness: list[str]) -> dict:
         if mod is None or not (name in WATCHED_MODULES or name.startswith(("ch13lib", "kit.")) or name in harness):
             continue
         d = vars(mod)
-        snap[name] = (d, {k: v for k, v in d.items() if _plain(k)})
+        snap[name] = (d, {k: v for k, v in d.items() if _plain(k)}, _codes(d) if name.startswith("ch13lib") else {})
         if name.startswith("ch13lib"):
             for k, v in list(d.items()):
                 if isinstance(v, type) and v.__module__ == name:
-                    snap[f"{name}.{k}"] = (v, {a: b for a, b in vars(v).items() if _plain(a)})
+                    snap[f"{name}.{k}"] = (v, {a: b for a, b in vars(v).items() if _plain(a)}, _codes(vars(v)))
     return snap
+
+
+def _codes(d) -> dict:
+    return {k: _code_of(v) for k, v in list(d.items()) if isinstance(v, types.FunctionType)}
 
 
 def tampered(snap: dict) -> list[str]:
     """Attributes of the harness and the watched libraries that now hold something of the cell's,
     and functions and classes of ch13lib (the harness itself) that were replaced by anything."""
     out = []
-    for label, (ns, before) in snap.items():
+    for label, (ns, before, codes) in snap.items():
         d = vars(ns) if isinstance(ns, type) else ns
         strict = label.startswith("ch13lib")
         own = label.startswith("kit.")  # the subject's own machinery: any change at all is tampering
@@ -180,7 +230,33 @@ def tampered(snap: dict) -> list[str]:
         for key in [k for k in list(d) if k not in before and _plain(k)]:
             if _from_answer(d[key]):
                 out.append(f"{label}.{key}")
-    return sorted(out)[:10]
+        for key, was in codes.items():  # f.__code__ = ... keeps the function object: compare what it runs
+            now = _code_of(d.get(key))
+            if now is not None and any(a is not b for a, b in zip(now, was)):
+                out.append(f"{label}.{key}.__code__")
+    return sorted(set(out))[:10]
+
+
+def _guard_signal_handlers() -> None:
+    """A signal handler is called with the frame it interrupted, with no audit event: from the
+    subject's main loop that frame leads to the channel. Only library code may install handlers
+    (Ray and torch do); the cell gets a PermissionError. The real function is held in this closure
+    only, and replaced in both ``signal`` and ``_signal`` (reading either finds the guard)."""
+    import _signal
+    import signal
+
+    real, roots, sort_of = _signal.signal, library_roots(), classify
+
+    def guarded(signalnum, handler):
+        plain = handler in (signal.SIG_DFL, signal.SIG_IGN, None) or type(handler) is int
+        func = handler.__func__ if type(handler) is types.MethodType else handler
+        library = type(func) is types.FunctionType and sort_of(func.__code__.co_filename, roots)[0] != "student"
+        if not (plain or library):
+            raise PermissionError("the grading sandbox refused `signal.signal`: no exercise needs a signal handler")
+        return real(signalnum, handler)
+
+    _signal.signal = guarded
+    signal.signal = guarded
 
 
 # ---------------------------------------------------------------- requests
@@ -267,6 +343,7 @@ def main(argv: list[str]) -> int:
         compile_error = None
     except SyntaxError as e:
         cell, compile_error = None, f"line {e.lineno}: {e.msg}"
+    _guard_signal_handlers()
     snap = snapshot(harness)
     refused = audit.install()
     # What the loop below uses is held here, in locals: the cell can rebind a module's attributes

@@ -123,8 +123,8 @@ def test_a_frame_over_the_limit_is_refused_before_it_is_read(tmp_path):
 # ---------------------------------------------------------------- the subject
 
 
-def subject(source: str, budget_s: float = 20.0) -> Subject:
-    return Subject("unit", source, harness=[], budget_s=budget_s, sandbox=False)
+def subject(source: str, budget_s: float = 20.0, harness=()) -> Subject:
+    return Subject("unit", source, harness=list(harness), budget_s=budget_s, sandbox=False)
 
 
 def test_values_calls_and_exceptions_come_back_as_plain_data():
@@ -251,6 +251,19 @@ def test_too_much_data_costs_the_request():
         ("import hypothesis", "import hypothesis"),
         ("import ctypes", "import ctypes"),
         ("import subprocess\nsubprocess.run(['true'])", "subprocess.Popen"),
+        # the second red team's routes: a cell that renames itself, and trampolines with no cell frame
+        ("global __name__\n__name__ = 'ch13lib.answer'\nimport gc\ngc.get_objects()", "gc"),
+        (
+            "import threading\nt = threading.Thread(target=exec, args=('import ctypes',))\nt.start(); t.join()",
+            "compile",
+        ),
+        (
+            "import sys, concurrent.futures as cf\n"
+            "with cf.ThreadPoolExecutor(1) as pool:\n"
+            "    pool.submit(sys._getframe, 0).result()",
+            "sys._getframe",
+        ),
+        ("import _thread, time\n_thread.start_new_thread(exec, ('x = 1', {}))\ntime.sleep(0.3)", "compile"),
     ],
 )
 def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
@@ -262,6 +275,64 @@ def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
         except Raised as e:
             reply = e.reply
         assert event in " ".join(reply.refused), reply
+    finally:
+        s.close()
+
+
+def test_the_tamper_report_compares_what_harness_functions_run():
+    """``f.__code__ = ...`` keeps the function object: the report compares code, defaults, kw-defaults
+    (the audit hook refuses that assignment from the cell; this is the line behind it)."""
+    import importlib
+    import os
+    import sys
+
+    from kit.subject import snapshot, tampered
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "source", "ch13_04"))
+    sched = importlib.import_module("ch13lib.sched")
+
+    snap = snapshot(["ch13lib.sched"])
+    code = sched.plain_value.__code__
+    try:
+        sched.plain_value.__code__ = (lambda x, depth=0: x).__code__
+        assert "ch13lib.sched.plain_value.__code__" in tampered(snap)
+    finally:
+        sched.plain_value.__code__ = code
+    assert tampered(snap) == []
+
+
+def test_the_cell_cannot_install_a_signal_handler():
+    """A handler gets the interrupted frame with no audit event: only library code may install one."""
+    s = subject("import signal\ndef f():\n    signal.signal(signal.SIGUSR1, lambda *a: None)\n")
+    try:
+        with pytest.raises(Raised) as e:
+            s.request("call", "f")
+        assert e.value.is_a("PermissionError") and "signal.signal" in e.value.message
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(
+    "source,name",
+    [
+        # a class that claims to be the library's is judged by where its methods were written
+        (
+            "import threading\nclass T:\n    __module__ = 'threading'\n    def start(self): pass\nthreading.Thread = T",
+            "threading.Thread",
+        ),
+    ],
+)
+def test_the_tamper_report_sees_through_disguises(source, name):
+    s = subject(
+        "def f():\n" + "".join(f"    {line}\n" for line in source.splitlines()) + "    return 1\n",
+        harness=("ch13lib.sched",),
+    )
+    try:
+        try:
+            reply = s.request("call", "f")
+        except Raised as e:
+            reply = e.reply
+        assert any(name in t for t in reply.tampered), reply
     finally:
         s.close()
 
