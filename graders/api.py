@@ -28,12 +28,14 @@ PINNED = settings(
 
 
 class Fail(Exception):
-    """A test failed for a reason the student can act on."""
+    """A test failed for a reason the student can act on; ``picture``: a PNG that shows it
+    (ch13lib/pictures.py), carried into the feedback beside the message."""
 
-    def __init__(self, message: str, example: str = "") -> None:
+    def __init__(self, message: str, example: str = "", picture: bytes = b"") -> None:
         super().__init__(message)
         self.message = message
         self.example = example
+        self.picture = picture
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Result:
     passed: bool
     message: str = ""  # why it failed (empty when passed)
     example: str = ""  # the smallest failing input, replayable by the student
+    picture: str = ""  # a PNG that shows the failure, base64 (at most PICTURE_CAP bytes of PNG)
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -164,6 +167,15 @@ class Grader:
             subject.close()
 
 
+PICTURE_CAP = 400_000  # bytes of PNG: a picture bigger than this is left out of the feedback
+
+
+def _picture(png) -> str:
+    import base64
+
+    return base64.b64encode(png).decode("ascii") if type(png) is bytes and 0 < len(png) <= PICTURE_CAP else ""
+
+
 def _raised_text(e) -> str:
     return "your code raised an exception:\n" + e.describe()
 
@@ -175,7 +187,7 @@ def run_test(t: Test, answer: Answer) -> Result:
         with local_settings(PINNED):  # the judge's own settings, whatever profile is loaded
             t.func(answer)
     except Fail as f:
-        return Result(t.name, 0.0, t.points, False, f.message, f.example)
+        return Result(t.name, 0.0, t.points, False, f.message, f.example, _picture(f.picture))
     except Lost as e:
         return Result(t.name, 0.0, t.points, False, str(e))
     except Raised as e:
@@ -238,6 +250,14 @@ def check_property(given_test: Callable[[], None]) -> None:
         message = e.message if e.from_harness else f"your code raised {e.describe()}"
         raise Fail(message, _falsifying(e)) from None
     except Fail as f:
-        raise Fail(f.message, _falsifying(f) or f.example) from None
-    except AssertionError as e:
-        raise Fail(str(e) or "a property failed", _falsifying(e)) from None
+        raise Fail(f.message, _falsifying(f) or f.example, f.picture) from None
+    except AssertionError as e:  # a check of ch13lib may carry a picture of what it saw
+        raise Fail(str(e) or "a property failed", _falsifying(e), _drawn(e)) from None
+
+
+def _drawn(e: BaseException) -> bytes:
+    try:
+        picture = getattr(e, "picture", b"")
+        return picture if type(picture) is bytes else b""
+    except Exception:  # noqa: BLE001 - a picture is a bonus: never lose the verdict over one
+        return b""

@@ -24,7 +24,7 @@ def explore(answer, scenarios, **budget) -> None:
     for s in scenarios:
         rep = answer.run(sc.explore_cell, s, OBJ, **(budget or BUDGET))
         if not rep["ok"]:
-            raise Fail(rep["message"], rep["example"])
+            raise Fail(rep["message"], rep["example"], sc.picture(rep))
 
 
 SEQUENTIAL = [

@@ -23,7 +23,7 @@ def explore_one(answer, scenario, obj_name="SafeCounter", **budget) -> dict:
     A failing schedule (found and told beside the cell) fails the test."""
     rep = answer.run(sc.explore_cell, scenario, obj_name, **(budget or BUDGET))
     if not rep["ok"]:
-        raise Fail(rep["message"], rep["example"])
+        raise Fail(rep["message"], rep["example"], sc.picture(rep))
     return rep
 
 

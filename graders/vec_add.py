@@ -64,7 +64,7 @@ def failing_case(example: str, prefix: str = ""):
     try:
         yield
     except cc.CheckFailed as e:
-        raise Fail(prefix + str(e), example) from None
+        raise Fail(prefix + str(e), example, e.picture) from None
     except Raised as e:
         if not e.from_harness or e.flagged:
             raise

@@ -53,6 +53,11 @@ class ExternalGrade(NbGraderPreprocessor):
             self.log.info("%s: %g / %g", grade_id, verdict.score, verdict.max_score)
             cell.outputs = [
                 new_output("stream", name="stdout", text=verdict.report() + "\n"),
+                # a picture of a failure, where a grader drew one (static PNG: the feedback HTML carries it)
+                *(
+                    new_output("display_data", data={"image/png": png, "text/plain": f"<picture: {test}>"})
+                    for test, png in verdict.pictures()[:3]
+                ),
                 # nbgrader reads a lone float result as the cell's partial credit.
                 new_output(
                     "execute_result",

@@ -68,8 +68,9 @@ def score_table(course: Course, runs) -> str:
     return "\n".join(rows)
 
 
-def _failures(course: Course, students: list[str]) -> collections.Counter:
-    """(grade_id.test, first line of the reason) -> how many students, numbers folded to N."""
+def _failures(course: Course, students: list[str], pictures: dict | None = None) -> collections.Counter:
+    """(grade_id.test, first line of the reason) -> how many students, numbers folded to N; into
+    ``pictures``, the first picture a grader drew for each such failure (base64 PNG)."""
     seen: collections.Counter = collections.Counter()
     for student in students:
         folder = course.path("autograded", student, ASSIGNMENT)
@@ -81,6 +82,11 @@ def _failures(course: Course, students: list[str]) -> collections.Counter:
             nb = nbformat.read(os.path.join(folder, name), as_version=4)
             for gid, cell in hidden_test_cells(nb).items():
                 text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
+                drawn = {
+                    str(o["data"].get("text/plain", ""))[len("<picture: ") : -1]: o["data"]["image/png"]
+                    for o in cell.get("outputs", [])
+                    if o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
+                }
                 lines = text.splitlines()
                 for i, line in enumerate(lines):
                     if line.startswith("[FAIL] ") and i + 1 < len(lines):
@@ -88,7 +94,10 @@ def _failures(course: Course, students: list[str]) -> collections.Counter:
                         reason = lines[i + 1].strip()
                         if reason.startswith("(same reason"):
                             continue
-                        seen[(f"{gid}.{test}", re.sub(r"\b\d+(?:\.\d+)?\b", "N", reason)[:140])] += 1
+                        key = (f"{gid}.{test}", re.sub(r"\b\d+(?:\.\d+)?\b", "N", reason)[:140])
+                        seen[key] += 1
+                        if pictures is not None and test in drawn and key not in pictures:
+                            pictures[key] = drawn[test]
     return seen
 
 
@@ -135,10 +144,18 @@ def write_html(course: Course, runs, path: str) -> str:
         "<h2>Most common failures</h2><table><tr><th>students</th>"
         "<th style='text-align:left'>test</th><th style='text-align:left'>reason</th></tr>"
     )
-    for (test, reason), n in _failures(course, students).most_common(20):
+    pictures: dict = {}
+    for (test, reason), n in _failures(course, students, pictures).most_common(20):
+        png = pictures.get((test, reason))
+        shown = (
+            f"<details><summary>picture</summary><img style='max-width:100%' src='data:image/png;base64,{png}'>"
+            "</details>"
+            if png
+            else ""
+        )
         parts.append(
             f"<tr><td>{n}</td><td style='text-align:left'>{html.escape(test)}</td>"
-            f"<td style='text-align:left'>{html.escape(reason)}</td></tr>"
+            f"<td style='text-align:left'>{html.escape(reason)}{shown}</td></tr>"
         )
     parts.append("</table><h2>Scores and flags</h2><pre>" + html.escape(score_table(course, runs)) + "</pre>")
     with open(path, "w", encoding="utf-8") as f:

@@ -2,8 +2,8 @@
 # kind: cell
 # target: amdahl
 # score: amdahl=0
-# message: amdahl: getattr with a computed attribute name
-# why: the screen refuses getattr/setattr with computed names (before the fix this forged 5 of 5); the run-time check would catch it too
+# message: amdahl: uses the module sys as a value
+# why: before the fix this forged 5 of 5; no grader module exists in the subject (judge and subject), and the screen refuses the module used as a value (the computed getattr beside it is flagged)
 import sys
 
 _modules = getattr(sys, "mod" + "ules")

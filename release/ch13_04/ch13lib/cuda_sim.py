@@ -45,6 +45,7 @@ MAX_THREADS_PER_BLOCK = 1024
 MAX_SIMULATED_THREADS = 200_000  # beyond this a launch is refused: the simulator is for small grids
 MAX_GLOBAL_ACCESSES_PER_THREAD = 200_000  # a thread past this is stuck in an endless loop (a step budget)
 ATOMIC = -3  # in a global array's writer list: the element was updated with cuda.atomic (by any thread)
+LOG_CAP = 8_000  # accesses kept per block for the picture of a fault (ch13lib/pictures.py)
 
 
 class KernelFault(Exception):
@@ -180,6 +181,7 @@ def _fault(message: str, kind: str):
     t = _current
     launch = t.launch
     fault = KernelFault(f"{t.where()}: {message}", kind)
+    fault.thread = t.gid
     if launch.fault is None:
         launch.fault = fault
     raise fault
@@ -317,6 +319,7 @@ class SimArray:
             )
         for d, i in enumerate(idx):
             if i < 0:
+                _current.launch.bad_index = [self._name, self._space, list(self._prefix) + list(idx)]
                 _fault(
                     f"{what} {self._label(idx)}: negative index. numpy and numba silently wrap it to "
                     f"the other end of the array (index {i} + {self.shape[d]}); on a GPU it is a read or "
@@ -324,12 +327,14 @@ class SimArray:
                     "negative",
                 )
             if i >= self.shape[d]:
+                _current.launch.bad_index = [self._name, self._space, list(self._prefix) + list(idx)]
                 _fault(
                     f"{what} {self._label(idx)}: out of bounds for {self._space} array {self._name} "
                     f"of shape {tuple(self.shape)}{' (a missing bounds check?)' if self._space == 'global' else ''}",
                     "bounds",
                 )
         if self._limit is not None and idx and idx[0] >= self._limit:
+            _current.launch.bad_index = [self._name, self._space, list(self._prefix) + list(idx)]
             _fault(
                 f"{what} {self._label(idx)} although n = {self._limit}: the array is longer than n here, "
                 f"and no thread may touch element n or beyond. Guard with `if i < n`, using n, not the "
@@ -379,6 +384,7 @@ class SimArray:
                 reader[pos] = t.tid
             elif reader[pos] != t.tid:
                 reader[pos] = -2  # read by several threads in this phase
+        _log(t, self, pos, "r")
         return self._arr[idx]
 
     def __setitem__(self, key, value):
@@ -392,6 +398,7 @@ class SimArray:
                 f"change (write results to the output array only)",
                 "input",
             )
+        _log(t, self, pos, "w")
         if self._space == "global":
             t.stats.global_writes += 1
             if t.stats.global_writes > MAX_GLOBAL_ACCESSES_PER_THREAD:
@@ -447,6 +454,22 @@ class SimArray:
             w_epoch[pos] = e
             writer[pos] = t.tid
         self._arr[idx] = value
+
+
+def _log(t, array: SimArray, pos: int, kind: str) -> None:
+    """Who touched which element, for the picture of a fault: the current block's accesses (and
+    the previous block's), at most LOG_CAP each, keyed by the array's bookkeeping (views share it)."""
+    launch = t.launch
+    log = launch.log
+    if len(log) < LOG_CAP:
+        key = id(array._writer if array._space == "global" else array._state)
+        index = launch.log_arrays.get(key)
+        if index is None:
+            base = array._arr.base if array._prefix else array._arr
+            size = base.size if isinstance(base, np.ndarray) and array._prefix else array._arr.size
+            index = launch.log_arrays[key] = len(launch.log_names)
+            launch.log_names.append([array._name, array._space, t.gid // launch.per_block, int(size)])
+        log.append((index, t.gid, pos, kind))
 
 
 def _duplicate_hint(t, writer: list, prev: int, pos: int) -> str:
@@ -573,6 +596,7 @@ class _Atomic:
                 stats.shared_reads += 1
                 stats.shared_writes += 1
                 array._state[0][pos] = True
+            _log(t, array, pos, "a")
             if array._readonly:
                 _fault(f"atomically updated {array._label(idx)}: {array._name} is an input of the kernel", "input")
             arr = array._arr
@@ -796,6 +820,22 @@ class _Launch:
         self.suspendable = True
         self.pending_uninit: list = []
         self.shared: dict = {}  # allocation site -> (name, shape, dtype), first block's
+        self.per_block = blockdim[0] * blockdim[1] * blockdim[2]
+        self.log: list = []  # (array index, thread gid, flat position, "r" | "w" | "a"): this block's
+        self.prev_log: list = []  # the previous block's
+        self.log_arrays: dict = {}  # id of an array's bookkeeping -> index into log_names
+        self.log_names: list = []  # [name, space, block of first access, size]
+        self.bad_index = None  # (array name, index) of an out-of-bounds access
+
+    def accesses(self) -> dict:
+        """The access log as plain data (ch13lib/pictures.py draws it)."""
+        return {
+            "arrays": [list(a) for a in self.log_names],
+            "events": [list(e) for e in self.prev_log + self.log],
+            "blockdim": list(self.blockdim),
+            "griddim": list(self.griddim),
+            "bad_index": self.bad_index,
+        }
 
     # names for messages
     def _coords(self, linear, dims):
@@ -963,6 +1003,10 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
             break
         except _NeedThreads:
             suspendable = True
+        except KernelFault as e:
+            e.accesses = launch.accesses()  # who touched what, up to the fault: for its picture
+            e.accesses["fault_thread"] = getattr(e, "thread", None)
+            raise
         finally:
             _current = None
     for dev, host in copy_back:
@@ -999,6 +1043,7 @@ def _run_grid(launch: _Launch, g, b, stats):
     thread_points = [(x, y, z) for z in range(b[2]) for y in range(b[1]) for x in range(b[0])]
     for bl, bp in enumerate(block_points):
         launch.block_shared = {}
+        launch.prev_log, launch.log = launch.log, []
         threads = [_SimThread(launch, bp, tp, tid, bl * per_block + tid) for tid, tp in enumerate(thread_points)]
         stats.extend(t.stats for t in threads)
         if not launch.suspendable:

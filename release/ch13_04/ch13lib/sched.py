@@ -346,6 +346,7 @@ class Failure:
     schedule: str = ""  # pass to replay() to run exactly this interleaving again
     preemptions: int = 0
     story: str = ""  # the interleaving, in your own lines
+    events: list = dataclasses.field(default_factory=list)  # the same rows as data: [thread, line, text, action]
     blocked: list = dataclasses.field(default_factory=list)  # [(thread, what, line)] at the end
     exc: BaseException | None = None
     scenario: str = ""
@@ -871,6 +872,18 @@ class Run:
         if v is _MISSING:
             return False
         return getattr(type(v), "__module__", None) in self.student_modules
+
+    def story_events(self, limit: int = 40) -> list:
+        """The rows of :meth:`story` as plain data (for the swimlane picture): [thread, line, text,
+        action], a skipped stretch as ["...", 0, "", "N more steps"]."""
+        ev = self.events
+        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9) :]
+        return [
+            ["...", 0, "", f"{len(ev) - limit + 1} more steps"]
+            if e is None
+            else [str(e[0]), int(e[1] or 0), str(e[2])[:60], str(e[3])[:80]]
+            for e in rows
+        ]
 
     def story(self, limit: int = 40) -> str:
         ev = self.events
@@ -1786,6 +1799,7 @@ def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
     failure.schedule = format_schedule(story_run.trace if story_run.failure else steps)
     failure.preemptions = _preemptions(found.decisions)
     failure.story = (story_run if story_run.failure else rec).story()
+    failure.events = (story_run if story_run.failure else rec).story_events()
     same = story_run.failure is not None and story_run.failure.kind == found.failure.kind
     for _ in range(replays):
         again = _one(main, (), traced, check, None, follow=steps, **opts)
@@ -1894,6 +1908,7 @@ def replay(
         run.failure.schedule = schedule
         run.failure.preemptions = run.preemptions
         run.failure.story = run.story()
+        run.failure.events = run.story_events()
         return run.failure
     if not quiet:
         print("this schedule ran to the end without a failure; what happened:\n" + run.story())

@@ -135,9 +135,24 @@ def explore_cell(cell, scenario: Scenario, obj_name: str, **budget) -> dict:
     if not rep.ok:
         message, example = feedback(scenario, rep.failure, obj_name)
         out.update(
-            kind=str(rep.failure.kind), schedule=str(rep.failure.schedule), message=str(message), example=str(example)
+            kind=str(rep.failure.kind),
+            schedule=str(rep.failure.schedule),
+            message=str(message),
+            example=str(example),
+            events=list(rep.failure.events),
+            scenario=str(scenario.name),
         )
     return out
+
+
+def picture(rep: dict) -> bytes:
+    """The failing interleaving of an explore_cell report as swimlanes (the judge draws it)."""
+    events = rep.get("events")
+    if type(events) is not list or not events:
+        return b""
+    from ch13lib.pictures import swimlanes
+
+    return swimlanes(events, (str(rep.get("message", "")).splitlines() or [""])[0])
 
 
 def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple[str, str]:
@@ -276,7 +291,7 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
     if todo:
         print(f"✘ {title}: not implemented yet: {todo}")
         return False
-    lines, ok = [], True  # printed at the end: no ✔ for a cell that turns out to be a stub
+    lines, ok, lanes = [], True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
     for sc in scenarios:
         rep = run(source, sc, filename="<your cell>", **PUBLIC_BUDGET)
         if rep.ok:
@@ -298,8 +313,17 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
             )
             return False
         lines.append(f"✘ {msg}\n\n{example}\n")
+        lanes = rep.failure.events
         break
     print("\n".join(lines))
+    if not ok and lanes:
+        try:
+            from ch13lib.pictures import show, swimlanes
+
+            print("The same interleaving as swimlanes (one column per thread):")
+            show(swimlanes(lanes, msg.splitlines()[0]))
+        except Exception as e:  # noqa: BLE001 - no matplotlib here: the story above says it all
+            print(f"(no picture: {type(e).__name__})")
     if ok:
         print(f"{title}: all self-checks passed. The hidden tests try more scenarios and more schedules.")
     return ok

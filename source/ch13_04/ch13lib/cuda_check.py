@@ -62,7 +62,18 @@ SUBJECT_API = ("subject_config", "subject_launcher", "subject_kernel", "subject_
 
 
 class CheckFailed(AssertionError):
-    """A case failed; the message says why and how to replay it."""
+    """A case failed; the message says why and how to replay it. ``accesses``: the checking
+    simulator's record of who touched what up to a fault, drawn by :attr:`picture`."""
+
+    accesses: dict | None = None
+
+    @property
+    def picture(self) -> bytes:
+        if not self.accesses:
+            return b""
+        from ch13lib.pictures import cuda_accesses
+
+        return cuda_accesses(self.accesses, str(self))
 
 
 def vec_inputs(n: int, dtype="float32") -> tuple[np.ndarray, np.ndarray]:
@@ -120,7 +131,9 @@ def _no_launch_msg(name, launcher):
 
 
 def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
-    return CheckFailed(f"{e.message}{_replay(replay)}")
+    failed = CheckFailed(f"{e.message}{_replay(replay)}")
+    failed.accesses = getattr(e, "accesses", None)
+    return failed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +315,12 @@ class Ask:
         self._observe = observe
 
     def __call__(self, op: str, **case) -> dict:
-        return self._observe(op, **case)
+        obs = self._observe(op, **case)
+        if type(obs) is dict and type(obs.get("fault")) is dict:  # a fault seen where the cell runs
+            failed = CheckFailed(str(obs["fault"].get("message", "")))
+            failed.accesses = obs["fault"].get("accesses") if type(obs["fault"].get("accesses")) is dict else None
+            raise failed
+        return obs
 
 
 def local(**functions) -> Ask:
@@ -328,20 +346,31 @@ def _asked(target, name: str) -> Ask:
 # holds the student's functions; plain data goes back to the grader, which judges.
 
 
+def _sent(observe, cell, case) -> dict:
+    """An observation, or a fault the checking simulator found, as plain data with its access
+    record (the judge draws the picture)."""
+    try:
+        return observe(cell.module, **case)
+    except CheckFailed as e:
+        if not e.accesses:
+            raise
+        return {"fault": {"message": str(e), "accesses": e.accesses}}
+
+
 def subject_config(cell, **case) -> dict:
-    return observe_config(cell.module, **case)
+    return _sent(observe_config, cell, case)
 
 
 def subject_launcher(cell, **case) -> dict:
-    return observe_launcher(cell.module, **case)
+    return _sent(observe_launcher, cell, case)
 
 
 def subject_kernel(cell, **case) -> dict:
-    return observe_kernel(cell.module, **case)
+    return _sent(observe_kernel, cell, case)
 
 
 def subject_as_is(cell, **case) -> dict:
-    return observe_as_is(cell.module, **case)
+    return _sent(observe_as_is, cell, case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1054,7 +1083,7 @@ def _run_checks(title, checks, functions=()) -> bool:
             f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again."
         )
         return False
-    ok, lines = True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
+    ok, lines, picture = True, [], None  # printed at the end: no ✔ for a cell that turns out to be a stub
     for label, fn in checks:
         out = io.StringIO()
         try:
@@ -1068,6 +1097,8 @@ def _run_checks(title, checks, functions=()) -> bool:
         except CheckFailed as e:
             lines.append(f"  ✘ {label}: {e}")
             ok = False
+            if e.accesses and picture is None:
+                picture = e  # the first fault is drawn below the text
         except Exception as e:  # noqa: BLE001 - the student's code crashed
             lines.append(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
             ok = False
@@ -1081,7 +1112,20 @@ def _run_checks(title, checks, functions=()) -> bool:
         if ok
         else "Fix the ✘ lines above; each says how to replay the failing case."
     )
+    if picture is not None:
+        _show_picture(picture)
     return ok
+
+
+def _show_picture(failed: CheckFailed) -> None:
+    """The first fault as a picture: who read and wrote which element, the fault marked."""
+    try:
+        from ch13lib.pictures import show
+
+        print("The picture below shows which thread touched which element up to that fault (the first ✘):")
+        show(failed.picture)
+    except Exception as e:  # noqa: BLE001 - no matplotlib here: the text says it all
+        print(f"(no picture: {type(e).__name__})")
 
 
 def self_check_vec_add(vec_add, launch_vec_add) -> bool:

@@ -1,0 +1,79 @@
+"""Pictures in the self-checks and the feedback (ch13lib/pictures.py): drawn from plain data, carried
+from the judge's result line into the test cell's outputs, and shown in the TA's report."""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+
+from ch13lib import pictures  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_each_picture_is_a_png_drawn_from_plain_data():
+    accesses = {
+        "arrays": [["cache", "shared", 0, 8], ["a", "global", 0, 8]],
+        "events": [[1, 0, 0, "r"], [0, 0, 0, "w"], [0, 1, 1, "w"], [0, 0, 1, "r"], [0, 1, 1, "w"]],
+        "blockdim": [8, 1, 1],
+        "griddim": [1, 1, 1],
+        "bad_index": None,
+        "fault_thread": 1,
+    }
+    lanes = [["main", 10, "c = Counter()", "wrote c"], ["...", 0, "", "3 more steps"], ["T1", 13, "x += 1", "read x = 0"]]
+    for png in (
+        pictures.cuda_accesses(accesses, "thread 1 of block 0: a data race"),
+        pictures.cuda_accesses({**accesses, "bad_index": ["a", "global", [9]]}, "read a[9]: out of bounds"),
+        pictures.swimlanes(lanes, "an update was lost"),
+        pictures.zero_memory(70e9, 8),
+    ):
+        assert png.startswith(PNG) and 5_000 < len(png) < 400_000
+
+
+@pytest.fixture(scope="module")
+def graded_histogram():
+    """The ExternalGrade preprocessor (what `nbgrader autograde` runs) on a notebook whose histogram
+    is the unprotected `bins[v] += 1`: a sandboxed judge and subject, as in a real autograde."""
+    from kit.external_grade import ExternalGrade
+
+    source = open(os.path.join(ROOT, "tests", "catalogue", "histogram", "wrong_plain_increment.py")).read()
+    answer = new_code_cell(source, metadata={"nbgrader": {"grade_id": "histogram", "solution": True}})
+    test = new_code_cell(
+        "# hidden tests", metadata={"nbgrader": {"grade_id": "test_histogram", "grade": True, "points": 8}}
+    )
+    nb = new_notebook(cells=[answer, test])
+    ExternalGrade().preprocess(nb, {})
+    return nb
+
+
+def test_a_fault_reaches_the_feedback_as_an_image(graded_histogram):
+    outputs = graded_histogram.cells[1].outputs
+    images = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]
+    assert images and base64.b64decode(images[0].data["image/png"]).startswith(PNG)
+    assert "<picture: " in images[0].data["text/plain"]
+    assert outputs[-1].output_type == "execute_result"  # nbgrader still reads the partial credit last
+    assert "read-modify-write" in outputs[0].text
+
+
+def test_the_report_shows_the_picture_of_a_common_failure(graded_histogram, tmp_path):
+    from kit import report
+
+    folder = tmp_path / "autograded" / "s1" / "ch13_04"
+    folder.mkdir(parents=True)
+    nbformat.write(graded_histogram, str(folder / "02_cuda_kernels.ipynb"))
+
+    class Course:
+        def path(self, *parts):
+            return str(tmp_path.joinpath(*parts))
+
+    pictures_seen: dict = {}
+    report._failures(Course(), ["s1"], pictures_seen)
+    assert pictures_seen and all(v for v in pictures_seen.values())
