@@ -515,40 +515,43 @@ def make_grads(case: ZeroCase, step: int, rank: int, device: str = "cpu") -> lis
 
 def adam_reference(case: ZeroCase, variant: str = "") -> list[torch.Tensor]:
     """The parameters after each step (flat, concatenated) of DDP + Adam: gradients averaged over the
-    ranks, then ``torch.optim.Adam`` with the case's hyper-parameters. ``variant`` computes a known
-    mistake instead (by hand): "sum", "eps_in_sqrt", "no_bias_correction", "own" (no averaging,
-    rank 0's gradient)."""
+    ranks (summed in rank order, divided by W), then ``torch.optim.Adam`` with the case's
+    hyper-parameters. ``variant`` computes a known mistake instead, by hand: "sum" (no division),
+    "eps_in_sqrt", "no_bias_correction", "own" (shard r updated with rank r's own gradient)."""
+    W, N, c = case.world_size, case.numel, case.shard
+    sizes = [math.prod(s) for s in case.shapes]
     params = [torch.nn.Parameter(t.clone()) for t in make_params(case)]
-    W = case.world_size
     if not variant:
         opt = torch.optim.Adam(params, lr=case.lr, betas=case.betas, eps=case.eps, foreach=False)
-    state = [(torch.zeros_like(p), torch.zeros_like(p)) for p in params]
+    flat_p = torch.cat([p.detach().reshape(-1) for p in params])
+    m, v = torch.zeros_like(flat_p), torch.zeros_like(flat_p)
+    b1, b2 = case.betas
     out = []
     for step in range(case.steps):
-        per_rank = [make_grads(case, step, r) for r in range(W)]
-        for i, p in enumerate(params):
-            total = per_rank[0][i].clone()
-            for r in range(1, W):
-                total += per_rank[r][i]
-            g = {"sum": total, "own": per_rank[0][i]}.get(variant, total / W)
-            if not variant:
-                p.grad = g
-                continue
-            m, v = state[i]
-            b1, b2 = case.betas
-            m.mul_(b1).add_(g, alpha=1 - b1)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            t = step + 1
-            c1, c2 = (1.0, 1.0) if variant == "no_bias_correction" else (1 - b1**t, 1 - b2**t)
-            if variant == "eps_in_sqrt":
-                denom = (v / c2 + case.eps).sqrt()
-            else:
-                denom = (v / c2).sqrt() + case.eps
-            with torch.no_grad():
-                p.sub_(case.lr * (m / c1) / denom)
+        grads = [torch.cat([g.reshape(-1) for g in make_grads(case, step, r)]) for r in range(W)]
+        total = grads[0].clone()
+        for r in range(1, W):
+            total += grads[r]
         if not variant:
+            for p, g in zip(params, (total / W).split(sizes)):
+                p.grad = g.view_as(p).clone()
             opt.step()
-        out.append(torch.cat([p.detach().reshape(-1).clone() for p in params]))
+            out.append(torch.cat([p.detach().reshape(-1).clone() for p in params]))
+            continue
+        if variant == "sum":
+            g = total
+        elif variant == "own":
+            owner = torch.clamp(torch.arange(N) // max(c, 1), max=W - 1)
+            g = torch.stack(grads)[owner, torch.arange(N)]
+        else:
+            g = total / W
+        m.mul_(b1).add_(g, alpha=1 - b1)
+        v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        t = step + 1
+        c1, c2 = (1.0, 1.0) if variant == "no_bias_correction" else (1 - b1**t, 1 - b2**t)
+        denom = (v / c2 + case.eps).sqrt() if variant == "eps_in_sqrt" else (v / c2).sqrt() + case.eps
+        flat_p = flat_p - case.lr * (m / c1) / denom
+        out.append(flat_p.clone())
     return out
 
 
@@ -556,7 +559,10 @@ VARIANTS = {
     "sum": "the gradients were summed, not averaged: divide the reduce-scattered shard by world_size",
     "eps_in_sqrt": "eps is inside the square root: Adam divides by sqrt(v̂) + eps",
     "no_bias_correction": "no bias correction: divide m by 1 − β1^t and v by 1 − β2^t (t = 1, 2, ...)",
-    "own": "each rank used its own gradient: reduce-scatter the flat gradients first (every rank must see the mean)",
+    "own": (
+        "each rank updated its shard with its own gradient: reduce-scatter the flat gradients first, so that "
+        "every shard is updated with the mean over the ranks"
+    ),
 }
 
 
