@@ -10,5 +10,8 @@ CONTRACT = {
     "word_count": "04_mapreduce",
     "fsdp_checkpoint": "05_fsdp_checkpoint",
     "quiz": "06_quiz",
+    "pipeline": "07_parallelism",
+    "tensor_parallel": "07_parallelism",
+    "zero1": "07_parallelism",
 }
 NOTEBOOKS = sorted(set(CONTRACT.values()))

@@ -66,28 +66,49 @@ class DistComm:
         self.world_size = len(self._ranks)
         self.device = device
         self.sent_elements = 0
+        self.log: list[dict] = []  # every call, as the simulator's world.log writes it
+
+    def _note(self, call: str, t, peer=None, op=None) -> None:
+        numel = t.numel() if hasattr(t, "numel") else 0
+        dtype = str(getattr(t, "dtype", "?")).replace("torch.", "")
+        self.log.append({"rank": self.rank, "call": call, "numel": int(numel), "dtype": dtype, "peer": peer, "op": op})
 
     def send(self, tensor, dst: int) -> None:
+        self._note("send", tensor, dst)
         self.sent_elements += tensor.numel()
         self._dist.send(tensor, group=self._group, group_dst=dst)
 
     def recv(self, tensor, src: int) -> None:
+        self._note("recv", tensor, src)
         self._dist.recv(tensor, group=self._group, group_src=src)
 
     def isend(self, tensor, dst: int):
+        self._note("isend", tensor, dst)
         self.sent_elements += tensor.numel()
         return self._dist.isend(tensor, group=self._group, group_dst=dst)
 
     def irecv(self, tensor, src: int):
+        self._note("irecv", tensor, src)
         return self._dist.irecv(tensor, group=self._group, group_src=src)
 
     def reduce_scatter_tensor(self, output, input) -> None:
+        self._note("reduce_scatter_tensor", output)
         self.sent_elements += (self.world_size - 1) * output.numel()
         self._dist.reduce_scatter_tensor(output, input, group=self._group)
 
     def all_gather_into_tensor(self, output, input) -> None:
+        self._note("all_gather_into_tensor", input)
         self.sent_elements += (self.world_size - 1) * input.numel()
         self._dist.all_gather_into_tensor(output, input, group=self._group)
+
+    def all_reduce(self, tensor, op=None) -> None:
+        name = "SUM" if op is None else str(op).split(".")[-1].upper()
+        self._note("all_reduce", tensor, op=name)
+        self.sent_elements += 2 * (self.world_size - 1) * -(-tensor.numel() // self.world_size)
+        ops = {"SUM": self._dist.ReduceOp.SUM, "AVG": self._dist.ReduceOp.AVG}
+        if name not in ops:
+            raise ValueError(f"all_reduce with op={op!r}: this exercise offers SUM and AVG")
+        self._dist.all_reduce(tensor, op=ops[name], group=self._group)
 
     def __repr__(self) -> str:
         return f"DistComm(rank={self.rank}, world_size={self.world_size})"

@@ -12,6 +12,17 @@ the matching ``recv`` has been posted; messages between one pair of ranks match 
 an ``isend`` buffer must stay untouched until its ``wait()`` returns, and an ``irecv`` buffer holds
 the data only after its ``wait()``. Every element sent is counted per rank (``world.traffic``).
 
+``comm.all_reduce(tensor)`` (in place, SUM or AVG), ``reduce_scatter_tensor`` and
+``all_gather_into_tensor`` are rendezvous of all ranks. Every call a rank makes is also written to
+``world.log`` (rank, call, elements, dtype, peer), so a harness can say exactly what was sent.
+
+A logical clock (``world.clock``, one number per rank) measures schedules without wall time: a
+harness charges work to a rank with ``world.advance(rank, ticks, label)`` (recorded in
+``world.timeline``); a receive completes no earlier than the tick at which the matching send was
+posted (a blocking ``recv`` when it is matched, an ``irecv`` in its ``wait()``), a collective at
+the latest of its ranks' ticks; sending and receiving cost nothing. ``world.length()`` is the
+largest tick any rank reached.
+
 When no rank can move, the run stops at once with a :class:`Deadlock` that names what each rank
 waits for, on which line, and the wait-for cycle. Misuse (a size mismatch, a buffer changed while
 its send is in flight, a send nobody receives) stops it with a :class:`CommError` that says so.
@@ -75,6 +86,8 @@ class _Msg:
     where: str
     snapshot: torch.Tensor | None = None  # a send's data as it was posted
     staged: torch.Tensor | None = None  # an irecv's data, delivered by wait()
+    tick: Any = 0  # a send: the sender's logical clock when it was posted
+    staged_tick: Any = 0  # an irecv: the matching send's tick, applied by wait()
     matched: bool = False
     delivered: bool = False
 
@@ -116,11 +129,13 @@ class Work:
 
 
 class SimComm:
-    """One rank's view of the world. ``p2p``/``collectives`` choose which calls it offers."""
+    """One rank's view of the world. ``p2p``/``collectives``/``all_reduce`` choose which calls it offers."""
 
-    def __init__(self, world: "SimWorld", rank: int, *, p2p: bool = True, collectives: bool = False):
+    def __init__(
+        self, world: "SimWorld", rank: int, *, p2p: bool = True, collectives: bool = False, all_reduce: bool = False
+    ):
         self._world, self._rank = world, rank
-        self._p2p, self._collectives = p2p, collectives
+        self._p2p, self._collectives, self._all_reduce = p2p, collectives, all_reduce
 
     @property
     def rank(self) -> int:
@@ -132,11 +147,11 @@ class SimComm:
 
     def _need(self, allowed: bool, name: str) -> None:
         if not allowed:
-            kind = (
-                "point-to-point calls"
-                if self._collectives is False
-                else "reduce_scatter_tensor and all_gather_into_tensor"
+            offered = (["point-to-point calls"] if self._p2p else []) + (
+                ["reduce_scatter_tensor", "all_gather_into_tensor"] if self._collectives else []
             )
+            offered += ["all_reduce"] if self._all_reduce else []
+            kind = " and ".join(offered) or "nothing"
             self._world._error(
                 self._rank, f"rank {self._rank} called comm.{name}, which this exercise does not offer: use only {kind}"
             )
@@ -167,6 +182,12 @@ class SimComm:
         """Like ``dist.all_gather_into_tensor``: ``output`` receives every rank's ``input``, in rank order."""
         self._need(self._collectives, "all_gather_into_tensor")
         self._world._collective(self._rank, "all_gather_into_tensor", output, input)
+
+    def all_reduce(self, tensor: torch.Tensor, op: Any = None) -> None:
+        """Like ``dist.all_reduce``: ``tensor`` becomes, in place, the sum over ranks (``op``: SUM, the
+        default, or AVG, as ``dist.ReduceOp`` or a string)."""
+        self._need(self._all_reduce, "all_reduce")
+        self._world._collective(self._rank, "all_reduce", tensor, tensor, op=op)
 
     def __repr__(self) -> str:
         return f"SimComm(rank={self.rank}, world_size={self.world_size})"
@@ -203,9 +224,19 @@ class SimWorld:
         self._coll_seq = [0] * world_size
         self._coll: dict[int, dict] = {}
         self._used = False
+        self.clock: list = [0] * world_size  # logical ticks per rank (see advance)
+        self.timeline: list[tuple] = []  # (rank, start tick, end tick, label) of every advance
+        self.log: list[dict] = []  # every comm call: rank, call, numel, dtype, peer, op
 
     # ---- running ---------------------------------------------------------------------------
-    def run(self, fn: Callable[[int, SimComm], Any], *, p2p: bool = True, collectives: bool = False) -> list:
+    def run(
+        self,
+        fn: Callable[[int, SimComm], Any],
+        *,
+        p2p: bool = True,
+        collectives: bool = False,
+        all_reduce: bool = False,
+    ) -> list:
         """Call ``fn(rank, comm)`` on every rank; return their results in rank order.
         Raises :class:`Deadlock`, :class:`RankError` or :class:`CommError` when the run fails."""
         if self._used:
@@ -214,7 +245,7 @@ class SimWorld:
         results: list = [None] * self.world_size
         threads = []
         for r in range(self.world_size):
-            comm = SimComm(self, r, p2p=p2p, collectives=collectives)
+            comm = SimComm(self, r, p2p=p2p, collectives=collectives, all_reduce=all_reduce)
             t = threading.Thread(target=self._body, args=(r, fn, comm, results), daemon=True, name=f"sim-rank-{r}")
             threads.append(t)
         with self._cv:
@@ -316,6 +347,31 @@ class SimWorld:
             self._cv.notify_all()
         raise _Abort
 
+    # ---- the logical clock and the call log -------------------------------------------------
+    def advance(self, rank: int, ticks, label: str = "") -> None:
+        """Charge ``ticks`` of work to ``rank`` (a harness calls it from that rank's thread)."""
+        with self._cv:
+            start = self.clock[rank]
+            self.clock[rank] = start + ticks
+            self.timeline.append((rank, start, self.clock[rank], label))
+
+    def length(self):
+        """The schedule's length: the largest tick any rank reached."""
+        return max(self.clock)
+
+    def _note(self, me: int, call: str, t, peer=None, op=None) -> None:
+        if isinstance(t, torch.Tensor):
+            self.log.append(
+                {
+                    "rank": me,
+                    "call": call,
+                    "numel": int(t.numel()),
+                    "dtype": str(t.dtype).replace("torch.", ""),
+                    "peer": peer if isinstance(peer, int) else None,
+                    "op": op,
+                }
+            )
+
     # ---- point to point --------------------------------------------------------------------
     def _check_tensor(self, me: int, t, call: str, peer: int, peer_name: str) -> None:
         if not isinstance(t, torch.Tensor):
@@ -341,7 +397,9 @@ class SimWorld:
         call = f"{'send' if blocking else 'isend'}(to rank {dst})"
         self._check_tensor(me, tensor, call, dst, "dst")
         with self._cv:
+            self._note(me, "send" if blocking else "isend", tensor, dst)
             msg = _Msg("send", me, dst, tensor, blocking, _user_line(), snapshot=tensor.detach().clone())
+            msg.tick = self.clock[me]
             tr = self.traffic[me]
             tr.sent_elements += tensor.numel()
             tr.sent_bytes += tensor.numel() * tensor.element_size()
@@ -361,6 +419,7 @@ class SimWorld:
         call = f"{'recv' if blocking else 'irecv'}(from rank {src})"
         self._check_tensor(me, tensor, call, src, "src")
         with self._cv:
+            self._note(me, "recv" if blocking else "irecv", tensor, src)
             msg = _Msg("recv", src, me, tensor, blocking, _user_line())
             self._posted_recvs.append(msg)
             self._recvs[(src, me)].append(msg)
@@ -386,10 +445,12 @@ class SimWorld:
             data = s.snapshot
             s.matched = r.matched = True
             self.traffic[dst].received_elements += data.numel()
-            if r.blocking:
+            if r.blocking:  # the receiver is blocked in recv (or is this thread): it completes now
                 self._deliver(r, data)
+                self.clock[dst] = max(self.clock[dst], s.tick)
             else:
                 r.staged = data
+                r.staged_tick = s.tick
 
     def _deliver(self, r: _Msg, data: torch.Tensor) -> None:
         with torch.no_grad():
@@ -433,6 +494,7 @@ class SimWorld:
                 )
                 if not msg.delivered:
                     self._deliver(msg, msg.staged)
+                    self.clock[me] = max(self.clock[me], msg.staged_tick)
 
     def _poll_work(self, me: int, msg: _Msg) -> bool:
         with self._cv:
@@ -440,7 +502,7 @@ class SimWorld:
             return msg.matched
 
     # ---- collectives (reduce_scatter_tensor, all_gather_into_tensor) ------------------------
-    def _collective(self, me: int, name: str, output, input) -> None:
+    def _collective(self, me: int, name: str, output, input, op: Any = None) -> None:
         for t, what in ((output, "output"), (input, "input")):
             if not isinstance(t, torch.Tensor):
                 self._error(me, f"rank {me} called {name} with a {type(t).__name__} as {what}, not a torch.Tensor")
@@ -450,6 +512,14 @@ class SimWorld:
                     f"rank {me} called {name} with a non-contiguous {what}: torch.distributed needs contiguous tensors",
                 )
         w = self.world_size
+        op_name = None
+        if name == "all_reduce":
+            op_name = "SUM" if op is None else str(op).split(".")[-1].upper()
+            if op_name not in ("SUM", "AVG"):
+                self._error(me, f"rank {me} called all_reduce with op={op!r}: this simulator offers SUM and AVG")
+            with self._cv:
+                self._note(me, name, input, op=op_name)
+            return self._rendezvous(me, name, output, input, op_name, 2 * (w - 1) * -(-input.numel() // w))
         big, small = (input, output) if name == "reduce_scatter_tensor" else (output, input)
         if big.numel() != w * small.numel():
             self._error(
@@ -473,12 +543,19 @@ class SimWorld:
                 me, f"rank {me} called {name} with input {input.dtype} and output {output.dtype}: use one dtype"
             )
         with self._cv:
+            self._note(me, name, small)
+        self._rendezvous(me, name, output, input, op_name, (w - 1) * small.numel())
+
+    def _rendezvous(self, me: int, name: str, output, input, op_name, sent: int) -> None:
+        """Wait for every rank's call #k; the last one to arrive completes it for all."""
+        w = self.world_size
+        with self._cv:
             k = self._coll_seq[me]
             self._coll_seq[me] += 1
             slot = self._coll.setdefault(k, {"calls": {}, "done": False})
-            slot["calls"][me] = (name, output, input, _user_line())
-            self.traffic[me].sent_elements += (w - 1) * small.numel()  # what a ring would send
-            self.traffic[me].sent_bytes += (w - 1) * small.numel() * small.element_size()
+            slot["calls"][me] = (name, output, input, _user_line(), op_name)
+            self.traffic[me].sent_elements += sent  # what a ring would send
+            self.traffic[me].sent_bytes += sent * input.element_size()
             self.traffic[me].sent_messages += w - 1
             if len(slot["calls"]) == w:
                 self._complete_collective(me, k, slot)
@@ -506,9 +583,24 @@ class SimWorld:
         if len(sizes) > 1:
             listing = "; ".join(f"rank {r}: input of {_describe(calls[r][2])}" for r in sorted(calls))
             self._error(me, f"the ranks' {name} calls (#{k + 1}) have different sizes: {listing}")
+        ops = {calls[r][4] for r in calls}
+        if len(ops) > 1:
+            listing = "; ".join(f"rank {r}: op {calls[r][4]}" for r in sorted(calls))
+            self._error(me, f"the ranks' {name} calls (#{k + 1}) use different ops: {listing}")
         w = self.world_size
+        latest = max(self.clock[q] for q in calls)  # every rank waits in this call: no clock moves meanwhile
+        for r in calls:
+            self.clock[r] = latest
         with torch.no_grad():
-            if name == "reduce_scatter_tensor":
+            if name == "all_reduce":
+                total = calls[0][2].detach().clone()
+                for r in range(1, w):
+                    total += calls[r][2].detach().to(total.device)
+                if ops.pop() == "AVG":
+                    total = total / w if total.is_floating_point() else total // w
+                for r in range(w):
+                    calls[r][1].copy_(total.to(calls[r][1].device))
+            elif name == "reduce_scatter_tensor":
                 total = calls[0][2].detach().reshape(-1).clone()
                 for r in range(1, w):
                     total += calls[r][2].detach().reshape(-1).to(total.device)

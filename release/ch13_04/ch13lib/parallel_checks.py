@@ -1,0 +1,254 @@
+"""Self-checks for notebook 07 (pipeline, tensor and ZeRO parallelism): quick, printed ✔/✘, replayable.
+
+    check_gpipe_step(gpipe_step)        # exercise pipeline: gradients, loss, the schedule (and its chart)
+    check_tp_mlp(tp_mlp)                # exercise tensor_parallel: output and communication
+    check_zero_adam(ZeroAdam)           # exercise zero1: DDP + Adam, the state, the communication
+    show_schedule(fn, stages=3, n_micro=4)   # the ranks × ticks chart of any gpipe_step-like function
+    check_pipeline_case(gpipe_step, stages=3, n_micro=2, ...)   # replay one case (failure messages print it)
+    check_tp_case(tp_mlp, world_size=2, ...), check_zero_case(ZeroAdam, world_size=3, ...)
+
+They run on the same simulated process group as the hidden graders (ch13lib.procgroup) and compute
+the expected values the same way (ch13lib.parallel_cases), on fewer cases; the graders add
+hypothesis-generated cases and real torch.distributed worlds.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+from ch13lib import grading
+from ch13lib.collective_cases import SimFailure
+from ch13lib.parallel_cases import (
+    PipeCase,
+    TPCase,
+    ZeroCase,
+    pipeline_verdict,
+    schedule_chart,
+    schedule_problem,
+    tp_traffic_problem,
+    tp_verdict,
+    zero_state_problem,
+    zero_traffic_problem,
+    zero_verdict,
+)
+from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
+
+
+def _cell(fn, name: str):
+    return types.SimpleNamespace(module=types.SimpleNamespace(**{name: fn}))
+
+
+def _report(title: str, problem: str | None) -> bool:
+    print(("✔ " if problem is None else "✘ ") + title)
+    if problem:
+        print(textwrap.indent(problem, "    "))
+    return problem is None
+
+
+def _run_all(checks) -> bool:
+    if grading():
+        print("self-check skipped while grading: the hidden tests decide.")
+        return True
+    ok = True
+    try:
+        for title, check in checks:
+            try:
+                problem = check()
+            except SimFailure as e:
+                problem = str(e)
+            ok &= _report(title, problem)
+    except NotImplementedError:
+        print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
+        return False
+    print("all self-checks passed" if ok else "fix the ✘ above (each says how to replay it)")
+    return ok
+
+
+# ---- pipeline -----------------------------------------------------------------------------------
+_PIPE = [
+    (
+        "one stage (P = 1, no messages), 2 micro-batches, .grad already holding something",
+        PipeCase(1, 2, 2, (3, 2), "mse", 1, True),
+    ),
+    ("2 stages, 3 micro-batches", PipeCase(2, 3, 2, (3, 4, 2), "mse", 2)),
+    (
+        "3 stages, 2 micro-batches, cross-entropy, .grad pre-filled, round-robin schedule",
+        PipeCase(3, 2, 1, (2, 3, 3, 3), "cross_entropy", 3, True, "round_robin"),
+    ),
+    (
+        "4 stages, 4 micro-batches of 1 row, random schedule",
+        PipeCase(4, 4, 1, (2, 2, 3, 2, 2), "mse", 4, False, "random", 1),
+    ),
+]
+
+
+def _pipe_checks(fn, case: PipeCase, schedule: bool = True) -> list:
+    name = fn.__name__
+    seen = {}
+
+    def values():
+        seen.update(observe_pipeline(_cell(fn, name), case, fn_name=name, guard_s=10))
+        return pipeline_verdict(case, seen, name)
+
+    def sched():
+        if not seen:
+            seen.update(observe_pipeline(_cell(fn, name), case, fn_name=name, guard_s=10))
+        return schedule_problem(case, seen, name)
+
+    out = [(f"{case.stages} stage{'s' if case.stages > 1 else ''}: gradients and loss of one full-batch step", values)]
+    if schedule:
+        out.append((f"   schedule no longer than GPipe's 2(m + P − 1) = {case.bound()} ticks", sched))
+    return out
+
+
+def check_gpipe_step(fn, chart: bool = True) -> bool:
+    """Exercise pipeline: .grad and the loss against a full-batch step, the schedule against
+    2(m + P − 1) on 1-4 stages; then the ranks × ticks chart of 3 stages and 4 micro-batches."""
+    checks = []
+    for title, case in _PIPE:
+        sub = _pipe_checks(fn, case)
+        checks.append((title + ": gradients and loss", sub[0][1]))
+        checks.append((sub[1][0].strip(), sub[1][1]))
+    ok = _run_all(checks)
+    if chart and ok and not grading():
+        show_schedule(fn, stages=3, n_micro=4)
+    return ok
+
+
+def show_schedule(fn, stages: int = 3, n_micro: int = 4) -> float | None:
+    """Run ``fn`` (a gpipe_step) on ``stages`` simulated ranks and print its schedule as ranks × ticks:
+    F3 = the forward of micro-batch 3, B3 its backward, . = idle. Returns the length in ticks."""
+    case = PipeCase(stages, n_micro, 1, (), "mse", 0)
+    try:
+        seen = observe_pipeline(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10)
+    except SimFailure as e:
+        print("✘ " + str(e))
+        return None
+    length = seen["length"]
+    busy = sum(b - a for _, a, b, _, _ in seen["timeline"])
+    idle = stages * length - busy
+    print(
+        f"{stages} stages, {n_micro} micro-batches: {length:g} ticks (GPipe: 2(m + P − 1) = {case.bound()}); "
+        f"idle {idle:g} of {stages} × {length:g} rank-ticks = {idle / (stages * length):.0%} bubble"
+    )
+    print(schedule_chart(seen["timeline"], stages, length))
+    return length
+
+
+def check_pipeline_case(fn, **case) -> bool:
+    """Replay one case exactly (the graders print this call for every failure) and show its chart."""
+    case = PipeCase(**case)
+    try:
+        seen = observe_pipeline(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10)
+    except NotImplementedError:
+        print("✘ not implemented yet")
+        return False
+    except SimFailure as e:
+        print("✘ " + str(e))
+        return False
+    problem = pipeline_verdict(case, seen, fn.__name__) or schedule_problem(case, seen, fn.__name__)
+    print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: right gradients, loss and schedule"))
+    if problem is None or "schedule" not in problem:
+        print(schedule_chart(seen["timeline"], case.stages, seen["length"]))
+    return problem is None
+
+
+# ---- tensor parallelism -------------------------------------------------------------------------
+_TP = [
+    ("world size 1", TPCase(1, (3,), 4, 4, 3, "float32", 1)),
+    ("2 ranks, float32", TPCase(2, (3,), 4, 6, 3, "float32", 2)),
+    ("3 ranks, float64 (the dtype is kept)", TPCase(3, (2,), 5, 6, 2, "float64", 3, "round_robin")),
+    ("4 ranks, x of shape (2, 2, 3), random schedule", TPCase(4, (2, 2), 3, 8, 4, "float32", 4, "random", 1)),
+]
+
+
+def _tp_check(fn, case: TPCase):
+    def run():
+        seen = observe_tp(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10)
+        return tp_verdict(case, seen["outputs"], fn.__name__) or tp_traffic_problem(case, seen["calls"], fn.__name__)
+
+    return run
+
+
+def check_tp_mlp(fn) -> bool:
+    """Exercise tensor_parallel: every rank's y against the unsharded MLP, and exactly one all_reduce."""
+    return _run_all([(f"{t}: output and one all_reduce of y's size", _tp_check(fn, c)) for t, c in _TP])
+
+
+def check_tp_case(fn, **case) -> bool:
+    """Replay one case exactly and print the comm calls each rank made."""
+    case = TPCase(**case)
+    try:
+        seen = observe_tp(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10)
+    except NotImplementedError:
+        print("✘ not implemented yet")
+        return False
+    except SimFailure as e:
+        print("✘ " + str(e))
+        return False
+    problem = tp_verdict(case, seen["outputs"], fn.__name__) or tp_traffic_problem(case, seen["calls"], fn.__name__)
+    print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: right output and communication"))
+    for r, calls in enumerate(seen["calls"]):
+        print(
+            f"  rank {r}: " + (", ".join(f"{c['call']}({c['numel']} {c['dtype']})" for c in calls) or "no comm calls")
+        )
+    return problem is None
+
+
+# ---- ZeRO-1 ---------------------------------------------------------------------------------------
+_ZERO = [
+    ("world size 1, float64", ZeroCase(1, ((3, 2), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 1)),
+    (
+        "3 ranks, N = 7 (not a multiple of 3), float64",
+        ZeroCase(3, ((5,), (2,)), "float64", 3, 1e-2, (0.9, 0.999), 1e-8, 1.0, 2),
+    ),
+    (
+        "2 ranks, float32, gradients of about 1e-6",
+        ZeroCase(2, ((3, 3),), "float32", 3, 1e-3, (0.9, 0.999), 1e-8, 1e-6, 3, "round_robin"),
+    ),
+    (
+        "4 ranks, N = 10, float64, gradients of about 1e-6",
+        ZeroCase(4, ((2, 3), (4,)), "float64", 2, 1e-3, (0.9, 0.999), 1e-8, 1e-6, 4, "random", 2),
+    ),
+]
+
+
+def _zero_problem(cls, case: ZeroCase) -> str | None:
+    name = cls.__name__
+    seen = observe_zero(_cell(cls, name), case, fn_name=name, guard_s=10)
+    problem = (
+        zero_verdict(case, seen["steps"], name)
+        or zero_state_problem(case, seen, name)
+        or zero_traffic_problem(case, seen["calls"], name)
+    )
+    moved = [(r, m) for r, m in enumerate(seen["moved"]) if m]
+    if problem is None and moved:
+        problem = (
+            f"{case.label()}: rank {moved[0][0]} replaced the storage of parameters {moved[0][1]} (p.data = ...): "
+            f"copy into them in place (with torch.no_grad(): p.copy_(...))"
+        )
+    return problem
+
+
+def check_zero_adam(cls) -> bool:
+    """Exercise zero1: k steps against DDP + torch.optim.Adam, state_numel() ≤ 2·⌈N/W⌉, and one
+    reduce_scatter_tensor + one all_gather_into_tensor per step."""
+    return _run_all(
+        [(f"{t}: matches DDP + Adam, sharded state, traffic", (lambda c=c: _zero_problem(cls, c))) for t, c in _ZERO]
+    )
+
+
+def check_zero_case(cls, **case) -> bool:
+    """Replay one case exactly."""
+    case = ZeroCase(**case)
+    try:
+        problem = _zero_problem(cls, case)
+    except NotImplementedError:
+        print("✘ not implemented yet")
+        return False
+    except SimFailure as e:
+        print("✘ " + str(e))
+        return False
+    print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: matches DDP + Adam"))
+    return problem is None

@@ -1,0 +1,366 @@
+"""Harnesses of notebook 07: run an answer on the simulated process group or a real world, observe.
+
+Each ``observe_*`` function runs in the process that holds the answer cell (the subject, or the
+student's notebook for the self-checks): it builds the case's inputs, runs the cell's function on
+every rank of a :class:`ch13lib.procgroup.SimWorld` and returns what it saw as plain data (each
+rank's tensors and return value, the comm calls each rank made, the schedule on the logical clock).
+It decides nothing; ``ch13lib.parallel_cases`` (and the hidden graders) do. The ``run_real_*``
+functions are the same runs as one rank of a real torch.distributed world
+(``collective_launch.launch`` targets).
+
+The pipeline's clock (CONTRACT 8.3): rank r's stage is wrapped in :class:`TimedStage`, whose
+forward charges ``rows / micro_rows`` ticks to rank r before it computes, and whose output carries
+an autograd node that charges the same again when the backward pass goes through it. A receive
+completes no earlier than the tick of its send (procgroup). The schedule's length is the largest
+tick any rank reaches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+import torch
+from torch import nn
+
+from ch13lib.collective_cases import SimFailure
+from ch13lib.parallel_cases import (
+    LOSSES,
+    PipeCase,
+    TPCase,
+    ZeroCase,
+    make_batch,
+    make_grads,
+    make_mlp,
+    make_params,
+    make_stages,
+    tp_shard,
+)
+
+SUBJECT_API = ("observe_pipeline", "observe_tp", "observe_zero")  # run in the subject on the answer cell
+
+
+def _one_thread() -> None:
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+
+def _function(module, name: str, what: str):
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise SimFailure(f"the cell does not define {what}")
+    return fn
+
+
+def _run(world, body, case, fn_name: str, **offer) -> None:
+    """``world.run(body)``; a deadlock, a crash or misuse of comm becomes a SimFailure with the replay."""
+    from ch13lib.collective_launch import own_traceback
+    from ch13lib.procgroup import CommError, Deadlock, RankError
+
+    replay = f"Replay: {case.replay(fn_name)}"
+    try:
+        world.run(body, **offer)
+    except RankError as e:
+        if isinstance(e.exc, NotImplementedError):
+            raise NotImplementedError from None
+        raise SimFailure(
+            f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}\n{replay}"
+        ) from None
+    except Deadlock as e:
+        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+    except CommError as e:
+        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+
+
+def _returned(v):
+    """A return value as plain data the verdicts read."""
+    if v is None:
+        return None
+    if isinstance(v, float):
+        return {"kind": "float", "value": float(v)}
+    if isinstance(v, torch.Tensor):
+        return {"kind": "tensor", "value": float(v.detach().reshape(-1)[0]) if v.numel() == 1 else list(v.shape)}
+    return {"kind": "other", "type": type(v).__name__}
+
+
+# ---------------------------------------------------------------------------------------------
+# pipeline
+# ---------------------------------------------------------------------------------------------
+class _BackwardTick(torch.autograd.Function):
+    """Identity whose backward charges a stage's backward work to its rank's clock."""
+
+    @staticmethod
+    def forward(ctx, out, tag):
+        ctx.tag = tag
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        clock, ticks, first = ctx.tag
+        clock(ticks, "B", first)
+        return grad, None
+
+
+class TimedStage(nn.Module):
+    """A pipeline stage on the logical clock: forward and backward each cost rows / micro_rows ticks."""
+
+    def __init__(self, inner: nn.Module, clock, micro_rows: int) -> None:
+        super().__init__()
+        self._inner = inner
+        self.in_features, self.out_features = inner.in_features, inner.out_features
+        self._clock = clock  # clock(ticks, kind, first micro-batch)
+        self._rows = micro_rows
+        self._done = 0  # forward micro-batches so far (labels the chart)
+
+    def forward(self, x):
+        rows = x.shape[0] if x.dim() > 1 else 1
+        ticks = Fraction(rows, self._rows)
+        first = self._done
+        self._done += max(1, round(ticks))
+        self._clock(ticks, "F", first)
+        out = self._inner(x)
+        if torch.is_grad_enabled() and out.requires_grad:
+            out = _BackwardTick.apply(out, (self._clock, ticks, first))
+        return out
+
+
+def _grads(stage: nn.Module) -> list:
+    return [p.grad.detach().to("cpu").clone() if p.grad is not None else None for p in stage.parameters()]
+
+
+def _as_case(case, cls):
+    if isinstance(case, cls):
+        return case
+    return cls(**case)
+
+
+def observe_pipeline(cell, case: PipeCase, *, fn_name: str = "gpipe_step", guard_s: float = 20.0) -> dict:
+    """Run ``gpipe_step`` on the simulated group: each rank's return value and .grad, and the schedule.
+
+    Returns ``{"returns", "grads", "length", "clock", "timeline"}`` (timeline: (rank, start, end,
+    "F" or "B", first micro-batch) per stage call)."""
+    from ch13lib.procgroup import SimWorld
+
+    _one_thread()
+    case = _as_case(case, PipeCase)
+    fn = _function(cell.module, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
+    P = case.stages
+    world = SimWorld(P, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
+    stages = make_stages(case)
+    batch, target = make_batch(case)
+    returns = [None] * P
+
+    def clock_of(r):
+        return lambda ticks, kind, first: world.advance(r, ticks, (kind, first))
+
+    timed = [TimedStage(stages[r], clock_of(r), case.micro_rows) for r in range(P)]
+
+    def body(r, comm):
+        returns[r] = fn(
+            timed[r],
+            batch.clone() if r == 0 else None,
+            target.clone() if r == P - 1 else None,
+            case.n_micro,
+            comm,
+            LOSSES[case.loss],
+        )
+
+    _run(world, body, case, fn_name, p2p=True)
+    return {
+        "returns": [_returned(v) for v in returns],
+        "grads": [_grads(st) for st in stages],
+        "length": float(world.length()),
+        "clock": [float(c) for c in world.clock],
+        "timeline": [(r, float(a), float(b), str(lab[0]), int(lab[1])) for r, a, b, lab in world.timeline],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor parallelism
+# ---------------------------------------------------------------------------------------------
+def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cpu", guard_s: float = 20.0) -> dict:
+    """Run ``tp_mlp`` on the simulated group: each rank's output and every comm call it made."""
+    from ch13lib.procgroup import SimWorld
+
+    _one_thread()
+    case = _as_case(case, TPCase)
+    fn = _function(cell.module, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
+    W = case.world_size
+    full = make_mlp(case, device)
+    args = [tp_shard(full, case, r) for r in range(W)]
+    outputs = [None] * W
+    world = SimWorld(W, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
+
+    def body(r, comm):
+        outputs[r] = fn(*args[r], comm)
+
+    _run(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
+    return {
+        "outputs": [o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else type(o).__name__ for o in outputs],
+        "calls": [[{k: v for k, v in c.items() if k != "rank"} for c in world.log if c["rank"] == r] for r in range(W)],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# ZeRO-1
+# ---------------------------------------------------------------------------------------------
+def _held_numel(opt, params: list) -> int:
+    """Elements in the tensors an optimizer object holds (its attributes, their lists and dicts, a few
+    levels deep), the parameters and their .grad excepted, each storage counted once."""
+    skip = {p.untyped_storage().data_ptr() for p in params}
+    skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
+    seen, total = set(), 0
+
+    def walk(x, depth):
+        nonlocal total
+        if depth > 4:
+            return
+        if isinstance(x, torch.Tensor):
+            ptr = x.untyped_storage().data_ptr()
+            if ptr in skip or ptr in seen or x.numel() == 0:
+                return
+            seen.add(ptr)
+            total += x.untyped_storage().nbytes() // max(1, x.element_size())
+        elif isinstance(x, dict):
+            for v in list(x.values()):
+                walk(v, depth + 1)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v, depth + 1)
+
+    try:
+        walk(list(vars(opt).values()), 0)
+    except TypeError:  # no __dict__ (slots)
+        return 0
+    return total
+
+
+def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str) -> dict:
+    params = [nn.Parameter(t.clone()) for t in make_params(case, device)]
+    ptrs = [p.data_ptr() for p in params]
+    opt = cls(params, comm, lr=case.lr, betas=tuple(case.betas), eps=case.eps)
+    steps = []
+    for s in range(case.steps):
+        for p, g in zip(params, make_grads(case, s, r, device)):
+            p.grad = g
+        opt.step()
+        steps.append(torch.cat([p.detach().reshape(-1).to("cpu") for p in params]).clone())
+    n = opt.state_numel()
+    return {
+        "steps": steps,
+        "state_numel": n if type(n) is int else f"a {type(n).__name__}",
+        "held": _held_numel(opt, params),
+        "moved": [i for i, p in enumerate(params) if p.data_ptr() != ptrs[i]],
+    }
+
+
+def observe_zero(
+    cell, case: ZeroCase, *, fn_name: str = "ZeroAdam", device: str = "cpu", guard_s: float = 20.0
+) -> dict:
+    """Run ``ZeroAdam`` for the case's steps on the simulated group: every rank's parameters after each
+    step, its ``state_numel()``, the elements its optimizer holds, and every comm call it made."""
+    from ch13lib.procgroup import SimWorld
+
+    _one_thread()
+    case = _as_case(case, ZeroCase)
+    cls = _function(cell.module, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    W = case.world_size
+    seen = [None] * W
+    world = SimWorld(W, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
+
+    def body(r, comm):
+        seen[r] = _zero_rank(cls, case, r, comm, device)
+
+    _run(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
+    return {
+        "steps": [s["steps"] for s in seen],
+        "state_numel": [s["state_numel"] for s in seen],
+        "held": [s["held"] for s in seen],
+        "moved": [s["moved"] for s in seen],
+        "calls": [[{k: v for k, v in c.items() if k != "rank"} for c in world.log if c["rank"] == r] for r in range(W)],
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the same runs on a real torch.distributed world (collective_launch.launch targets)
+# ---------------------------------------------------------------------------------------------
+KINDS = {"pipeline": (PipeCase, "stages"), "tp": (TPCase, "world_size"), "zero": (ZeroCase, "world_size")}
+
+
+def _tolist(t):
+    return None if t is None else t.detach().to("cpu", torch.float64).reshape(-1).tolist()
+
+
+def _real_case(kind: str, fn, case, rank: int, comm, device: str) -> dict:
+    if kind == "pipeline":
+        stages = make_stages(case, device=device)
+        batch, target = make_batch(case, device)
+        P = case.stages
+        ret = fn(
+            stages[rank],
+            batch if rank == 0 else None,
+            target if rank == P - 1 else None,
+            case.n_micro,
+            comm,
+            LOSSES[case.loss],
+        )
+        return {"returned": _returned(ret), "grads": [_tolist(g) for g in _grads(stages[rank])]}
+    if kind == "tp":
+        full = make_mlp(case, device)
+        out = fn(*tp_shard(full, case, rank), comm)
+        if not isinstance(out, torch.Tensor):
+            return {"output": type(out).__name__, "calls": comm.log}
+        return {
+            "output": _tolist(out),
+            "shape": list(out.shape),
+            "dtype": str(out.dtype).replace("torch.", ""),
+            "calls": comm.log,
+        }
+    seen = _zero_rank(fn, case, rank, comm, device)
+    return {
+        "steps": [_tolist(s) for s in seen["steps"]],
+        "state_numel": seen["state_numel"],
+        "held": seen["held"],
+        "moved": seen["moved"],
+        "calls": comm.log,
+    }
+
+
+def run_real(payload: dict) -> dict:
+    """One rank of a real world: run the answer on each case (``payload["kind"]``: pipeline, tp, zero)
+    in a sub-group of the case's size; stop at the first error (the other ranks then fail on the
+    process group's timeout)."""
+    import torch.distributed as dist
+
+    from ch13lib.collective_launch import DistComm, load_source, own_traceback
+
+    rank = dist.get_rank()
+    device = payload.get("device", "cpu")
+    kind = payload["kind"]
+    cls, size_field = KINDS[kind]
+    module = load_source(payload["source"], payload["name"])
+    fn = getattr(module, payload["function"])
+    cases = [cls(**c) for c in payload["cases"]]
+    groups = {w: dist.new_group(list(range(w))) for w in sorted({getattr(c, size_field) for c in cases})}
+    torch.set_num_threads(1)
+    results = []
+    for case in cases:
+        w = getattr(case, size_field)
+        if rank >= w:
+            results.append(None)
+            continue
+        comm = DistComm(groups[w], list(range(w)), device)
+        try:
+            seen = _real_case(kind, fn, case, rank, comm, device)
+            if device != "cpu":
+                torch.cuda.synchronize()
+        except BaseException as e:  # noqa: BLE001 - the student's error, reported per case
+            results.append({"error": own_traceback(e)})
+            break
+        results.append(seen)
+    return {"cases": results}
+
+
+def case_dict(case) -> dict:
+    """A case as the JSON payload of a real world carries it."""
+    return dataclasses.asdict(case)

@@ -1,0 +1,327 @@
+"""Notebook 07 (pipeline, tensor_parallel, zero1): the simulated process group's logical clock and
+call log, the harnesses, the judge's references and diagnoses, the graders on the notebook's
+reference solutions and stubs, and the self-checks.
+
+Graders run in this process; the answer runs in their subject process (kit/subject.py), which
+also starts the real gloo worlds. The whole catalogues are graded by tests/test_catalogues.py (and
+by /tmp-style in-process runs of graders.load_grader(gid).run); here only a few entries whose
+message matters most. GPU tests are marked ``gpu`` and skip without CUDA.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import types
+
+import nbformat
+import pytest
+import torch
+
+import graders
+from ch13lib import parallel_cases as pc
+from ch13lib import parallel_checks
+from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
+from ch13lib.procgroup import CommError, SimWorld
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
+NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "07_parallelism.ipynb")
+GRADE_IDS = ["pipeline", "tensor_parallel", "zero1"]
+FUNCTIONS = {"pipeline": "gpipe_step", "tensor_parallel": "tp_mlp", "zero1": "ZeroAdam"}
+
+
+def entries(grade_id: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
+
+
+def source(grade_id: str, name: str) -> str:
+    with open(os.path.join(CATALOGUE_DIR, grade_id, name + ".py"), encoding="utf-8") as f:
+        return f.read()
+
+
+def cell(grade_id: str, name: str = "right_reference"):
+    """A catalogue entry loaded in this process, shaped like the subject's Cell (tests only)."""
+    module = types.ModuleType(f"answer_{grade_id}_{name}")
+    exec(compile(source(grade_id, name), f"<answer cell {grade_id}>", "exec"), module.__dict__)
+    return types.SimpleNamespace(module=module, source=source(grade_id, name), grade_id=grade_id)
+
+
+def grade(grade_id: str, src: str) -> list:
+    return list(graders.load_grader(grade_id).run(src))
+
+
+def report(results) -> str:
+    return "\n".join(f"[{r.test}] {r.points:g}/{r.max_points:g} {r.message} {r.example}" for r in results)
+
+
+# ---- the logical clock and the call log ------------------------------------------------------------
+def test_receive_completes_no_earlier_than_its_send():
+    world = SimWorld(2)
+
+    def fn(rank, comm):
+        t = torch.zeros(1)
+        if rank == 0:
+            world.advance(0, 5, "work")
+            comm.send(t, 1)  # posted at tick 5
+            world.advance(0, 1, "more")
+        else:
+            comm.recv(t, 0)  # rank 1 was idle: it is now at tick 5
+            world.advance(1, 2, "after")
+
+    world.run(fn)
+    assert world.clock == [6, 7] and world.length() == 7
+    assert sorted((r, a, b) for r, a, b, _ in world.timeline) == [(0, 0, 5), (0, 5, 6), (1, 5, 7)]
+
+
+def test_irecv_takes_the_send_tick_in_wait_and_a_late_receiver_keeps_its_own():
+    world = SimWorld(2, policy="round_robin")
+    seen = {}
+
+    def fn(rank, comm):
+        t = torch.zeros(1)
+        if rank == 0:
+            world.advance(0, 3)
+            comm.isend(t, 1).wait()  # posted at tick 3
+            comm.send(t, 1)  # posted at tick 3 too
+        else:
+            work = comm.irecv(t, 0)
+            world.advance(1, 1)  # work done before the wait: tick 1
+            work.wait()
+            seen["after wait"] = world.clock[1]
+            world.advance(1, 5)  # tick 8
+            comm.recv(t, 0)  # its send is older than this rank's clock: no change
+
+    world.run(fn)
+    assert seen["after wait"] == 3 and world.clock == [3, 8]
+
+
+def test_collectives_meet_at_the_latest_tick_and_all_reduce_sums_or_averages():
+    world = SimWorld(3)
+    out = [None] * 3
+
+    def fn(rank, comm):
+        world.advance(rank, rank * 2)
+        t = torch.full((4,), float(rank + 1))
+        comm.all_reduce(t)
+        avg = torch.full((2,), float(rank))
+        comm.all_reduce(avg, op="avg")
+        out[rank] = (t, avg)
+
+    world.run(fn, p2p=False, all_reduce=True)
+    assert world.clock == [4, 4, 4]
+    for t, avg in out:
+        assert torch.equal(t, torch.full((4,), 6.0)) and torch.equal(avg, torch.full((2,), 1.0))
+    calls = [(c["rank"], c["call"], c["numel"], c["op"]) for c in world.log]
+    assert calls.count((0, "all_reduce", 4, "SUM")) == 1 and calls.count((2, "all_reduce", 2, "AVG")) == 1
+
+
+def test_all_reduce_is_refused_where_not_offered():
+    """Notebook 03's rs_ag exercise offers the two collectives only: all_reduce is refused, as send is."""
+    with pytest.raises(CommError, match="does not offer: use only reduce_scatter_tensor and all_gather_into_tensor"):
+        SimWorld(2).run(lambda r, comm: comm.all_reduce(torch.zeros(2)), p2p=False, collectives=True)
+
+
+def test_the_log_records_point_to_point_calls():
+    world = SimWorld(2)
+
+    def fn(rank, comm):
+        t = torch.zeros(3, dtype=torch.float64)
+        comm.send(t, 1) if rank == 0 else comm.recv(t, 0)
+
+    world.run(fn)
+    assert [(c["rank"], c["call"], c["numel"], c["dtype"], c["peer"]) for c in world.log] in (
+        [(0, "send", 3, "float64", 1), (1, "recv", 3, "float64", 0)],
+        [(1, "recv", 3, "float64", 0), (0, "send", 3, "float64", 1)],
+    )
+
+
+# ---- pipeline ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("P,m", [(1, 1), (1, 3), (2, 1), (2, 4), (3, 3), (4, 2), (4, 5)])
+def test_gpipe_reference_takes_exactly_2_m_plus_p_minus_1_ticks(P, m):
+    case = pc.PipeCase(P, m, 2, (), "mse", P * 10 + m, True, "random", m)
+    seen = observe_pipeline(cell("pipeline"), case)
+    assert seen["length"] == case.bound() == 2 * (m + P - 1)
+    assert pc.pipeline_verdict(case, seen) is None and pc.schedule_problem(case, seen) is None
+    # every stage does m forwards and m backwards of one tick each
+    for r in range(P):
+        mine = [e for e in seen["timeline"] if e[0] == r]
+        assert sorted(e[3] for e in mine) == ["B"] * m + ["F"] * m
+
+
+def test_whole_batch_takes_2pm_ticks_and_the_message_draws_the_chart():
+    case = pc.PipeCase(3, 4, 1, (), "mse", 5)
+    seen = observe_pipeline(cell("pipeline", "wrong_whole_batch"), case)
+    assert seen["length"] == 2 * 3 * 4
+    problem = pc.schedule_problem(case, seen)
+    assert "took 24 ticks" in problem and "2(m + P − 1)" in problem and "no two stages ever work" in problem
+    chart = problem.split("idle):\n")[1]
+    assert chart.splitlines()[1].startswith("rank 0") and " F3" in chart and " B0" in chart
+    assert "Replay: check_pipeline_case(gpipe_step, stages=3" in problem
+
+
+def test_pipeline_reference_is_a_full_batch_step_and_diagnoses_scaling():
+    case = pc.PipeCase(2, 3, 2, (), "mse", 1, True)
+    ref = pc.pipeline_reference(case)
+    seen = {"returns": [None, {"kind": "float", "value": ref["loss"]}], "grads": [list(g) for g in ref["grads"]]}
+    assert pc.pipeline_verdict(case, seen) is None
+    times_m = dict(
+        seen, grads=[[b.reshape(-1) + 3 * o for b, o in zip(ref["before"][r], ref["own"][r])] for r in range(2)]
+    )
+    assert "3× the full-batch gradient" in pc.pipeline_verdict(case, times_m)
+    zeroed = dict(seen, grads=[list(o) for o in ref["own"]])
+    assert "Do not zero or replace .grad" in pc.pipeline_verdict(case, zeroed)
+    summed = dict(seen, returns=[None, {"kind": "float", "value": ref["loss"] * 3}])
+    assert "summed, not averaged" in pc.pipeline_verdict(case, summed)
+
+
+def test_pipeline_deadlock_names_the_waits():
+    case = pc.PipeCase(2, 2)
+    with pytest.raises(Exception, match="deadlock: no rank can move") as e:
+        observe_pipeline(cell("pipeline", "wrong_recv_grad_before_send"), case)
+    assert "wait-for cycle" in str(e.value) and "check_pipeline_case(gpipe_step" in str(e.value)
+
+
+# ---- tensor parallelism -------------------------------------------------------------------------------
+def test_tp_reference_output_and_one_all_reduce():
+    for case in [pc.TPCase(1), pc.TPCase(3, (2, 2), 3, 6, 2, "float64"), pc.TPCase(4, (), 2, 8, 3)]:
+        seen = observe_tp(cell("tensor_parallel"), case)
+        assert pc.tp_verdict(case, seen["outputs"]) is None
+        assert pc.tp_traffic_problem(case, seen["calls"]) is None
+        if case.world_size > 1:
+            assert all(len(c) == 1 and c[0]["call"] == "all_reduce" for c in seen["calls"])
+
+
+def test_tp_diagnoses_b2_everywhere_and_the_mean():
+    case = pc.TPCase(3, (2,), 4, 6, 3, "float64", 5)
+    b2_everywhere = observe_tp(cell("tensor_parallel", "wrong_b2_every_rank"), case)
+    assert "off by 2·b2" in pc.tp_verdict(case, b2_everywhere["outputs"])
+    mean = observe_tp(cell("tensor_parallel", "wrong_mean"), case)
+    assert "averaged, not summed" in pc.tp_verdict(case, mean["outputs"])
+
+
+# ---- ZeRO-1 -----------------------------------------------------------------------------------------------
+def test_adam_reference_matches_adam_by_hand_and_the_variants_differ():
+    case = pc.ZeroCase(3, ((5,), (2,)), "float64", 3, 1e-2, (0.9, 0.999), 1e-8, 1e-6, 9)
+    ref = pc.adam_reference(case)
+    p = torch.cat([t.reshape(-1) for t in pc.make_params(case)])
+    m, v = torch.zeros_like(p), torch.zeros_like(p)
+    for s in range(case.steps):
+        g = sum(torch.cat([x.reshape(-1) for x in pc.make_grads(case, s, r)]) for r in range(3)) / 3
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g * g
+        p = p - 1e-2 * (m / (1 - 0.9 ** (s + 1))) / ((v / (1 - 0.999 ** (s + 1))).sqrt() + 1e-8)
+        assert float((p - ref[s]).abs().max()) < 1e-12
+    for variant in pc.VARIANTS:
+        assert float((pc.adam_reference(case, variant)[-1] - ref[-1]).abs().max()) > 1e-7, variant
+
+
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("wrong_sum_not_mean", "summed, not averaged"),
+        ("wrong_eps_in_sqrt", "eps is inside the square root"),
+        ("wrong_no_bias_correction", "no bias correction"),
+        ("wrong_uneven_split", "never changed"),
+        ("wrong_own_gradient", "updated its shard with its own gradient"),
+    ],
+)
+def test_zero_diagnoses(name, message):
+    case = pc.ZeroCase(3, ((5,), (2,)), "float64", 2, 1e-3, (0.9, 0.999), 1e-8, 1e-6, 3)
+    seen = observe_zero(cell("zero1", name), case)
+    assert message in pc.zero_verdict(case, seen["steps"])
+
+
+def test_zero_reference_state_traffic_and_in_place():
+    case = pc.ZeroCase(4, ((7,),), "float32", 2)
+    seen = observe_zero(cell("zero1"), case)
+    assert pc.zero_verdict(case, seen["steps"]) is None
+    assert seen["state_numel"] == [4, 4, 4, 4] and seen["held"] == [4, 4, 4, 4] and seen["moved"] == [[]] * 4
+    assert pc.zero_state_problem(case, seen) is None and pc.zero_traffic_problem(case, seen["calls"]) is None
+    full = observe_zero(cell("zero1", "wrong_full_state"), case)
+    assert "at most 2·⌈N/W⌉ = 2·2 = 4" in pc.zero_state_problem(case, full)
+
+
+# ---- the graders, the notebook and the self-checks ------------------------------------------------------
+def test_catalogue_sizes():
+    for gid in GRADE_IDS:
+        names = [os.path.basename(p) for p in entries(gid)]
+        assert sum(n.startswith("wrong_") for n in names) >= 8, gid
+        assert sum(n.startswith("right_") for n in names) >= 4, gid
+
+
+def test_right_reference_is_the_notebooks_solution():
+    from kit.answers import answer_cells, strip_solution_markers
+
+    answers = answer_cells(nbformat.read(NOTEBOOK, as_version=4))
+    assert sorted(answers) == sorted(GRADE_IDS)
+    for gid in GRADE_IDS:
+        body = "\n".join(line for line in source(gid, "right_reference").splitlines() if not line.startswith("# "))
+        assert strip_solution_markers(answers[gid].source).strip() == body.strip(), gid
+
+
+def test_notebook_reference_solutions_pass_and_points_match():
+    from kit.answers import answer_cells, hidden_test_cells, strip_solution_markers
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    answers, tests = answer_cells(nb), hidden_test_cells(nb)
+    for gid in GRADE_IDS:
+        assert tests[gid].metadata["nbgrader"]["points"] == graders.load_grader(gid).max_points, gid
+        results = grade(gid, strip_solution_markers(answers[gid].source))
+        assert all(r.passed for r in results), report(results)
+
+
+def test_stub_reads_not_implemented():
+    stub = "import torch\n\n{}\n    raise NotImplementedError()\n"
+    stubs = {
+        "pipeline": stub.format("def gpipe_step(stage, batch, target, n_micro, comm, loss_fn):"),
+        "tensor_parallel": stub.format("def tp_mlp(x, w1, b1, w2, b2, comm):"),
+        "zero1": stub.format(
+            "class ZeroAdam:\n  def __init__(self, params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):"
+        ),
+    }
+    for gid, src in stubs.items():
+        for r in grade(gid, src):
+            assert not r.passed and "not implemented yet" in r.message, (gid, r)
+
+
+def test_a_too_long_schedule_costs_the_schedule_test_only():
+    results = {r.test: r for r in grade("pipeline", source("pipeline", "wrong_sequential_microbatches"))}
+    assert not results["gpipe_schedule"].passed and "rank 0" in results["gpipe_schedule"].message
+    assert all(r.passed for name, r in results.items() if name != "gpipe_schedule"), report(results.values())
+
+
+def test_self_checks_pass_the_references_and_say_not_implemented(capsys):
+    refs = {gid: getattr(cell(gid).module, FUNCTIONS[gid]) for gid in GRADE_IDS}
+    assert parallel_checks.check_gpipe_step(refs["pipeline"]) is True
+    out = capsys.readouterr().out
+    assert "all self-checks passed" in out and "rank 2" in out and "B3" in out  # the chart
+    assert parallel_checks.check_tp_mlp(refs["tensor_parallel"]) is True
+    assert parallel_checks.check_zero_adam(refs["zero1"]) is True
+
+    def gpipe_step(stage, batch, target, n_micro, comm, loss_fn):
+        raise NotImplementedError()
+
+    capsys.readouterr()
+    assert parallel_checks.check_gpipe_step(gpipe_step) is False
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+def test_self_check_steps_aside_while_grading(capsys, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert parallel_checks.check_tp_mlp(lambda *a: None) is True
+    assert capsys.readouterr().out.count("\n") == 1
+
+
+@pytest.mark.gpu
+def test_gpu_grading_of_the_references():
+    """On a GPU runner: do the references pass with NCCL on CUDA tensors in the grade?"""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU on this machine")
+    os.environ["CH13_DEVICE"] = "gpu"
+    try:
+        for gid in GRADE_IDS:
+            results = grade(gid, source(gid, "right_reference"))
+            assert all(r.passed for r in results), report(results)
+    finally:
+        os.environ["CH13_DEVICE"] = "cpu"
