@@ -69,8 +69,9 @@ def require(answer: Answer, fn_name: str) -> None:
         raise Fail(f"the cell does not define a function `{fn_name}(tensor, comm)`")
 
 
-def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list]:
-    """The subject's run of the answer on ``case``: (each rank's tensor after the call, elements sent)."""
+def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
+    """The subject's run of the answer on ``case``: (each rank's tensor after the call, elements sent,
+    the messages for the picture of a failure)."""
     try:
         seen = answer.run(observe_sim, case, api=api, device=device, fn_name=fn_name)
     except Raised as e:
@@ -88,21 +89,41 @@ def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str)
         and all(type(n) is int for n in sent)
     ):
         raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
-    return outputs, sent
+    return outputs, sent, seen.get("messages")
 
 
 def sim_check(
     answer: Answer, case: Case, *, fn_name: str, device: str = "cpu", api: str = "p2p", bandwidth: bool = False
 ) -> None:
     """Fail unless the answer gives the right sums (and, if asked, a ring's traffic) on ``case``."""
-    outputs, sent = _observe(answer, case, api=api, device=device, fn_name=fn_name)
+    outputs, sent, messages = _observe(answer, case, api=api, device=device, fn_name=fn_name)
     problem = verdict(case, make_inputs(case), outputs, fn_name)
     if problem:
-        raise Fail(problem)
+        raise Fail(problem, picture=_ring(messages, case, problem))
     if bandwidth:
         problem = traffic_problem(case, sent, fn_name)
         if problem:
-            raise Fail(problem)
+            raise Fail(problem, picture=_ring(messages, case, problem))
+
+
+def _ring(messages, case: Case, problem: str) -> bytes:
+    """The messages each rank sent, drawn (only the judge draws; a malformed log draws nothing)."""
+    ok = type(messages) is list and all(
+        type(m) is list and len(m) == 5 and all(type(v) is int or v is None for v in m) for m in messages
+    )
+    if not ok or not messages:  # a run of collectives sends no messages: nothing to draw
+        return b""
+    from ch13lib.pictures import ring
+
+    try:
+        return ring(
+            [[m[0], m[1], m[2] if m[2] is not None else -1, m[3], m[4]] for m in messages],
+            case.world_size,
+            case.numel,
+            problem,
+        )
+    except Exception:  # noqa: BLE001 - a picture is a bonus; the message says it all
+        return b""
 
 
 def smoke(answer: Answer, *, fn_name: str, api: str = "p2p") -> None:

@@ -66,7 +66,16 @@ def check_schedule(answer: Answer, case: PipeCase) -> None:
     seen = observe(answer, "observe_pipeline", case)
     problem = schedule_problem(case, seen, FN)
     if problem:
-        raise Fail(problem)
+        raise Fail(problem, picture=_picture(case, seen, problem))
+
+
+def _picture(case: PipeCase, seen: dict, problem: str) -> bytes:
+    from ch13lib.pictures import pipeline
+
+    try:
+        return pipeline(seen.get("timeline") or [], case.stages, float(seen["length"]), case.bound(), problem)
+    except Exception:  # noqa: BLE001 - a picture is a bonus; the chart is in the message
+        return b""
 
 
 @grader.test(5)

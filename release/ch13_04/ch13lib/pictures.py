@@ -193,6 +193,76 @@ def zero_memory(n_params: float, n_gpus: int, bytes_param=2, bytes_grad=2, bytes
     return png(fig)
 
 
+def pipeline(timeline: list, stages: int, length: float, bound: float | None = None, title: str = "") -> bytes:
+    """A pipeline schedule as ranks × ticks (ch13lib.parallel_sim's timeline: rank, start, end, "F" or "B",
+    first micro-batch): forward cells blue, backward orange, each labelled with its micro-batch; the
+    idle rank-ticks (the bubble) stay white; GPipe's 2(m + P − 1) as a dashed line."""
+    fig = _figure(min(14, 2.5 + 0.32 * max(length, 1)), 1.3 + 0.55 * stages)
+    ax = fig.subplots()
+    busy = 0.0
+    for ev in timeline:
+        r, start, end, kind, first = int(ev[0]), float(ev[1]), float(ev[2]), str(ev[3]), int(ev[4])
+        if not 0 <= r < stages:
+            continue
+        busy += end - start
+        colour = "#1f77b4" if kind == "F" else "#ff7f0e"
+        for j in range(max(1, round(end - start))):
+            ax.add_patch(_rect((start + j, r - 0.4), 1, 0.8, colour))
+            ax.text(start + j + 0.5, r, f"{kind}{first + j}", ha="center", va="center", fontsize=7, color="white")
+    if bound is not None:
+        ax.axvline(bound, color=FAULT, linestyle="--", linewidth=1)
+        ax.text(bound, -0.75, f" GPipe: {bound:g} ticks", color=FAULT, fontsize=7, va="bottom")
+    idle = stages * length - busy
+    ax.set_xlim(0, max(length, bound or 0) + 0.5)
+    ax.set_ylim(stages - 0.5, -0.9)
+    ax.set_yticks(range(stages), [f"rank {r}" for r in range(stages)], fontsize=8)
+    ax.set_xlabel("tick", fontsize=8)
+    ax.tick_params(labelsize=7)
+    bubble = f"; bubble {idle / (stages * length):.0%} of the rank-ticks" if length else ""
+    head = _title(title, 120, 2) + "\n" if title else ""
+    fig.suptitle(f"{head}{length:g} ticks{bubble} (F = forward, B = backward of a micro-batch)", fontsize=9)
+    return png(fig)
+
+
+def _rect(xy, w, h, colour):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle(xy, w, h, color=colour, alpha=0.9)
+
+
+def ring(messages: list, world_size: int, numel: int, title: str = "") -> bytes:
+    """Who sent what at each step of a collective built from messages: one row per rank, one column
+    per send of that rank, each cell the destination and which chunk of the rank's own tensor it was
+    (chunk k = elements [k·⌈n/W⌉, (k+1)·⌈n/W⌉); "copy" when it was not a view of the tensor)."""
+    chunk = max(1, -(-numel // max(world_size, 1)))
+    steps = 1 + max([m[1] for m in messages] + [0])
+    width = min(14, max(8, 2.5 + 1.1 * steps))
+    fig = _figure(width, 1.5 + 0.6 * world_size)
+    ax = fig.subplots()
+    sent = [0] * world_size
+    for r, k, dst, n, first in messages:
+        if not 0 <= r < world_size:
+            continue
+        sent[r] += n
+        c = first // chunk if first >= 0 else None
+        colour = FAULT if n > chunk else BLOCK_COLOURS[c % len(BLOCK_COLOURS)] if c is not None else "gray"
+        ax.add_patch(_rect((k + 0.05, r - 0.4), 0.9, 0.8, colour))
+        what = "whole tensor" if n >= numel and n > chunk else f"chunk {c}" if c is not None else f"{n} el. (a copy)"
+        ax.text(k + 0.5, r, f"→ {dst}\n{what}", ha="center", va="center", fontsize=7, color="white")
+    ax.set_xlim(0, steps)
+    ax.set_xticks([k + 0.5 for k in range(steps)], [str(k + 1) for k in range(steps)])
+    ax.set_ylim(world_size - 0.5, -0.5)
+    ax.set_yticks(range(world_size), [f"rank {r}: {sent[r]} el." for r in range(world_size)], fontsize=8)
+    ax.set_xlabel("the rank's n-th send", fontsize=8)
+    ax.tick_params(labelsize=7)
+    bound = 2 * (world_size - 1) * chunk
+    head = _title(title, int(width * 13), 2) + "\n" if title else ""
+    fig.suptitle(
+        f"{head}a ring sends at most 2·(W−1)·⌈n/W⌉ = {bound} elements per rank (red: more than a chunk)", fontsize=8
+    )
+    return png(fig)
+
+
 def show(picture: bytes) -> None:
     """Display a PNG in the notebook (nothing outside IPython)."""
     try:

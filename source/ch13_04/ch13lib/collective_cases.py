@@ -258,4 +258,22 @@ def observe_sim(
     return {
         "outputs": [t.detach().to("cpu").clone() for t in outputs],
         "sent": [int(t.sent_elements) for t in world.traffic],
+        "messages": messages(world, outputs),
     }
+
+
+def messages(world, tensors) -> list:
+    """Every send as [rank, its n-th send, to rank, elements, first element of the rank's own tensor
+    it covers (-1: a copy, not a view of it)]: what the ring picture draws."""
+    out, count = [], [0] * len(tensors)
+    for item in world.log:
+        if item.get("call") not in ("send", "isend"):
+            continue
+        r = item["rank"]
+        own = tensors[r]
+        view = item.get("storage") == own.untyped_storage().data_ptr()
+        out.append(
+            [r, count[r], item.get("peer"), item["numel"], item["offset"] - own.storage_offset() if view else -1]
+        )
+        count[r] += 1
+    return out[:2000]

@@ -15,7 +15,7 @@ import inspect
 import textwrap
 
 from ch13lib import grading
-from ch13lib.collective_cases import Case, SimFailure, ring_bound, run_on_sim, traffic_problem, verdict
+from ch13lib.collective_cases import Case, SimFailure, messages, ring_bound, run_on_sim, traffic_problem, verdict
 
 _QUICK = [
     ("world size 1 (nothing to exchange)", Case(1, (5,), "float32", 1)),
@@ -33,8 +33,9 @@ def _api(fn) -> str:
     return "collectives" if "rs_ag" in getattr(fn, "__name__", "") else "p2p"
 
 
-def _run(fn, case: Case, api: str, bandwidth: bool = False) -> str | None:
-    """None if right; otherwise the reason. NotImplementedError passes through."""
+def _run(fn, case: Case, api: str, bandwidth: bool = False, drawn: list | None = None) -> str | None:
+    """None if right; otherwise the reason (and into ``drawn``, the messages of that run for its
+    picture). NotImplementedError passes through."""
     try:
         inputs, outputs, world = run_on_sim(fn, case, api=api, fn_name=fn.__name__, guard_s=10)
     except SimFailure as e:
@@ -42,17 +43,33 @@ def _run(fn, case: Case, api: str, bandwidth: bool = False) -> str | None:
     problem = verdict(case, inputs, outputs, fn.__name__)
     if problem is None and bandwidth:
         problem = traffic_problem(case, [t.sent_elements for t in world.traffic], fn.__name__)
+    if problem and drawn is not None and not drawn:
+        drawn.append((messages(world, outputs), case, problem))
     return problem
+
+
+def _show_ring(drawn: list) -> None:
+    """The first failing run's messages as a picture, under the text."""
+    msgs, case, problem = drawn[0]
+    if not msgs:
+        return
+    try:
+        from ch13lib.pictures import ring, show
+
+        print("The messages of the first ✘ run, drawn (one row per rank, one cell per send):")
+        show(ring(msgs, case.world_size, case.numel, problem))
+    except Exception:  # noqa: BLE001 - no matplotlib: the text says it all
+        pass
 
 
 def _check(fn, api: str) -> bool:
     if grading():
         print("self-check skipped while grading: the hidden tests decide.")
         return True
-    ok = True
+    ok, drawn = True, []
     try:
         for title, case in _QUICK + [("bandwidth: no rank sends more than a ring (4 ranks, 100 elements)", _BANDWIDTH)]:
-            problem = _run(fn, case, api, bandwidth=case is _BANDWIDTH)
+            problem = _run(fn, case, api, bandwidth=case is _BANDWIDTH, drawn=drawn)
             print(("✔ " if problem is None else "✘ ") + title)
             if problem:
                 ok = False
@@ -61,6 +78,8 @@ def _check(fn, api: str) -> bool:
         print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
         return False
     print("all self-checks passed" if ok else "fix the ✘ above (each says how to replay it)")
+    if drawn:
+        _show_ring(drawn)
     return ok
 
 

@@ -133,7 +133,17 @@ def show_schedule(fn, stages: int = 3, n_micro: int = 4) -> float | None:
         f"idle {idle:g} of {stages} × {length:g} rank-ticks = {idle / (stages * length):.0%} bubble"
     )
     print(schedule_chart(seen["timeline"], stages, length))
+    _show_schedule(seen["timeline"], stages, length, case.bound())
     return length
+
+
+def _show_schedule(timeline, stages, length, bound) -> None:
+    try:
+        from ch13lib.pictures import pipeline, show
+
+        show(pipeline(timeline, stages, length, bound))
+    except Exception:  # noqa: BLE001 - no matplotlib: the chart above says the same
+        pass
 
 
 def check_pipeline_case(fn, **case) -> bool:
@@ -151,6 +161,7 @@ def check_pipeline_case(fn, **case) -> bool:
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: right gradients, loss and schedule"))
     if problem is None or "schedule" not in problem:
         print(schedule_chart(seen["timeline"], case.stages, seen["length"]))
+    _show_schedule(seen["timeline"], case.stages, seen["length"], case.bound())
     return problem is None
 
 

@@ -369,6 +369,9 @@ class SimWorld:
                     "dtype": str(t.dtype).replace("torch.", ""),
                     "peer": peer if isinstance(peer, int) else None,
                     "op": op,
+                    # where the tensor lives: which part of a rank's own tensor a message was (a picture)
+                    "storage": t.untyped_storage().data_ptr(),
+                    "offset": int(t.storage_offset()),
                 }
             )
 
