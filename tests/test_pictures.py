@@ -28,12 +28,18 @@ def test_each_picture_is_a_png_drawn_from_plain_data():
         "bad_index": None,
         "fault_thread": 1,
     }
-    lanes = [["main", 10, "c = Counter()", "wrote c"], ["...", 0, "", "3 more steps"], ["T1", 13, "x += 1", "read x = 0"]]
+    lanes = [
+        ["main", 10, "c = Counter()", "wrote c"],
+        ["...", 0, "", "3 more steps"],
+        ["T1", 13, "x += 1", "read x = 0"],
+    ]
     for png in (
         pictures.cuda_accesses(accesses, "thread 1 of block 0: a data race"),
         pictures.cuda_accesses({**accesses, "bad_index": ["a", "global", [9]]}, "read a[9]: out of bounds"),
         pictures.swimlanes(lanes, "an update was lost"),
         pictures.zero_memory(70e9, 8),
+        pictures.pipeline([[0, 0, 1, "F", 0], [1, 1, 2, "F", 0], [1, 2, 3, "B", 0], [0, 3, 4, "B", 0]], 2, 4, 4),
+        pictures.ring([[0, 0, 1, 2, 0], [1, 0, 0, 2, -1], [0, 1, 1, 8, 0]], 2, 8, "rank 0 sent 10 elements"),
     ):
         assert png.startswith(PNG) and 5_000 < len(png) < 400_000
 
