@@ -38,6 +38,10 @@ class Verdict:
     def max_score(self) -> float:
         return round(sum(r["max_points"] for r in self.results), 6)
 
+    def pictures(self) -> list[tuple[str, str]]:
+        """(test, base64 PNG) of every failed test that drew one, for the feedback."""
+        return [(r["test"], r["picture"]) for r in self.results if not r["passed"] and r.get("picture")]
+
     def report(self) -> str:
         """What the student and the TA read in the test cell's output."""
         lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} points"]
@@ -215,6 +219,20 @@ def _missing(test: dict, why: str) -> dict:
     }
 
 
+def _png(picture) -> str:
+    """A base64 PNG from the judge's result line, or "" (anything else is dropped)."""
+    import base64
+    import binascii
+
+    if type(picture) is not str or not picture or len(picture) > 600_000:
+        return ""
+    try:
+        raw = base64.b64decode(picture, validate=True)
+    except (binascii.Error, ValueError):
+        return ""
+    return picture if raw.startswith(b"\x89PNG\r\n\x1a\n") else ""
+
+
 def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, key: bytes) -> Verdict:
     got: dict[str, dict] = {}
     try:
@@ -250,6 +268,7 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
             "points": t["max_points"] if passed else 0.0,
             "message": str(item.get("message", ""))[:4000],
             "example": str(item.get("example", ""))[:2000],
+            "picture": _png(item.get("picture")),
         }
     if forged:
         problem = (problem + "; " if problem else "") + (
