@@ -10,12 +10,42 @@ import hashlib
 import hmac
 import json
 import os
+import resource
 import sys
 
 # numba reads this once, at its first import (graders import ch13lib's simulators).
 if "--gpu" not in sys.argv:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 os.environ["CH13_DEVICE"] = "gpu" if "--gpu" in sys.argv else "cpu"
+
+
+# CH13_TIMINGS set (bench/bench_class.py): CPU-seconds and the first test's start, for kit/grading.py
+_timing: dict = {}
+
+
+def _cpu(*kinds: int) -> float:
+    """CPU-seconds of this process and of the children it waited for (or of ``kinds`` only)."""
+    usage = [resource.getrusage(k) for k in kinds or (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    return sum(u.ru_utime + u.ru_stime for u in usage)
+
+
+def _timed(subject):
+    """A subject whose CPU-seconds are read before each kill: a process killed before its parent
+    reaped it (a hang's pid 1 in its sandbox) never reaches our RUSAGE_CHILDREN."""
+    from kit.jobs import job_pids
+    from kit.judge import _cpu_seconds
+
+    stop = subject.stop
+
+    def timed_stop() -> None:
+        seen = _cpu_seconds(job_pids(subject.token, subject.uid)) if subject.proc is not None else 0.0
+        before = _cpu(resource.RUSAGE_CHILDREN)
+        stop()
+        _timing["unreaped"] += max(0.0, seen - (_cpu(resource.RUSAGE_CHILDREN) - before))
+
+    subject.stop = timed_stop
+    _timing["subjects"].append(subject)
+    return subject
 
 
 def _emitter(key: bytes, results):
@@ -84,6 +114,12 @@ def main(argv=None) -> int:
         for t in grader.tests:
             emit(Result(t.name, 0.0, t.points, False, why).to_json())
         return 0
+    if os.environ.get("CH13_TIMINGS"):
+        import time
+
+        _timing.update(first_test=time.time(), cpu_first=_cpu(), subjects=[], unreaped=0.0)
+        make = grader.subject  # counts the subjects (and so the sandboxes) the tests start
+        grader.subject = lambda *a, **k: _timed(make(*a, **k))
     for result in grader.run(source, sandbox=not args.no_sandbox, gpu=args.gpu, course=args.course):
         emit(result.to_json())
     results.close()
@@ -93,5 +129,10 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     sys.stdout.flush()
     code = main()
+    if os.environ.get("CH13_TIMINGS") and len(sys.argv) > 3 and not sys.argv[3].startswith("-"):
+        with open(sys.argv[3] + ".timing", "w", encoding="utf-8") as f:
+            subjects = _timing.pop("subjects", [])
+            cpu = _cpu() + _timing.pop("unreaped", 0.0)
+            json.dump({**_timing, "cpu": cpu, "subject_starts": sum(s.starts for s in subjects)}, f)
     sys.stdout.flush()
     os._exit(code)

@@ -18,7 +18,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
 from kit import ROOT
-from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
+from kit.jobs import Watchdog, job_pids, kill_job, new_token, sandbox_uid
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -84,6 +84,23 @@ class SandboxedKernelManager(AsyncKernelManager):
         finally:
             self.ch13_cleanup()
 
+    async def _async_request_shutdown(self, restart: bool = False) -> None:
+        self.ch13_sample()
+        await super()._async_request_shutdown(restart=restart)
+
+    async def _async_kill_kernel(self, restart: bool = False) -> None:
+        self.ch13_sample()
+        await super()._async_kill_kernel(restart=restart)
+
+    def ch13_sample(self) -> None:
+        """CH13_TIMINGS set: the kernel job's CPU-seconds before any kill (a process killed before
+        its parent reaped it takes them along: nbgrader's RUSAGE_CHILDREN never sees them)."""
+        if os.environ.get("CH13_TIMINGS"):
+            from kit.judge import _cpu_seconds
+
+            seen = _cpu_seconds(job_pids(self.ch13_job, self.ch13_uid))
+            self.ch13_cpu_seen = max(getattr(self, "ch13_cpu_seen", 0.0), seen)
+
     def ch13_cleanup(self) -> None:
         if self.ch13_watchdog is not None:
             self.ch13_watchdog.stop()
@@ -142,6 +159,7 @@ class SafeExecute(Execute):
     def preprocess(self, nb, resources, retry=None):
         self._ch13_output = {}
         self._ch13_km = None
+        timing = _usage() if os.environ.get("CH13_TIMINGS") else None
         try:
             return super().preprocess(nb, resources)
         except Exception as e:  # dead kernel, IOPub timeout, ...: keep the outputs so far
@@ -157,3 +175,34 @@ class SafeExecute(Execute):
             if first is not None:  # where the student sees it first
                 first.setdefault("outputs", []).insert(0, new_output("stream", name="stdout", text="[kit] " + why))
             return nb, resources
+        finally:
+            if timing is not None:
+                _record(timing, resources, getattr(self, "_ch13_km", None))
+
+
+def _usage() -> tuple[float, float, float]:
+    """(wall clock, CPU-seconds of this process, of its children waited for). This nbgrader process
+    runs one notebook at a time, so the children's delta over an execution is its kernel's job."""
+    import resource
+    import time
+
+    own, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.time(), own.ru_utime + own.ru_stime, waited.ru_utime + waited.ru_stime
+
+
+def _record(before: tuple[float, float, float], resources: dict, km) -> None:
+    from kit.grading import record_timing
+
+    after, info = _usage(), resources.get("nbgrader", {})
+    record_timing(
+        {
+            "kind": "execute",
+            "student": info.get("student"),
+            "notebook": info.get("notebook"),
+            "wall": after[0] - before[0],
+            # the sandboxed kernel and whatever it started: as reaped, or as seen before its shutdown
+            "cpu": max(after[2] - before[2], getattr(km, "ch13_cpu_seen", 0.0)),
+            "self_start": before[1],  # this nbgrader process's own CPU-seconds so far
+            "self_end": after[1],
+        }
+    )

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from kit import ROOT
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
@@ -135,6 +136,7 @@ def grade_cell(
         )
     timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
     work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
+    started = time.time()
     token = new_token()
     uid = sandbox_uid(token) if sandbox else None
     key = new_token().encode()
@@ -190,9 +192,45 @@ def grade_cell(
     finally:
         watchdog.stop()
         kill_job(token, uid)
+        if os.environ.get("CH13_TIMINGS"):
+            _timing(grade_id, started, os.path.join(work, "results.jsonl.timing"))
         shutil.rmtree(work, ignore_errors=True)
         if os.path.exists(work + ".output.log"):
             os.remove(work + ".output.log")
+
+
+def record_timing(item: dict) -> None:
+    """Opt-in timing record for bench/bench_class.py: with CH13_TIMINGS=<path> set, one JSON line
+    per graded cell (here) and per notebook execution (kit/execute.py) is appended to <path>."""
+    line = (json.dumps({"pid": os.getpid(), "t": time.time(), **item}) + "\n").encode()
+    fd = os.open(os.environ["CH13_TIMINGS"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)  # one write of one line: concurrent nbgrader processes never interleave
+    finally:
+        os.close(fd)
+
+
+def _timing(grade_id: str, started: float, judge_file: str) -> None:
+    """The judge's own figures (graders/__main__.py writes them when CH13_TIMINGS is set): CPU-seconds
+    of the judge and the subjects it waited for, when its first test began, subjects started."""
+    wall = time.time() - started
+    try:
+        with open(judge_file, encoding="utf-8") as f:
+            judge = json.load(f)
+    except (OSError, ValueError):
+        judge = {}  # killed before it could write them
+    first = judge.get("first_test")
+    record_timing(
+        {
+            "kind": "grade",
+            "grade_id": grade_id,
+            "wall": wall,
+            "judge_start_s": (first - started) if first else wall,
+            "cpu": judge.get("cpu"),
+            "cpu_start": judge.get("cpu_first", judge.get("cpu")),
+            "subject_starts": judge.get("subject_starts", 0),
+        }
+    )
 
 
 def _tail(path: str, size: int = 4096) -> bytes:
