@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
-GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
+from gpu.common import grade_on_gpu, reference  # noqa: E402
+
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "all_reduce": ["wrong_gather_broadcast", "wrong_blocking_send_then_recv"],
     "ddp_average": ["wrong_sum_not_mean", "wrong_clone_discarded"],
@@ -45,45 +45,6 @@ def gpu_ready() -> str:
     if not dist.is_nccl_available():
         return "this torch build has no NCCL"
     return ""
-
-
-def reference(grade_id: str) -> str:
-    import nbformat
-
-    from kit.answers import answer_cells, notebook_of
-
-    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
-    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
-
-
-def grade_on_gpu(sandbox: bool) -> bool:
-    import time
-
-    from kit.grading import grade_cell
-
-    ok = True
-    print("1. grading on the GPU (python -m graders --gpu)")
-    for gid in GRADE_IDS:
-        cases = [("reference", reference(gid), True)]
-        for name in WRONG[gid]:
-            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
-                cases.append((name, f.read(), False))
-        for name, src, should_pass in cases:
-            t0 = time.perf_counter()
-            v = grade_cell(gid, src, gpu=True, sandbox=sandbox)
-            dt = time.perf_counter() - t0
-            got = sum(r["points"] for r in v.results)
-            total = sum(r["max_points"] for r in v.results)
-            right = (got == total) if should_pass else (got < total)
-            ok &= right
-            print(
-                f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g} in {dt:.1f} s"
-                + (f"  [{v.problem}]" if getattr(v, "problem", "") else "")
-            )
-            for r in v.results:
-                if not r["passed"]:
-                    print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
-    return ok
 
 
 def bench_rank(payload: dict) -> dict:
@@ -161,7 +122,7 @@ def main(argv=None) -> int:
     if why:
         print(f"no GPU: skipped ({why})")
         return 0
-    ok = grade_on_gpu(sandbox=not args.no_sandbox)
+    ok = grade_on_gpu(WRONG, sandbox=not args.no_sandbox)
     ok &= figures(args.mib)
     print("GPU check " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1

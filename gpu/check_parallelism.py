@@ -25,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
-from gpu.check_all_reduce import gpu_ready, reference  # noqa: E402
+from gpu.check_all_reduce import gpu_ready  # noqa: E402
+from gpu.common import grade_on_gpu, reference  # noqa: E402
 
 GRADE_IDS = ["pipeline", "tensor_parallel", "zero1"]
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
@@ -33,33 +34,6 @@ WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "tensor_parallel": ["wrong_b2_every_rank", "wrong_float32_buffer"],
     "zero1": ["wrong_sum_not_mean", "wrong_all_reduce"],
 }
-
-
-def grade_on_gpu(sandbox: bool) -> bool:
-    import time
-
-    from kit.grading import grade_cell
-
-    ok = True
-    print("1. grading on the GPU (python -m graders --gpu)")
-    for gid in GRADE_IDS:
-        cases = [("reference", reference(gid), True)]
-        for name in WRONG[gid]:
-            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
-                cases.append((name, f.read(), False))
-        for name, src, should_pass in cases:
-            t0 = time.perf_counter()
-            v = grade_cell(gid, src, gpu=True, sandbox=sandbox)
-            dt = time.perf_counter() - t0
-            got = sum(r["points"] for r in v.results)
-            total = sum(r["max_points"] for r in v.results)
-            right = (got == total) if should_pass else (got < total)
-            ok &= right
-            print(f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g} in {dt:.1f} s")
-            for r in v.results:
-                if not r["passed"]:
-                    print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
-    return ok
 
 
 def _timed(fn, reps: int = 5) -> float:
@@ -184,7 +158,7 @@ def main(argv=None) -> int:
     if why:
         print(f"no GPU: skipped ({why})")
         return 0
-    ok = grade_on_gpu(sandbox=not args.no_sandbox)
+    ok = grade_on_gpu(WRONG, sandbox=not args.no_sandbox)
     ok &= figures()
     print("GPU check " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import sys
 import types
@@ -26,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
-GRADE_IDS = ["vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul"]
+from gpu.common import grade_on_gpu, reference  # noqa: E402
+
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "vec_add": ["wrong_blocks_floor", "wrong_thread_idx_only"],
     "vec_add_grid_stride": ["wrong_no_loop", "wrong_stride_block_width"],
@@ -52,46 +52,11 @@ def gpu_ready() -> str:
     return ""
 
 
-def reference(grade_id: str) -> str:
-    import nbformat
-
-    from kit.answers import answer_cells, notebook_of
-
-    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
-    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
-
-
 def load(source: str, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     sys.modules[name] = module
     exec(compile(source, f"<{name}>", "exec"), module.__dict__)
     return module
-
-
-def grade_on_gpu(sandbox: bool) -> bool:
-    from kit.grading import grade_cell
-
-    ok = True
-    print("1. grading on the GPU (python -m graders --gpu)")
-    for gid in GRADE_IDS:
-        cases = [("reference", reference(gid), True)]
-        for name in WRONG[gid]:
-            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
-                cases.append((name, f.read(), False))
-        for name, src, should_pass in cases:
-            v = grade_cell(gid, src, gpu=True, sandbox=sandbox)
-            got = sum(r["points"] for r in v.results)
-            total = sum(r["max_points"] for r in v.results)
-            right = (got == total) if should_pass else (got < total)
-            ok &= right
-            print(
-                f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g}"
-                + (f"  [{v.problem}]" if getattr(v, "problem", "") else "")
-            )
-            for r in v.results:
-                if not r["passed"]:
-                    print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
-    return ok
 
 
 def _time(fn, reps: int = 10) -> float:
@@ -230,7 +195,7 @@ def main(argv=None) -> int:
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
     ok = True
     if not args.skip_grading:
-        ok &= grade_on_gpu(sandbox=not args.no_sandbox)
+        ok &= grade_on_gpu(WRONG, sandbox=not args.no_sandbox)
     ok &= figures(args.n)
     print("GPU check " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1

@@ -18,8 +18,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
-from graders.api import Answer, Fail, Grader
-from graders.vec_add import check_cases, failing_case
+from graders.api import Answer, Grader
+from graders.vec_add import around_the_block, check_cases, failing_case, required_kernel
 
 grader = Grader("dot_reduction", timeout_s=180, harness=("ch13lib.cuda_check",))
 
@@ -32,25 +32,12 @@ MAX_THREADS = 2100
 @st.composite
 def dot_case(draw):
     """(n, threads_per_block, dtype) with n at the edges of the block size."""
-    tpb = draw(st.sampled_from(TPBS))
-    kind = draw(st.sampled_from(["odd", "block+1", "block-1", "block", "2block+1", "one"]))
-    n = {"one": 1, "block-1": tpb - 1, "block": tpb, "block+1": tpb + 1, "2block+1": 2 * tpb + 1}.get(kind)
-    if n is None:
-        n = draw(st.integers(0, (MAX_THREADS - tpb) // 2)) * 2 + 1
-    return max(1, min(n, MAX_THREADS - tpb)), tpb, draw(st.sampled_from(["float64", "float64", "float32"]))
+    n, tpb = around_the_block(draw, TPBS, MAX_THREADS)
+    return n, tpb, draw(st.sampled_from(["float64", "float64", "float32"]))
 
 
 def _required(answer: Answer):
-    """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
-    info = answer.get("dot_kernel", "launch_dot")
-    for name in ("dot_kernel", "launch_dot"):
-        if not info[name].get("defined"):
-            raise Fail(
-                f"`{name}` is not defined in the dot_reduction cell (the contract needs the kernel "
-                f"`dot_kernel(a, b, partial)` decorated with @cuda.jit and "
-                f"`launch_dot(a, b, threads_per_block=256)`)"
-            )
-    return cc.remote(answer.run)
+    return required_kernel(answer, "dot_reduction", "dot_kernel", "launch_dot")
 
 
 def _case(ask, n, tpb, dtype="float64"):

@@ -55,7 +55,30 @@ def _required(answer: Answer, *names):
     return cc.remote(answer.run)
 
 
-# Shared with graders/vec_add_grid_stride.py and graders/tiled_matmul.py.
+# Shared with the other graders of notebook 02.
+
+
+def required_kernel(answer: Answer, cell: str, kernel: str, launcher: str):
+    """The cell's ``ask`` once ``kernel`` and ``launcher`` exist (asked of the subject, not run)."""
+    info = answer.get(kernel, launcher)
+    for name in (kernel, launcher):
+        if not info[name].get("defined"):
+            raise Fail(
+                f"`{name}` is not defined in the {cell} cell (the contract needs the kernel `{kernel}` "
+                f"decorated with @cuda.jit and its launcher `{launcher}`)"
+            )
+    return cc.remote(answer.run)
+
+
+def around_the_block(draw, tpbs, max_threads: int) -> tuple[int, int]:
+    """(n, threads_per_block): n at the edges of the block size (1, tpb - 1, tpb, tpb + 1, 2 tpb + 1)
+    or odd, within ``max_threads`` simulated threads."""
+    tpb = draw(st.sampled_from(tpbs))
+    kind = draw(st.sampled_from(["odd", "block+1", "block-1", "block", "2block+1", "one"]))
+    n = {"one": 1, "block-1": tpb - 1, "block": tpb, "block+1": tpb + 1, "2block+1": 2 * tpb + 1}.get(kind)
+    if n is None:
+        n = draw(st.integers(0, (max_threads - tpb) // 2)) * 2 + 1
+    return max(1, min(n, max_threads - tpb)), tpb
 
 
 @contextlib.contextmanager

@@ -1,0 +1,50 @@
+"""What the GPU checks share: a cell's reference solution, and grading it and a few catalogue
+answers on the GPU (``python -m graders --gpu``, as ``autograde --gpu`` runs it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def reference(grade_id: str) -> str:
+    """The notebook's reference solution of ``grade_id``, without nbgrader's solution markers."""
+    import nbformat
+
+    from kit.answers import answer_cells, notebook_of
+
+    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
+    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
+
+
+def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool) -> bool:
+    """Grade, for each grade_id of ``wrong``, its reference (full marks expected) and the named wrong
+    catalogue answers (less expected) on the GPU; print each verdict; True when all came out so."""
+    from kit.grading import grade_cell
+
+    ok = True
+    print("1. grading on the GPU (python -m graders --gpu)")
+    for gid, names in wrong.items():
+        cases = [("reference", reference(gid), True)]
+        for name in names:
+            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
+                cases.append((name, f.read(), False))
+        for name, src, should_pass in cases:
+            t0 = time.perf_counter()
+            v = grade_cell(gid, src, gpu=True, sandbox=sandbox)
+            dt = time.perf_counter() - t0
+            got = sum(r["points"] for r in v.results)
+            total = sum(r["max_points"] for r in v.results)
+            right = (got == total) if should_pass else (got < total)
+            ok &= right
+            print(
+                f"   {'ok ' if right else 'BAD'} {gid}/{name}: {got:g}/{total:g} in {dt:.1f} s"
+                + (f"  [{v.problem}]" if v.problem else "")
+            )
+            for r in v.results:
+                if not r["passed"]:
+                    print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
+    return ok
