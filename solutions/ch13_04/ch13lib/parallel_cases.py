@@ -267,9 +267,20 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
     if not isinstance(length, (int, float)):
         return f"{case.label()}: the run's report came back malformed"
     bound = case.bound()
+    P, m = case.stages, case.n_micro
+    timeline = seen.get("timeline") or []
+    for r in range(P):  # every rank's stage worked through the whole batch, forward and backward
+        for kind, name in (("F", "forward"), ("B", "backward")):
+            done = sum(float(ev[2]) - float(ev[1]) for ev in timeline if ev[0] == r and str(ev[3]) == kind)
+            if done < m - 1e-9:
+                return (
+                    f"{case.label()}: rank {r}'s stage ran {name} on {done:g} micro-batches' worth of rows, not "
+                    f"{m}: call the stage itself (stage(x)) for the forward and backward of every micro-batch; "
+                    f"running a module found inside it, or its parameters by hand, skips the work the schedule "
+                    f"is measured on. Replay: {case.replay(fn_name)}"
+                )
     if length <= bound + 1e-9:
         return None
-    P, m = case.stages, case.n_micro
     chart = schedule_chart(seen.get("timeline") or [], P, float(length))
     hints = []
     if abs(length - 2 * P * m) < 1e-9:
