@@ -30,7 +30,6 @@ import sys
 import sysconfig
 import threading
 
-STUDENT_PREFIX = "<answer cell"
 # Modules whose frames are transparent: a student who asks traceback.walk_stack() for frames asked.
 HELPERS = frozenset(
     {
