@@ -338,6 +338,10 @@ def main(argv: list[str]) -> int:
         module = importlib.import_module(name)
         for attr in getattr(module, "SUBJECT_API", ()):
             table[f"{name}:{attr}"] = getattr(module, attr)
+    for name in harness:  # a harness's own preparation, while no student code has run (a zygote)
+        setup = getattr(sys.modules[name], "subject_setup", None)
+        if setup is not None:
+            setup()
     with open(answer_file, encoding="utf-8") as f:
         source = f.read()
     try:

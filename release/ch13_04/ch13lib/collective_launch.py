@@ -22,6 +22,8 @@ import json
 import linecache
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,7 @@ import types
 _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
 SUBJECT_API = ("launch_cell",)  # run in the subject on the answer cell (kit/subject.py)
+_zygote: socket.socket | None = None  # set by subject_setup in a subject: ranks start by fork
 
 
 def load_source(source: str, name: str = "answer") -> types.ModuleType:
@@ -179,38 +182,40 @@ def launch(
                 f,
             )
         path = os.pathsep.join([SOURCE_DIR, *extra_path, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        procs, logs = [], []
+        logs, envs = [], []
         for r in range(world_size):
-            env = dict(
-                os.environ,
-                RANK=str(r),
-                LOCAL_RANK=str(r),
-                WORLD_SIZE=str(world_size),
-                LOCAL_WORLD_SIZE=str(world_size),
-                GROUP_RANK="0",
-                ROLE_RANK=str(r),
-                ROLE_WORLD_SIZE=str(world_size),
-                MASTER_ADDR="127.0.0.1",
-                MASTER_PORT=str(store.port),
-                TORCHELASTIC_USE_AGENT_STORE="True",
-                TORCHELASTIC_RESTART_COUNT="0",
-                TORCHELASTIC_RUN_ID="ch13",
-                OMP_NUM_THREADS="1",
-                PYTHONPATH=path,
-                PYTHONWARNINGS="ignore",
-            )
-            log = open(os.path.join(tmp, f"rank{r}.log"), "w+b")
-            logs.append(log)
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "ch13lib.collective_launch", tmp],
-                    env=env,
-                    cwd=tmp,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
+            envs.append(
+                dict(
+                    os.environ,
+                    RANK=str(r),
+                    LOCAL_RANK=str(r),
+                    WORLD_SIZE=str(world_size),
+                    LOCAL_WORLD_SIZE=str(world_size),
+                    GROUP_RANK="0",
+                    ROLE_RANK=str(r),
+                    ROLE_WORLD_SIZE=str(world_size),
+                    MASTER_ADDR="127.0.0.1",
+                    MASTER_PORT=str(store.port),
+                    TORCHELASTIC_USE_AGENT_STORE="True",
+                    TORCHELASTIC_RESTART_COUNT="0",
+                    TORCHELASTIC_RUN_ID="ch13",
+                    OMP_NUM_THREADS="1",
+                    PYTHONPATH=path,
+                    PYTHONWARNINGS="ignore",
                 )
             )
+            logs.append(open(os.path.join(tmp, f"rank{r}.log"), "w+b"))
+        procs = _forked_ranks(tmp, envs) or [
+            subprocess.Popen(
+                [sys.executable, "-m", "ch13lib.collective_launch", tmp],
+                env=env,
+                cwd=tmp,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+            for env, log in zip(envs, logs)
+        ]
         # Wait until every rank has joined (each sets a key once init_process_group returns) or one
         # has exited, whichever comes first: each waiter sets the event, nothing polls.
         started = threading.Event()
@@ -263,6 +268,138 @@ def launch(
             log.close()
         del store
         return results
+
+
+# --- Ranks forked from a zygote -------------------------------------------------------------------
+# Each rank of a world used to be ``python -m ch13lib.collective_launch``: a fresh interpreter that
+# imports torch again (about 1.2 CPU-seconds; three ranks per world, one world per graded cell,
+# the largest single cost of grading notebooks 03 and 07). In a subject, ranks are forked instead
+# from a zygote: a copy of the subject made before the answer cell is loaded or the audit hook is
+# installed, so it holds torch and the harness and nothing of the student's. It runs the same
+# ``_worker`` a launched rank runs, guards included. One world at a time, as the subject asks.
+
+
+def subject_setup() -> None:
+    """Called by the subject (kit/subject.py) after it imported the harness and before any student
+    code runs: fork the zygote that the ranks of every later world are forked from."""
+    global _zygote, _zygote_in
+    import torch.distributed  # noqa: F401 - imported once, here, for every rank
+
+    ours, theirs = socket.socketpair()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        _zygote_loop(theirs)
+    theirs.close()
+    _zygote, _zygote_in = ours, ours.makefile("rb")
+
+
+_zygote_in = None
+
+
+def _zygote_loop(ctl: socket.socket) -> None:
+    """The zygote: for each request ``{"tmp", "envs"}`` fork one rank per env, answer their pids,
+    then each rank's exit code as it ends. Ends (never returns) when the subject closes the socket."""
+    code = 0
+    try:
+        keep = ctl.fileno()
+        os.closerange(3, keep)  # the subject's channel to the judge above all: its end must be its own
+        os.closerange(keep + 1, 1 << 16)
+        lines = ctl.makefile("rb")
+        for line in lines:
+            request = json.loads(line)
+            ranks = {}
+            for r, env in enumerate(request["envs"]):
+                pid = os.fork()
+                if pid == 0:
+                    lines.close()
+                    ctl.close()
+                    _forked_worker(request["tmp"], r, env)
+                ranks[pid] = r
+            ctl.sendall(json.dumps({"pids": list(ranks)}).encode() + b"\n")
+            while ranks:
+                pid, status = os.waitpid(-1, 0)
+                if pid in ranks:
+                    exit = {"rank": ranks.pop(pid), "code": os.waitstatus_to_exitcode(status)}
+                    ctl.sendall(json.dumps(exit).encode() + b"\n")
+    except BaseException:  # noqa: BLE001 - the subject sees the socket close and starts ranks itself
+        code = 1
+    os._exit(code)
+
+
+def _forked_worker(tmp: str, rank: int, env: dict) -> None:
+    """In a rank forked by the zygote: become what ``python -m ch13lib.collective_launch TMP`` is."""
+    code = 1
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(tmp)
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(os.path.join(tmp, f"rank{rank}.log"), os.O_WRONLY | os.O_APPEND)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        code = _worker(tmp)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+class _ForkedRank:
+    """A rank forked by the zygote, with the part of subprocess.Popen that :func:`launch` uses."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.returncode, self.done = pid, None, threading.Event()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if not self.done.wait(timeout):
+            raise subprocess.TimeoutExpired(f"rank {self.pid}", timeout)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def kill(self) -> None:
+        if not self.done.is_set():
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _forked_ranks(tmp: str, envs: list[dict]) -> list[_ForkedRank] | None:
+    """The world's ranks forked by the zygote; None where there is none (outside a subject) or it
+    is gone, and the caller starts them as processes of their own."""
+    global _zygote
+    if _zygote is None:
+        return None
+    try:
+        _zygote.sendall(json.dumps({"tmp": tmp, "envs": envs}).encode() + b"\n")
+        ranks = [_ForkedRank(pid) for pid in json.loads(_zygote_in.readline())["pids"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        _zygote = None
+        return None
+
+    def exits():
+        left = set(range(len(ranks)))
+        try:
+            while left:
+                item = json.loads(_zygote_in.readline())
+                ranks[item["rank"]].returncode = item["code"]
+                ranks[item["rank"]].done.set()
+                left.discard(item["rank"])
+        except (OSError, ValueError, KeyError, TypeError, IndexError):  # the zygote died: so did its ranks
+            for r in left:
+                ranks[r].returncode = -signal.SIGKILL
+                ranks[r].done.set()
+
+    threading.Thread(target=exits, daemon=True).start()
+    return ranks
 
 
 def _worker(tmp: str) -> int:
