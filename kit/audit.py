@@ -176,6 +176,19 @@ def classify(filename: str, roots=None) -> tuple[str, str]:
 FORMATTERS = frozenset({"traceback", "logging", "linecache"})
 
 
+def seal_memory() -> None:
+    """Make this process's memory unreachable to itself as raw bytes, and to its uid: not dumpable,
+    so /proc/self/mem (which any process may otherwise open and write, with no audit event but
+    ``open``), /proc/PID/mem, ptrace and process_vm_writev are refused by the kernel; children
+    inherit it, ``execve`` resets it. Call before the cell runs (ctypes is refused to it after)."""
+    loaded = set(sys.modules)
+    import ctypes
+
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    for name in set(sys.modules) - loaded:  # so that the cell's own `import ctypes` is still an event
+        del sys.modules[name]
+
+
 def install():
     """Install the hook; return the function that hands over (and forgets) the refused events.
 

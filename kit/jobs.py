@@ -77,12 +77,16 @@ def job_pids(token: str, uid: int | None = None) -> list[int]:
         if uid is not None and _proc_uid(entry) == uid:
             pids.append(int(entry))
             continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needles.intersection(f.read().split(b"\0")):
-                    pids.append(int(entry))
-        except OSError:
-            continue
+        # The tag is in the environment, or (a process that is not dumpable, whose environment only
+        # root may read: a subject, kit/subject.py) in the command line, which everyone may read.
+        for part in ("environ", "cmdline"):
+            try:
+                with open(f"/proc/{entry}/{part}", "rb") as f:
+                    if needles.intersection(f.read().split(b"\0")):
+                        pids.append(int(entry))
+                        break
+            except OSError:
+                continue
     return pids
 
 

@@ -139,7 +139,7 @@ class Subject:
     # ------------------------------------------------------------ process
     def _command(self) -> list[str]:
         entry = "import sys, kit.subject; kit.subject.run(sys.argv[1:])"
-        subject = [sys.executable, "-c", entry, self.grade_id, "answer.py"] + self.harness
+        subject = [sys.executable, "-c", entry, f"CH13_JOB={self.token}", self.grade_id, "answer.py"] + self.harness
         if not self.sandbox:
             return subject
         cmd = [

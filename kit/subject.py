@@ -350,6 +350,7 @@ def main(argv: list[str]) -> int:
     except SyntaxError as e:
         cell, compile_error = None, f"line {e.lineno}: {e.msg}"
     _guard_signal_handlers()
+    audit.seal_memory()  # before any student code: raw memory (/proc/self/mem) is the kernel's to refuse
     snap = snapshot(harness)
     refused = audit.install()
     # What the loop below uses is held here, in locals: the cell can rebind a module's attributes
@@ -397,9 +398,11 @@ def main(argv: list[str]) -> int:
 
 def run(argv: list[str]) -> None:
     """The subject's entry point (``python -c``, so that this module is not ``__main__``, which
-    the cell could reach through sys.modules)."""
+    the cell could reach through sys.modules). ``argv[0]`` is the job's tag, ``CH13_JOB=<token>``:
+    the subject is not dumpable, so its environment is root's to read, and kit.jobs finds it (and
+    the processes it forks) by its command line instead."""
     sys.stdout.flush()
-    code = main(argv)
+    code = main(argv[1:])
     sys.stdout.flush()
     os._exit(code)  # threads the cell left running cannot keep the subject alive
 

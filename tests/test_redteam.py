@@ -416,6 +416,11 @@ try:      # the judge (the subject's parent: kit.sandbox execs the subject) hold
     seen["judge_memory"] = "readable"
 except (OSError, ValueError):
     seen["judge_memory"] = "refused"
+try:      # its own memory, writable: any object of the subject (the hook's tables, a harness's counters)
+    open("/proc/self/mem", "r+b").close()
+    seen["own_memory"] = "writable"
+except (OSError, ValueError):
+    seen["own_memory"] = "refused"
 raise RuntimeError("SEEN" + json.dumps(seen) + "SEEN")
 '''
 
@@ -474,6 +479,7 @@ def test_tier_root_isolates_everything(tiers):
     s = tiers["root"]
     assert s["tier"] == "root" and s["uid"] >= 200_000
     assert not s["graders"] and s["host_port"] == "closed" and s["judge_memory"] == "refused"
+    assert s["own_memory"] == "refused"  # the subject is not dumpable (kit.audit.seal_memory)
     assert s["tmp"] == 0  # a private /tmp: only its own work folder and home
     assert s["cwd"] == ["answer.py"]  # the subject's folder: the cell, no results file, no key
 
@@ -483,7 +489,7 @@ def test_tier_userns_isolates_files_and_network(tiers):
     if s["tier"] != "userns":
         pytest.skip(f"unprivileged user namespaces are not available here ({s['tier']})")
     assert s["uid"] == 65533 and not s["graders"] and s["host_port"] == "closed"
-    assert s["judge_memory"] == "refused"
+    assert s["judge_memory"] == "refused" and s["own_memory"] == "refused"
     assert s["tmp"] == 0
 
 
@@ -492,5 +498,6 @@ def test_tier_limits_only_is_what_the_docs_say(tiers):
     assert s["tier"] == "limits-only" and s["uid"] == 65533
     # documented as NOT covered in this tier: hidden files and the network
     assert s["graders"] and s["host_port"] == "open" and s["tmp"] > 0
-    # still covered: the judge's memory (its key, its hidden answers) cannot be read
-    assert s["judge_memory"] == "refused"
+    # still covered: the judge's memory (its key, its hidden answers) cannot be read, nor the
+    # subject's own written
+    assert s["judge_memory"] == "refused" and s["own_memory"] == "refused"

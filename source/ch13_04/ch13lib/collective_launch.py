@@ -207,7 +207,8 @@ def launch(
             logs.append(open(os.path.join(tmp, f"rank{r}.log"), "w+b"))
         procs = _forked_ranks(tmp, envs) or [
             subprocess.Popen(
-                [sys.executable, "-m", "ch13lib.collective_launch", tmp],
+                # the job's tag, for kit.jobs: a rank that seals its memory hides its environment
+                [sys.executable, "-m", "ch13lib.collective_launch", tmp, f"CH13_JOB={env.get('CH13_JOB', '')}"],
                 env=env,
                 cwd=tmp,
                 stdout=log,
@@ -444,6 +445,7 @@ def _worker(tmp: str) -> int:
 
             importlib.import_module("ch13lib.collective_launch")  # this file, as the target imports it
             snap = snapshot([module])
+            audit.seal_memory()  # as the subject is (a forked rank already is)
             installed = audit.install()
             # Held in locals, as the subject holds them: the cell can rebind module attributes,
             # not this frame's variables; and kit leaves sys.modules, so reaching it again is an
