@@ -48,6 +48,32 @@ def _timed(subject):
     return subject
 
 
+def _early_subject(args, source: str):
+    """The cell's subject, started from the committed plan (graders/plans.json) before the grader
+    is imported; None where the plan does not say (the grader then starts its own)."""
+    from kit.grading import plan
+    from kit.judge import Subject
+
+    try:
+        info = plan(args.grade_id)
+        compile(source, "<answer cell>", "exec")
+    except (KeyError, OSError, ValueError, SyntaxError):
+        return None
+    if "harness" not in info:
+        return None
+    subject = Subject(
+        args.grade_id,
+        source,
+        harness=info["harness"],
+        budget_s=args.budget or info["timeout_s"],
+        sandbox=not args.no_sandbox,
+        gpu=args.gpu,
+        course=args.course,
+    )
+    subject.start()
+    return subject
+
+
 def _emitter(key: bytes, results):
     def emit(item: dict) -> None:
         line = json.dumps(item, sort_keys=True)
@@ -69,18 +95,25 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, help="the cell's budget in CPU-seconds (default: the grader's timeout_s)")
     args = ap.parse_args(argv)
 
+    from graders.screen import refusals, screen
+
+    if args.plan:
+        from graders import load_grader
+
+        print(json.dumps(load_grader(args.grade_id).plan()))
+        return 0
+    with open(args.answer_file, encoding="utf-8") as f:
+        source = f.read()
+    # The subject starts first (kit.sandbox, an interpreter, the harness: a second or more) while
+    # this process imports the grader (torch, for half of them): on two cores the waits overlap.
+    subject = _early_subject(args, source) if not refusals(source) else None
+
     from graders import load_grader
     from graders.api import Result
-    from graders.screen import refusals, screen
 
     grader = load_grader(args.grade_id)
     if args.budget:
         grader.timeout_s = args.budget
-    if args.plan:
-        print(json.dumps(grader.plan()))
-        return 0
-    with open(args.answer_file, encoding="utf-8") as f:
-        source = f.read()
     # The judge runs no student code (kit/subject.py does, in its own sandboxed process); the key
     # still signs each line, so a results file written by anything else is noticed.
     key = sys.stdin.buffer.readline().strip()
@@ -120,7 +153,9 @@ def main(argv=None) -> int:
         _timing.update(first_test=time.time(), cpu_first=_cpu(), subjects=[], unreaped=0.0)
         make = grader.subject  # counts the subjects (and so the sandboxes) the tests start
         grader.subject = lambda *a, **k: _timed(make(*a, **k))
-    for result in grader.run(source, sandbox=not args.no_sandbox, gpu=args.gpu, course=args.course):
+        subject = subject and _timed(subject)
+    options = {"sandbox": not args.no_sandbox, "gpu": args.gpu, "course": args.course}
+    for result in grader.run(source, subject=subject, **options):
         emit(result.to_json())
     results.close()
     return 0

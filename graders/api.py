@@ -146,6 +146,7 @@ class Grader:
         return {
             "grade_id": self.grade_id,
             "timeout_s": self.timeout_s,
+            "harness": self.harness,
             "tests": [{"test": t.name, "max_points": t.points} for t in self.tests],
         }
 
@@ -154,17 +155,25 @@ class Grader:
 
         return Subject(self.grade_id, source, harness=self.harness, budget_s=self.timeout_s, **options)
 
-    def run(self, source: str, **options) -> Iterator[Result]:
+    def run(self, source: str, subject=None, **options) -> Iterator[Result]:
         """Run every test on ``source`` (in a subject process); each result as soon as it is known.
 
-        ``options`` go to kit.judge.Subject (sandbox, gpu, course)."""
-        subject = self.subject(source, **options)
+        ``subject``: one already started for this cell (graders/__main__.py starts it before it
+        imports the grader); otherwise ``options`` go to kit.judge.Subject (sandbox, gpu, course)."""
+        subject = subject or self.subject(source, **options)
         answer = Answer(self.grade_id, source, subject)
         try:
             for t in self.tests:
                 yield run_test(t, answer)
         finally:
-            subject.close()
+            try:
+                self.finish(subject)
+            finally:
+                subject.close()
+
+    def finish(self, subject) -> None:
+        """After the last test, before the subject is closed (a grader whose harness leaves
+        something outside the subject's processes tidies it here)."""
 
 
 PICTURE_CAP = 400_000  # bytes of PNG: a picture bigger than this is left out of the feedback
