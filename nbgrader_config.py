@@ -32,7 +32,18 @@ c = get_config()  # noqa: F821
 
 c.CourseDirectory.course_id = "ch13_04_course"
 c.CourseDirectory.solution_directory = "solutions"
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis", "*.pt", "ray_*"]
+# *.verdicts.json: ExternalGrade's records beside the autograded notebooks (kit/report.py reads them);
+# never copied from a submission into autograded/, nor from autograded/ into the feedback.
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    ".hypothesis",
+    "*.pt",
+    "ray_*",
+    "*.verdicts.json",
+]
 
 # Each answer region becomes this stub in the release (indented like the region it replaces).
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE / 在此作答\nraise NotImplementedError()"}

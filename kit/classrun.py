@@ -28,7 +28,7 @@ from kit import ASSIGNMENT, ROOT
 from kit.course import Course, nbgrader_env
 from kit.jobs import job_pids, job_rss, kill_job, new_token
 from kit.launch import run_nbgrader
-from kit.preflight import check_submission, release_folder
+from kit.preflight import UNGRADABLE, check_submission, release_folder
 
 STUDENT_TIMEOUT_S = 1800.0  # last guard for one student's whole run; graders have their own
 
@@ -125,8 +125,8 @@ def grade_student(
         return run
     start = time.perf_counter()
     problems, readable = check_submission(course.path("submitted", student, ASSIGNMENT), release_folder(course.root))
-    run.problems = [p for ps in problems.values() for p in ps]
-    unreadable = [n for n in problems if n not in readable and "not submitted" not in problems[n][0]]
+    run.problems = [p.message for ps in problems.values() for p in ps]
+    unreadable = [n for n, ps in problems.items() if any(p.kind in UNGRADABLE for p in ps)]
     if not unreadable:
         ok, err = _autograde(course, student, None, timeout, run)
         if not ok:

@@ -5,9 +5,15 @@ Runs in nbgrader's autograde pipeline after the notebook was executed. For each 
 notebook, grades it in a separate sandboxed process (kit/grading.py), and replaces the test cell's
 outputs with the graders' report and the score. Whatever the student's kernel printed or did in
 that cell is discarded, so nothing done inside the kernel can change a score.
+
+The verdicts themselves, as records (kit/grading.py: Verdict.to_json), go to one file beside the
+autograded notebook, ``<notebook>.verdicts.json`` (grade_id -> record): what the TA's report reads
+(kit/report.py), so no reader parses the text the student reads.
 """
 
 from __future__ import annotations
+
+import os
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -15,7 +21,7 @@ from nbgrader.utils import compute_checksum
 from traitlets import Bool, Float
 
 from kit.answers import answer_cells, hidden_test_cells
-from kit.grading import grade_cell
+from kit.grading import VERDICTS_SUFFIX, grade_cell, write_verdicts
 
 
 def _untouched(cell) -> bool:
@@ -34,6 +40,7 @@ class ExternalGrade(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         answers = answer_cells(nb)
+        verdicts = {}
         for grade_id, cell in hidden_test_cells(nb).items():
             answer = answers.get(grade_id)
             verdict = grade_cell(
@@ -51,12 +58,13 @@ class ExternalGrade(NbGraderPreprocessor):
                     f"totals {verdict.max_score:g}: fix the source notebook or the grader"
                 )
             self.log.info("%s: %g / %g", grade_id, verdict.score, verdict.max_score)
+            verdicts[grade_id] = verdict
             cell.outputs = [
                 new_output("stream", name="stdout", text=verdict.report() + "\n"),
                 # a picture of a failure, where a grader drew one (static PNG: the feedback HTML carries it)
                 *(
                     new_output("display_data", data={"image/png": png, "text/plain": f"<picture: {test}>"})
-                    for test, png in verdict.pictures()[:3]
+                    for test, png in verdict.pictures()
                 ),
                 # nbgrader reads a lone float result as the cell's partial credit.
                 new_output(
@@ -65,4 +73,8 @@ class ExternalGrade(NbGraderPreprocessor):
                     execution_count=cell.get("execution_count"),
                 ),
             ]
+        meta = resources.get("metadata") or {}
+        if meta.get("path") and meta.get("name"):  # nbgrader's autograde: the autograded notebook's folder
+            # always written, even empty: it replaces any file of that name copied from the submission
+            write_verdicts(os.path.join(meta["path"], meta["name"] + VERDICTS_SUFFIX), verdicts)
         return nb, resources

@@ -22,6 +22,9 @@ from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 from kit.judge import BACKSTOP
 
 DEFAULT_TIMEOUT_S = 300.0
+VERDICTS_FORMAT = 1  # of Verdict.to_json(); a reader refuses any other
+VERDICTS_SUFFIX = ".verdicts.json"  # <notebook stem>.verdicts.json, beside the autograded notebook
+PICTURES_SHOWN = 3  # pictures a test cell shows under its report
 
 
 @dataclasses.dataclass
@@ -30,6 +33,13 @@ class Verdict:
     results: list[dict]  # graders.api.Result.to_json() of every test, in plan order
     problem: str = ""  # why some tests have no verdict of their own (hang, crash, missing cell)
     flags: list[str] = dataclasses.field(default_factory=list)  # the screen's early warnings, for the TA
+    # the screen's refusals: the cell reaches into the grading process, so it was not graded and a
+    # TA reviews it (the judge says so on a line of its own, not only in the tests' messages)
+    refused: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def tampered(self) -> bool:
+        return bool(self.refused)
 
     @property
     def score(self) -> float:
@@ -40,8 +50,31 @@ class Verdict:
         return round(sum(r["max_points"] for r in self.results), 6)
 
     def pictures(self) -> list[tuple[str, str]]:
-        """(test, base64 PNG) of every failed test that drew one, for the feedback."""
-        return [(r["test"], r["picture"]) for r in self.results if not r["passed"] and r.get("picture")]
+        """(test, base64 PNG) of the first failed tests that drew one: what the feedback shows."""
+        drawn = [(r["test"], r["picture"]) for r in self.results if not r["passed"] and r.get("picture")]
+        return drawn[:PICTURES_SHOWN]
+
+    def to_json(self) -> dict:
+        """The verdict as plain data, for the readers after grading (kit/report.py): they read this
+        record, never the report's wording."""
+        return {
+            "format": VERDICTS_FORMAT,
+            "grade_id": self.grade_id,
+            "score": self.score,
+            "max_score": self.max_score,
+            "problem": self.problem,
+            "flags": list(self.flags),
+            "tampered": self.tampered,
+            "refused": list(self.refused),
+            "results": [{k: r.get(k, d) for k, d in _RESULT_FIELDS.items()} for r in self.results],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Verdict":
+        if not isinstance(data, dict) or data.get("format") != VERDICTS_FORMAT:
+            raise ValueError(f"not a verdict record of format {VERDICTS_FORMAT}")
+        results = [{k: r.get(k, d) for k, d in _RESULT_FIELDS.items()} for r in data["results"]]
+        return cls(data["grade_id"], results, data["problem"], list(data["flags"]), list(data["refused"]))
 
     def report(self) -> str:
         """What the student and the TA read in the test cell's output."""
@@ -65,6 +98,42 @@ class Verdict:
                     lines.append("       smallest failing input:")
                     lines.extend(f"         {line}" for line in r["example"].splitlines())
         return "\n".join(lines)
+
+
+# Every result's fields, with the value a record written without one gets.
+_RESULT_FIELDS = {
+    "test": "",
+    "points": 0.0,
+    "max_points": 0.0,
+    "passed": False,
+    "message": "",
+    "example": "",
+    "picture": "",
+}
+
+
+def write_verdicts(path: str, verdicts: dict[str, Verdict]) -> None:
+    """grade_id -> record, as one JSON file at ``path``, replaced atomically: a file or a symlink
+    already there is replaced, never written through."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".verdicts-", suffix=".tmp")  # O_EXCL: no planted link
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({gid: v.to_json() for gid, v in verdicts.items()}, f)
+        os.chmod(tmp, 0o644)  # as readable as the notebook beside it (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def read_verdicts(path: str) -> dict[str, Verdict]:
+    """What :func:`write_verdicts` wrote (OSError or ValueError when missing or malformed)."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict):
+        raise ValueError("not a dict of verdict records")
+    return {gid: Verdict.from_json(v) for gid, v in data.items()}
 
 
 _reachable = False
@@ -254,6 +323,7 @@ def _missing(test: dict, why: str) -> dict:
         "passed": False,
         "message": why,
         "example": "",
+        "picture": "",
     }
 
 
@@ -281,6 +351,7 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
     names = {t["test"]: t for t in planned}
     forged = 0
     flags: list[str] = []
+    refused: list[str] = []
     for raw in lines:
         try:
             wrapped = json.loads(raw)
@@ -293,6 +364,9 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
             continue
         if isinstance(item, dict) and isinstance(item.get("flags"), list):
             flags = [str(f)[:300] for f in item["flags"][:20]]
+            continue
+        if isinstance(item, dict) and isinstance(item.get("refused"), list):
+            refused = [str(f)[:300] for f in item["refused"][:20]]
             continue
         # Only well-formed results for planned tests count, each once, never above its points.
         if not isinstance(item, dict) or item.get("test") not in names or item["test"] in got:
@@ -315,4 +389,4 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
     if not problem and len(got) < len(planned):
         problem = "the grading process ended before every test had run"
     results = [got.get(t["test"]) or _missing(t, "no verdict: " + (problem or "not run")) for t in planned]
-    return Verdict(grade_id, results, problem, flags)
+    return Verdict(grade_id, results, problem, flags, refused)

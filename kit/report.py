@@ -12,22 +12,38 @@ import nbformat
 from kit import ASSIGNMENT
 from kit.answers import hidden_test_cells
 from kit.course import Course
+from kit.grading import VERDICTS_SUFFIX, read_verdicts
+
+
+def _verdicts(course: Course, student: str):
+    """(notebook file name, grade_id -> Verdict, or None when its verdicts file is missing or
+    unreadable) for each of the student's autograded notebooks, in name order. Only files beside a
+    notebook autograde wrote are read: nbgrader removes the notebook of a grading that failed."""
+    folder = course.path("autograded", student, ASSIGNMENT)
+    if not os.path.isdir(folder):
+        return
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".ipynb"):
+            try:
+                yield name, read_verdicts(os.path.join(folder, name[: -len(".ipynb")] + VERDICTS_SUFFIX))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                yield name, None
 
 
 def _grader_problems(course: Course, student: str) -> list[str]:
-    """The '!!' lines of the graders' reports (hangs, crashes, tampering) in the autograded notebooks."""
+    """The graders' problems (hangs, crashes, forged lines) and refusals, from the verdicts files."""
     out = []
-    folder = course.path("autograded", student, ASSIGNMENT)
-    if not os.path.isdir(folder):
-        return out
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".ipynb"):
-            nb = nbformat.read(os.path.join(folder, name), as_version=4)
-            for gid, cell in hidden_test_cells(nb).items():
-                text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-                out += [f"{gid}: {line[3:]}" for line in text.splitlines() if line.startswith("!! ")]
-                if "not graded: this cell reaches into the grading process" in text:
-                    out.append(f"{gid}: flagged for review (tampering with the grader)")
+    for name, verdicts in _verdicts(course, student):
+        if verdicts is None:
+            out.append(
+                f"{name}: no readable verdicts beside the autograded notebook (graded by an older kit? regrade it)"
+            )
+            continue
+        for gid, v in verdicts.items():
+            if v.problem:
+                out.append(f"{gid}: {v.problem.splitlines()[0]}")
+            if v.tampered:
+                out.append(f"{gid}: flagged for review (tampering with the grader)")
     return out
 
 
@@ -70,34 +86,25 @@ def score_table(course: Course, runs) -> str:
 
 def _failures(course: Course, students: list[str], pictures: dict | None = None) -> collections.Counter:
     """(grade_id.test, first line of the reason) -> how many students, numbers folded to N; into
-    ``pictures``, the first picture a grader drew for each such failure (base64 PNG)."""
+    ``pictures``, the first picture a grader drew for each such failure (base64 PNG). A failure
+    for the same reason as the failed test before it counts once, as the report says."""
     seen: collections.Counter = collections.Counter()
     for student in students:
-        folder = course.path("autograded", student, ASSIGNMENT)
-        if not os.path.isdir(folder):
-            continue
-        for name in sorted(os.listdir(folder)):
-            if not name.endswith(".ipynb"):
-                continue
-            nb = nbformat.read(os.path.join(folder, name), as_version=4)
-            for gid, cell in hidden_test_cells(nb).items():
-                text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-                drawn = {
-                    str(o["data"].get("text/plain", ""))[len("<picture: ") : -1]: o["data"]["image/png"]
-                    for o in cell.get("outputs", [])
-                    if o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
-                }
-                lines = text.splitlines()
-                for i, line in enumerate(lines):
-                    if line.startswith("[FAIL] ") and i + 1 < len(lines):
-                        test = line[7:].split(" (")[0]
-                        reason = lines[i + 1].strip()
-                        if reason.startswith("(same reason"):
-                            continue
-                        key = (f"{gid}.{test}", re.sub(r"\b\d+(?:\.\d+)?\b", "N", reason)[:140])
-                        seen[key] += 1
-                        if pictures is not None and test in drawn and key not in pictures:
-                            pictures[key] = drawn[test]
+        for _, verdicts in _verdicts(course, student):
+            for gid, v in (verdicts or {}).items():
+                drawn = dict(v.pictures())  # those the feedback shows
+                previous = None
+                for r in v.results:
+                    if r["passed"]:
+                        continue
+                    if r["message"] == previous:
+                        continue
+                    previous = r["message"]
+                    reason = (r["message"].splitlines() or [""])[0].strip()
+                    key = (f"{gid}.{r['test']}", re.sub(r"\b\d+(?:\.\d+)?\b", "N", reason)[:140])
+                    seen[key] += 1
+                    if pictures is not None and r["test"] in drawn and key not in pictures:
+                        pictures[key] = drawn[r["test"]]
     return seen
 
 

@@ -12,6 +12,7 @@ import pytest
 from kit import ASSIGNMENT
 from kit.answers import reference_solutions
 from kit.classrun import grade_class
+from kit.grading import read_verdicts
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +32,13 @@ def students(course):
     }
     for student, cells in answers.items():
         course.submit(student, course.submission_from_answers(cells))
+    # a verdicts file in a submission (test_verdicts_beside_each_autograded_notebook): never copied
+    with open(course.path("submitted", "cr_half", ASSIGNMENT, "06_quiz.verdicts.json"), "w") as f:
+        f.write(PLANTED)
     return sorted(answers)
+
+
+PLANTED = '{"quiz": {"format": 1, "grade_id": "quiz", "problem": "", "flags": [], "refused": [], "results": []}}'
 
 
 def scores(course, names):
@@ -61,6 +68,34 @@ def test_local_cores_match_serial_and_rerun_resumes(course, students, serial):
     third = {r.student: r.skipped for r in grade_class(course, students, progress=None)}
     assert third == {"cr_half": False, "cr_right": True, "cr_wrong": True}
     assert scores(course, students) == serial
+
+
+def test_verdicts_beside_each_autograded_notebook(course, students, serial):
+    """`nbgrader autograde` leaves <notebook>.verdicts.json beside each autograded notebook: the same
+    scores as the gradebook, the same report as the test cell; a file of that name in the submission
+    does not stand in for it; regrading the student (whole, and notebook by notebook as the class runner does
+    after a preflight problem) replaces it; the feedback does not carry it."""
+
+    def check(student):
+        folder = course.path("autograded", student, ASSIGNMENT)
+        verdicts = read_verdicts(os.path.join(folder, "06_quiz.verdicts.json"))
+        cells = course.scores(student)
+        assert list(verdicts) == ["quiz", "amdahl"]
+        for gid, v in verdicts.items():
+            assert v.score == cells[gid].score and v.report() + "\n" == cells[gid].report
+        assert [n for n in os.listdir(folder) if n.endswith(".json")] == ["06_quiz.verdicts.json"]  # no temporary
+        return {gid: v.to_json() for gid, v in verdicts.items()}
+
+    first = {s: check(s) for s in students}
+    assert {gid: v["score"] for gid, v in first["cr_right"].items()} == {"quiz": 10.0, "amdahl": 5.0}
+    for argv in ([], ["--notebook=06_quiz"]):  # the second finds the first's file (read-only) in place
+        proc = course.nbgrader("autograde", ASSIGNMENT, "--force", "--student=cr_half", *argv, check=False, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert check("cr_half") == first["cr_half"]
+    course.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--student=cr_half")
+    feedback = course.path("feedback", "cr_half", ASSIGNMENT)
+    assert "06_quiz.html" in os.listdir(feedback)
+    assert not [n for n in os.listdir(feedback) if n.endswith(".json")]
 
 
 def test_ray_cluster_of_two_nodes_matches_serial(course, students, serial):

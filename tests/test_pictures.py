@@ -45,9 +45,15 @@ def test_each_picture_is_a_png_drawn_from_plain_data():
 
 
 @pytest.fixture(scope="module")
-def graded_histogram():
+def autograded_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("course") / "autograded" / "s1" / "ch13_04"
+
+
+@pytest.fixture(scope="module")
+def graded_histogram(autograded_folder):
     """The ExternalGrade preprocessor (what `nbgrader autograde` runs) on a notebook whose histogram
-    is the unprotected `bins[v] += 1`: a sandboxed judge and subject, as in a real autograde."""
+    is the unprotected `bins[v] += 1`: a sandboxed judge and subject, as in a real autograde, whose
+    autograded notebook (with its verdicts beside it) is in ``autograded_folder``."""
     from kit.external_grade import ExternalGrade
 
     source = open(os.path.join(ROOT, "tests", "catalogue", "histogram", "wrong_plain_increment.py")).read()
@@ -56,7 +62,9 @@ def graded_histogram():
         "# hidden tests", metadata={"nbgrader": {"grade_id": "test_histogram", "grade": True, "points": 8}}
     )
     nb = new_notebook(cells=[answer, test])
-    ExternalGrade().preprocess(nb, {})
+    autograded_folder.mkdir(parents=True)
+    ExternalGrade().preprocess(nb, {"metadata": {"path": str(autograded_folder), "name": "02_cuda_kernels"}})
+    nbformat.write(nb, str(autograded_folder / "02_cuda_kernels.ipynb"))
     return nb
 
 
@@ -69,17 +77,18 @@ def test_a_fault_reaches_the_feedback_as_an_image(graded_histogram):
     assert "read-modify-write" in outputs[0].text
 
 
-def test_the_report_shows_the_picture_of_a_common_failure(graded_histogram, tmp_path):
+def test_the_report_shows_the_picture_of_a_common_failure(graded_histogram, autograded_folder):
     from kit import report
 
-    folder = tmp_path / "autograded" / "s1" / "ch13_04"
-    folder.mkdir(parents=True)
-    nbformat.write(graded_histogram, str(folder / "02_cuda_kernels.ipynb"))
+    root = autograded_folder.parents[2]
 
     class Course:
         def path(self, *parts):
-            return str(tmp_path.joinpath(*parts))
+            return str(root.joinpath(*parts))
 
     pictures_seen: dict = {}
     report._failures(Course(), ["s1"], pictures_seen)
     assert pictures_seen and all(v for v in pictures_seen.values())
+    # read from the verdicts file beside the notebook: the pictures its test cell shows
+    shown = {o.data["image/png"] for o in graded_histogram.cells[1].outputs if o.output_type == "display_data"}
+    assert set(pictures_seen.values()) <= shown
