@@ -104,7 +104,16 @@ def main(argv=None) -> int:
         return 0
     with open(args.answer_file, encoding="utf-8") as f:
         source = f.read()
-    # The subject starts first (kit.sandbox, an interpreter, the harness: a second or more) while
+    # The judge runs no student code (kit/subject.py does, in its own sandboxed process); the key
+    # still signs each line, so a results file written by anything else is noticed.
+    key = sys.stdin.buffer.readline().strip()
+    sys.stdin.close()
+    # Not dumpable: a subject running as our uid (the sandbox's weakest tier) cannot read the key
+    # or the hidden answers from our memory (/proc/PID/mem, ptrace).
+    from kit.audit import seal_memory
+
+    seal_memory()
+    # The subject starts next (kit.sandbox, an interpreter, the harness: a second or more) while
     # this process imports the grader (torch, for half of them): on two cores the waits overlap.
     subject = _early_subject(args, source) if not refusals(source) else None
 
@@ -114,15 +123,6 @@ def main(argv=None) -> int:
     grader = load_grader(args.grade_id)
     if args.budget:
         grader.timeout_s = args.budget
-    # The judge runs no student code (kit/subject.py does, in its own sandboxed process); the key
-    # still signs each line, so a results file written by anything else is noticed.
-    key = sys.stdin.buffer.readline().strip()
-    sys.stdin.close()
-    # Not dumpable: a subject running as our uid (the sandbox's weakest tier) cannot read the key
-    # or the hidden answers from our memory (/proc/PID/mem, ptrace). PR_SET_DUMPABLE = 4.
-    import ctypes
-
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
     results = open(args.results_file, "w", buffering=1, encoding="utf-8")
 
     emit = _emitter(key, results)
