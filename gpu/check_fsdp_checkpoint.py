@@ -60,14 +60,14 @@ def reference() -> str:
 
 
 def grade_on_gpu(sandbox: bool, n_gpus: int) -> bool:
+    from graders import _catalogue as catalogue
     from kit.grading import grade_cell
 
     ok = True
     print(f"1. grading on the GPU (python -m graders --gpu), {n_gpus} GPU(s): world sizes capped at {n_gpus}")
     cases = [("reference", reference(), True)]
     for name in WRONG_ANY_SIZE + (WRONG_MULTI_GPU if n_gpus >= 2 else []):
-        with open(os.path.join(ROOT, "tests", "catalogue", GID, name + ".py"), encoding="utf-8") as f:
-            cases.append((name, f.read(), False))
+        cases.append((name, catalogue.source(GID, name), False))
     for name, src, should_pass in cases:
         start = time.perf_counter()
         v = grade_cell(GID, src, gpu=True, sandbox=sandbox)

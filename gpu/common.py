@@ -23,6 +23,7 @@ def reference(grade_id: str) -> str:
 def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool) -> bool:
     """Grade, for each grade_id of ``wrong``, its reference (full marks expected) and the named wrong
     catalogue answers (less expected) on the GPU; print each verdict; True when all came out so."""
+    from graders import _catalogue as catalogue
     from kit.grading import grade_cell
 
     ok = True
@@ -30,8 +31,7 @@ def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool) -> bool:
     for gid, names in wrong.items():
         cases = [("reference", reference(gid), True)]
         for name in names:
-            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
-                cases.append((name, f.read(), False))
+            cases.append((name, catalogue.source(gid, name), False))
         for name, src, should_pass in cases:
             t0 = time.perf_counter()
             v = grade_cell(gid, src, gpu=True, sandbox=sandbox)

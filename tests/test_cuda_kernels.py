@@ -9,7 +9,6 @@ and skip with a reason on machines without one.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -19,9 +18,10 @@ import textwrap
 
 import pytest
 
+from graders import _catalogue as catalogue
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRADE_IDS = ["vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul"]
-CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
 PY = sys.executable
 
 RUNNER = textwrap.dedent(r"""
@@ -60,15 +60,8 @@ def run_graders(grade_id: str, paths: list[str], tmp_path, env=None) -> dict:
 
 
 def entries(grade_id: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
-
-
-def header(path: str) -> tuple[str, list[str]]:
-    with open(path, encoding="utf-8") as f:
-        lines = [line[1:].strip() for line in f.read().splitlines() if line.startswith("#")]
-    verdict = [h.split(":", 1)[1].strip() for h in lines if h.startswith("verdict:")][0]
-    messages = [h.split(":", 1)[1].strip() for h in lines if h.startswith("message:")]
-    return verdict, messages
+    """The paths of ``grade_id``'s catalogue files (the grading process reads them)."""
+    return [e.path for e in catalogue.entries(grade_id)]
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +86,8 @@ def test_catalogues_are_big_enough():
 @pytest.mark.slow  # the module fixture grades all ~45 catalogue files: 30-60 s on a loaded 2-core machine
 @pytest.mark.parametrize("grade_id,path", ALL, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in ALL])
 def test_catalogue_entry_direct(graded, grade_id, path):
-    verdict, messages = header(path)
+    entry = catalogue.entry(grade_id, os.path.basename(path))
+    verdict, messages = entry.verdict, entry.messages
     results = graded[path]
     report = "\n".join(f"{r['test']}: {r['message']}" for r in results if not r["passed"])
     if verdict == "pass":
