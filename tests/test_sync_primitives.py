@@ -89,12 +89,9 @@ def test_same_verdict_twice(gid, name):
 
 
 def test_stub_says_not_implemented():
-    stub = (
-        "import threading\nclass SafeCounter:\n    def __init__(self):\n        raise NotImplementedError()\n"
-        "    def increment(self):\n        raise NotImplementedError()\n"
-        "def count_with_threads(n_threads, n_increments):\n    raise NotImplementedError()\n"
-    )
-    results = grade("counter", stub)
+    from kit.answers import stub
+
+    results = grade("counter", stub("counter"))
     assert not any(r.passed for r in results)
     assert all("not implemented yet" in r.message for r in results), [r.message for r in results]
 

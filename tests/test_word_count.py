@@ -11,7 +11,6 @@ a barrier wait out its hang guard are marked slow.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 
@@ -53,25 +52,16 @@ def grade(grader, source: str):
 
 
 def reference_source() -> str:
-    from kit.answers import reference_solutions
+    from kit.answers import reference
 
-    return reference_solutions()["word_count"]
+    return reference("word_count")
 
 
 def stub_source() -> str:
     """The release's version of the answer cell: each solution region becomes a stub."""
-    import nbformat
+    from kit.answers import stub
 
-    from kit.answers import answer_cells
-
-    nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "04_mapreduce.ipynb"), as_version=4)
-    source = answer_cells(nb)["word_count"].source
-    return re.sub(
-        r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n",
-        lambda m: m.group(1) + "raise NotImplementedError()\n",
-        source + "\n",
-        flags=re.M | re.S,
-    )
+    return stub("word_count")
 
 
 def test_catalogue_size():
