@@ -6,7 +6,7 @@ asserts nothing about time; exits 1 if any path or rerun gives a different score
     .venv/bin/python bench/bench_class.py --all [--students 20] [--notebooks NB ...] [--no-ray]
 
 The class mixes right, wrong, hanging and cheating submissions built from the graders' catalogues
-(tests/catalogue/) for the chosen notebooks. The default keeps to the quiz notebook so that the
+(graders/catalogue/) for the chosen notebooks. The default keeps to the quiz notebook so that the
 serial baseline finishes in minutes on 2 cores.
 
 ``--all`` (or ``--notebooks all``): the whole assignment, every notebook of the release (a new one
@@ -19,7 +19,6 @@ student by notebook and by stage, from the kit's opt-in timing records (CH13_TIM
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import resource
@@ -36,6 +35,7 @@ sys.path.insert(0, ROOT)
 import nbformat  # noqa: E402
 from nbformat.v4 import new_code_cell  # noqa: E402
 
+from graders import _catalogue as catalogue  # noqa: E402
 from kit.answers import answer_cells  # noqa: E402
 from kit.classrun import default_jobs, grade_class  # noqa: E402
 from kit.course import Course  # noqa: E402
@@ -51,8 +51,7 @@ def synthetic_class(course: Course, n: int, notebooks: list[str]) -> dict[str, d
     for name in notebooks:
         nb = course.release_notebook(name)
         for gid in answer_cells(nb):
-            files = sorted(glob.glob(os.path.join(ROOT, "tests", "catalogue", gid, "*.py")))
-            entries[gid] = [open(f, encoding="utf-8").read() for f in files]
+            entries[gid] = [e.source for e in catalogue.entries(gid)]
     students = {}
     for i in range(n):
         kind = "hang" if i % 20 == 7 else "cheat" if i % 20 == 13 else "catalogue"
@@ -81,7 +80,7 @@ def whole_class(course: Course, n: int, notebooks: list[str]) -> dict[str, dict]
     for name in notebooks:
         gids[name] = list(answer_cells(course.release_notebook(name)))
         for gid in gids[name]:
-            entries[gid] = [open(f, encoding="utf-8").read() for f in sorted(glob.glob(catalogue(gid)))]
+            entries[gid] = [e.source for e in catalogue.entries(gid)]
     cells = [g for name in notebooks for g in gids[name]]
     hang = "amdahl" if "amdahl" in cells else min(cells, key=lambda g: plan(g).get("timeout_s") or 1e9)
     spots = [round((k + 1) * n / 5) for k in range(4)] if n >= 5 else list(range(1, n))
@@ -107,10 +106,6 @@ def whole_class(course: Course, n: int, notebooks: list[str]) -> dict[str, dict]
             subs[notebooks[-1]] = nbformat.writes(subs[notebooks[-1]])[:-200]
         students[f"s{i:03d}_{kind}"] = subs
     return students
-
-
-def catalogue(gid: str) -> str:
-    return os.path.join(ROOT, "tests", "catalogue", gid, "*.py")
 
 
 def new_course(tmp: str, name: str, students: dict) -> Course:

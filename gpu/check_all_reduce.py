@@ -24,7 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
-from gpu.common import grade_on_gpu, reference  # noqa: E402
+from gpu.common import grade_on_gpu  # noqa: E402
+from kit.answers import reference  # noqa: E402
 
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "all_reduce": ["wrong_gather_broadcast", "wrong_blocking_send_then_recv"],

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 import time
@@ -50,24 +49,16 @@ def gpu_ready() -> str:
     return ""
 
 
-def reference() -> str:
-    import nbformat
-
-    from kit.answers import answer_cells, notebook_of
-
-    cell = answer_cells(nbformat.read(notebook_of(GID), as_version=4))[GID].source
-    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
-
-
 def grade_on_gpu(sandbox: bool, n_gpus: int) -> bool:
+    from graders import _catalogue as catalogue
+    from kit.answers import reference
     from kit.grading import grade_cell
 
     ok = True
     print(f"1. grading on the GPU (python -m graders --gpu), {n_gpus} GPU(s): world sizes capped at {n_gpus}")
-    cases = [("reference", reference(), True)]
+    cases = [("reference", reference(GID), True)]
     for name in WRONG_ANY_SIZE + (WRONG_MULTI_GPU if n_gpus >= 2 else []):
-        with open(os.path.join(ROOT, "tests", "catalogue", GID, name + ".py"), encoding="utf-8") as f:
-            cases.append((name, f.read(), False))
+        cases.append((name, catalogue.source(GID, name), False))
     for name, src, should_pass in cases:
         start = time.perf_counter()
         v = grade_cell(GID, src, gpu=True, sandbox=sandbox)

@@ -26,7 +26,8 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
 from gpu.check_all_reduce import gpu_ready  # noqa: E402
-from gpu.common import grade_on_gpu, reference  # noqa: E402
+from gpu.common import grade_on_gpu  # noqa: E402
+from kit.answers import reference  # noqa: E402
 
 GRADE_IDS = ["pipeline", "tensor_parallel", "zero1"]
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU

@@ -1,28 +1,16 @@
-"""What the GPU checks share: a cell's reference solution, and grading it and a few catalogue
-answers on the GPU (``python -m graders --gpu``, as ``autograde --gpu`` runs it)."""
+"""What the GPU checks share: grading a cell's reference solution (kit.answers.reference) and a
+few catalogue answers on the GPU (``python -m graders --gpu``, as ``autograde --gpu`` runs it)."""
 
 from __future__ import annotations
 
-import os
-import re
 import time
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def reference(grade_id: str) -> str:
-    """The notebook's reference solution of ``grade_id``, without nbgrader's solution markers."""
-    import nbformat
-
-    from kit.answers import answer_cells, notebook_of
-
-    cell = answer_cells(nbformat.read(notebook_of(grade_id), as_version=4))[grade_id].source
-    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", cell, flags=re.M)
 
 
 def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool) -> bool:
     """Grade, for each grade_id of ``wrong``, its reference (full marks expected) and the named wrong
     catalogue answers (less expected) on the GPU; print each verdict; True when all came out so."""
+    from graders import _catalogue as catalogue
+    from kit.answers import reference
     from kit.grading import grade_cell
 
     ok = True
@@ -30,8 +18,7 @@ def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool) -> bool:
     for gid, names in wrong.items():
         cases = [("reference", reference(gid), True)]
         for name in names:
-            with open(os.path.join(ROOT, "tests", "catalogue", gid, name + ".py"), encoding="utf-8") as f:
-                cases.append((name, f.read(), False))
+            cases.append((name, catalogue.source(gid, name), False))
         for name, src, should_pass in cases:
             t0 = time.perf_counter()
             v = grade_cell(gid, src, gpu=True, sandbox=sandbox)

@@ -1,4 +1,9 @@
-"""Read answer cells out of notebooks: what the graders grade."""
+"""Read answer cells out of notebooks: what the graders grade.
+
+The one home of an answer cell's two versions: ``reference(grade_id)``, the instructor's solution
+from source/ (nbgrader's solution markers removed), and ``stub(grade_id)``, what a student starts
+from, read from the committed release (nbgrader made it; tests/test_release.py keeps it fresh).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from kit import ASSIGNMENT, ROOT
 from kit.cells import TEST_PREFIX
 
 SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)
+RELEASE_DIR = os.path.join(ROOT, "release", ASSIGNMENT)
 _SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 
 
@@ -57,6 +63,19 @@ def reference_solutions() -> dict[str, str]:
         for gid, cell in answer_cells(nb).items():
             refs[gid] = strip_solution_markers(cell.source)
     return refs
+
+
+def reference(grade_id: str) -> str:
+    """The reference solution of ``grade_id``, from its instructor notebook."""
+    return reference_solutions()[grade_id]
+
+
+def stub(grade_id: str) -> str:
+    """The answer cell ``grade_id`` as the release gives it to students (each solution region
+    replaced by nbgrader's stub, or by a pointer where the stub is filled in place: kit/stubs.py).
+    Read from the release rather than rebuilt with a regex, so it is exactly what students get."""
+    path = os.path.join(RELEASE_DIR, os.path.basename(notebook_of(grade_id)))
+    return answer_cells(nbformat.read(path, as_version=4))[grade_id].source
 
 
 def notebook_of(grade_id: str) -> str:

@@ -25,13 +25,12 @@ import time
 import nbformat
 from nbformat.v4 import new_code_cell
 
+from graders import _catalogue as catalogue
 from kit import ASSIGNMENT, ROOT
 from kit.answers import answer_cells, hidden_test_cells, reference_solutions
 from kit.classrun import grade_class
 from kit.course import Course
 from kit.report import score_table, write_html
-
-CATALOGUE = os.path.join(ROOT, "tests", "catalogue")
 
 KERNEL_CHEATS = '''
 # cy: every kernel-side trick measured against in-kernel grading (FIELD-NOTES)
@@ -58,8 +57,8 @@ while True:                       # di: swallows the interrupt nbgrader sends on
 
 
 def first_wrong(grade_id: str) -> str | None:
-    files = sorted(glob.glob(os.path.join(CATALOGUE, grade_id, "wrong_*.py")))
-    return open(files[0], encoding="utf-8").read() if files else None
+    wrong = [e for e in catalogue.entries(grade_id) if e.name.startswith("wrong_")]
+    return wrong[0].source if wrong else None
 
 
 def build_class(course: Course) -> None:

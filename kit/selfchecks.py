@@ -2,7 +2,7 @@
 
     .venv/bin/python -m kit.selfchecks [GRADE_ID ...] [--jobs N] [--markdown]
 
-For every catalogue entry (graders' catalogue/<grade_id>/{right,wrong}_*.py) this runs, in a fresh
+For every catalogue entry (graders/catalogue/<grade_id>/{right,wrong}_*.py) this runs, in a fresh
 Python process, the code cells of the answer's source notebook as a student would: the cells
 before the answer cell, the entry as the answer cell (other answer cells hold their reference
 solutions), then the self-check cells that follow it. Hidden test cells and other exercises'
@@ -27,10 +27,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 
+from graders import _catalogue as catalogue
 from kit import ASSIGNMENT, ROOT
 from kit.answers import answer_cells, hidden_test_cells, reference_solutions
 
-CATALOGUE = os.path.join(ROOT, "tests", "catalogue")
 SOURCE = os.path.join(ROOT, "source", ASSIGNMENT)
 BAR = 0.90
 TIMEOUT_S = 300
@@ -118,10 +118,8 @@ def cells_for(grade_id: str, answer: str) -> list[tuple[str, str]]:
     return out
 
 
-def run_entry(grade_id: str, path: str) -> Outcome:
-    name = os.path.basename(path)[:-3]
-    with open(path, encoding="utf-8") as f:
-        answer = f.read()
+def run_entry(entry: catalogue.Entry) -> Outcome:
+    grade_id, name, answer = entry.grade_id, entry.name, entry.source
     env = dict(
         os.environ,
         CH13_SELFCHECK_LIB=SOURCE,
@@ -150,10 +148,9 @@ def run_entry(grade_id: str, path: str) -> Outcome:
 
 
 def measure(grade_ids: list[str] | None = None, jobs: int = 2) -> list[Outcome]:
-    todo = [(os.path.basename(os.path.dirname(p)), p) for p in sorted(glob.glob(os.path.join(CATALOGUE, "*", "*.py")))]
-    todo = [(g, p) for g, p in todo if not grade_ids or g in grade_ids]
+    todo = [e for e in catalogue.entries() if not grade_ids or e.grade_id in grade_ids]
     with ThreadPoolExecutor(jobs) as pool:
-        return list(pool.map(lambda gp: run_entry(*gp), todo))
+        return list(pool.map(run_entry, todo))
 
 
 def table(outcomes: list[Outcome], markdown: bool = False) -> str:

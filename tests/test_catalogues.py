@@ -1,41 +1,20 @@
 """Does every grader give full marks to each right answer and fail each wrong one with the right
 message — through real `nbgrader autograde`, exactly as a TA grades?
 
-The catalogues are files: tests/catalogue/<grade_id>/{right,wrong}_<name>.py, each the source of a
-whole answer cell with a header (`# verdict: pass|fail`, `# message: <expected text>`, `# why: ...`).
+The catalogues are files: graders/catalogue/<grade_id>/{right,wrong}_<name>.py, each the source of a
+whole answer cell with a header (`# verdict: pass|fail`, `# message: <expected text>`, `# why: ...`),
+read by graders/_catalogue.py.
 """
 
 from __future__ import annotations
 
-import glob
-import os
-
 import pytest
 
+from graders._catalogue import entries
 from tests.nbgrading import grade_answers, student_id
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def catalogue() -> list[tuple[str, str, str, list[str]]]:
-    """(grade_id, name, source, expected messages) for every catalogue file; verdict in the name."""
-    entries = []
-    for path in sorted(glob.glob(os.path.join(HERE, "catalogue", "*", "*.py"))):
-        grade_id = os.path.basename(os.path.dirname(path))
-        name = os.path.basename(path)[:-3]
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-        header = [line[1:].strip() for line in source.splitlines() if line.startswith("#")]
-        verdicts = [h.split(":", 1)[1].strip() for h in header if h.startswith("verdict:")]
-        messages = [h.split(":", 1)[1].strip() for h in header if h.startswith("message:")]
-        assert verdicts in (["pass"], ["fail"]), f"{path}: needs one '# verdict: pass|fail' line"
-        assert (verdicts[0] == "pass") == name.startswith("right_"), f"{path}: name and verdict disagree"
-        assert verdicts[0] == "pass" or messages, f"{path}: a wrong answer needs '# message:' lines"
-        entries.append((grade_id, name, source, messages))
-    return entries
-
-
-CATALOGUE = catalogue()
+# (grade_id, name, source, expected messages) for every catalogue file; the verdict is in the name.
+CATALOGUE = [(e.grade_id, e.name, e.source, e.messages) for e in entries()]
 
 
 def _check(report: str, score: float, max_score: float, name: str, messages: list[str]) -> None:

@@ -8,7 +8,6 @@ without CUDA.
 
 from __future__ import annotations
 
-import glob
 import os
 import threading
 
@@ -21,23 +20,16 @@ from ch13lib import collective_checks
 from ch13lib.collective_cases import Case, make_inputs, ring_bound, verdict
 from ch13lib.collective_launch import launch
 from ch13lib.procgroup import CommError, Deadlock, RankError, SimWorld, run_ranks
+from graders import _catalogue as catalogue
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
 NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "03_collectives.ipynb")
 GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
 
 
 def entries(grade_id: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
-
-
-def header(path: str) -> tuple[str, list[str]]:
-    with open(path, encoding="utf-8") as f:
-        lines = [line[1:].strip() for line in f.read().splitlines() if line.startswith("#")]
-    verdict_ = [h.split(":", 1)[1].strip() for h in lines if h.startswith("verdict:")][0]
-    messages = [h.split(":", 1)[1].strip() for h in lines if h.startswith("message:")]
-    return verdict_, messages
+    """The paths of ``grade_id``'s catalogue files (a path keys its first grading in FIRST)."""
+    return [e.path for e in catalogue.entries(grade_id)]
 
 
 def grade(grade_id: str, source: str) -> list:
@@ -73,7 +65,8 @@ def test_catalogue_sizes():
 @pytest.mark.parametrize("grade_id,path", CATALOGUE, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in CATALOGUE])
 def test_catalogue_entry(grade_id, path):
     """Does every right answer get full marks, and every wrong one lose points with its message?"""
-    expected, messages = header(path)
+    entry = catalogue.entry(grade_id, os.path.basename(path))
+    expected, messages = entry.verdict, entry.messages
     results = grade_file(grade_id, path)
     got = sum(r.points for r in results)
     full = sum(r.max_points for r in results)
@@ -115,13 +108,10 @@ def test_notebook_reference_solutions_pass_and_points_match():
 
 def test_stub_reads_not_implemented():
     """Does an untouched stub get 'not implemented yet' from every test, quickly?"""
-    stubs = {
-        "all_reduce": "import torch\n\ndef ring_all_reduce(tensor, comm):\n    raise NotImplementedError()\n",
-        "rs_ag_all_reduce": "import torch\n\ndef rs_ag_all_reduce(tensor, comm):\n    raise NotImplementedError()\n",
-        "ddp_average": "import torch\n\ndef average_gradients(model):\n    raise NotImplementedError()\n",
-    }
-    for gid, src in stubs.items():
-        for r in grade(gid, src):
+    from kit.answers import stub
+
+    for gid in GRADE_IDS:
+        for r in grade(gid, stub(gid)):
             assert not r.passed and "not implemented yet" in r.message, (gid, r)
 
 
@@ -130,7 +120,7 @@ def test_ddp_tests_measure_one_thing_each():
     a frozen layer the frozen test only, each with its own message?"""
 
     def by_test(name):
-        path = os.path.join(CATALOGUE_DIR, "ddp_average", name + ".py")
+        path = catalogue.path("ddp_average", name)
         return {r.test: r for r in grade_file("ddp_average", path)}
 
     for name, why in [
@@ -147,7 +137,7 @@ def test_ddp_tests_measure_one_thing_each():
     assert "raised an exception" in res["frozen_parameters"].message
 
 
-RIGHT_RING = open(os.path.join(CATALOGUE_DIR, "all_reduce", "right_reference.py"), encoding="utf-8").read()
+RIGHT_RING = catalogue.source("all_reduce", "right_reference")
 
 
 def test_a_cell_refused_in_a_real_world_is_not_graded():
@@ -329,7 +319,7 @@ def test_verdict_tolerance_accepts_any_order_and_rejects_average():
 
 def test_launch_two_worlds_at_once_on_free_ports():
     """Can two gloo worlds start at the same time (no fixed port), each reporting every rank?"""
-    src = open(os.path.join(CATALOGUE_DIR, "all_reduce", "right_reference.py"), encoding="utf-8").read()
+    src = catalogue.source("all_reduce", "right_reference")
     payload = {
         "source": src,
         "name": "all_reduce",
@@ -376,8 +366,7 @@ def test_gpu_grading_of_the_reference():
     os.environ["CH13_DEVICE"] = "gpu"
     try:
         for gid in GRADE_IDS:
-            with open(os.path.join(CATALOGUE_DIR, gid, "right_reference.py"), encoding="utf-8") as f:
-                results = grade(gid, f.read())
+            results = grade(gid, catalogue.source(gid, "right_reference"))
             assert all(r.passed for r in results), report(results)
     finally:
         os.environ["CH13_DEVICE"] = "cpu"

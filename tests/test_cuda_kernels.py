@@ -9,19 +9,18 @@ and skip with a reason on machines without one.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from graders import _catalogue as catalogue
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRADE_IDS = ["vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul"]
-CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
 PY = sys.executable
 
 RUNNER = textwrap.dedent(r"""
@@ -60,15 +59,8 @@ def run_graders(grade_id: str, paths: list[str], tmp_path, env=None) -> dict:
 
 
 def entries(grade_id: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
-
-
-def header(path: str) -> tuple[str, list[str]]:
-    with open(path, encoding="utf-8") as f:
-        lines = [line[1:].strip() for line in f.read().splitlines() if line.startswith("#")]
-    verdict = [h.split(":", 1)[1].strip() for h in lines if h.startswith("verdict:")][0]
-    messages = [h.split(":", 1)[1].strip() for h in lines if h.startswith("message:")]
-    return verdict, messages
+    """The paths of ``grade_id``'s catalogue files (the grading process reads them)."""
+    return [e.path for e in catalogue.entries(grade_id)]
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +85,8 @@ def test_catalogues_are_big_enough():
 @pytest.mark.slow  # the module fixture grades all ~45 catalogue files: 30-60 s on a loaded 2-core machine
 @pytest.mark.parametrize("grade_id,path", ALL, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in ALL])
 def test_catalogue_entry_direct(graded, grade_id, path):
-    verdict, messages = header(path)
+    entry = catalogue.entry(grade_id, os.path.basename(path))
+    verdict, messages = entry.verdict, entry.messages
     results = graded[path]
     report = "\n".join(f"{r['test']}: {r['message']}" for r in results if not r["passed"])
     if verdict == "pass":
@@ -117,21 +110,9 @@ def test_same_verdicts_on_a_second_run(graded, tmp_path):
 
 
 def _reference_and_stub(grade_id):
-    sys.path.insert(0, ROOT)
-    import nbformat
+    from kit.answers import reference, stub
 
-    from kit.answers import answer_cells, notebook_of
-
-    nb = nbformat.read(notebook_of(grade_id), as_version=4)
-    source = answer_cells(nb)[grade_id].source
-    ref = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n", "", source, flags=re.M)
-    stub = re.sub(
-        r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION[ \t]*\n",
-        lambda m: f"{m.group(1)}raise NotImplementedError()\n",
-        source + "\n",
-        flags=re.M | re.S,
-    )
-    return ref, stub
+    return reference(grade_id), stub(grade_id)
 
 
 def test_notebook_reference_passes_and_stub_says_not_implemented(tmp_path):

@@ -8,10 +8,8 @@ is a few rank threads in this process, so the whole module takes seconds.
 from __future__ import annotations
 
 import contextlib
-import glob
 import io
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -23,24 +21,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import graders  # noqa: E402  (puts source/ch13_04 on sys.path)
+from graders._catalogue import entries  # noqa: E402
+from graders._catalogue import source as catalogue_source  # noqa: E402
 from graders.screen import screen  # noqa: E402
 
 GID = "fsdp_checkpoint"
-CATALOGUE = sorted(glob.glob(os.path.join(ROOT, "tests", "catalogue", GID, "*.py")))
-
-
-def header(path: str) -> tuple[str, list[str]]:
-    verdict, messages = None, []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            m = re.match(r"#\s*(verdict|message):\s*(.*\S)", line)
-            if m and m.group(1) == "verdict":
-                verdict = m.group(2)
-            elif m:
-                messages.append(m.group(2))
-            elif not line.startswith("#"):
-                break
-    return verdict, messages
+CATALOGUE = entries(GID)
 
 
 def grade(source: str):
@@ -48,14 +34,13 @@ def grade(source: str):
 
 
 def test_catalogue_size():
-    verdicts = [header(p)[0] for p in CATALOGUE]
+    verdicts = [e.verdict for e in CATALOGUE]
     assert verdicts.count("pass") >= 4 and verdicts.count("fail") >= 8, verdicts
 
 
-@pytest.mark.parametrize("path", CATALOGUE, ids=os.path.basename)
-def test_catalogue(path):
-    verdict, messages = header(path)
-    source = open(path, encoding="utf-8").read()
+@pytest.mark.parametrize("entry", CATALOGUE, ids=lambda e: e.name + ".py")
+def test_catalogue(entry):
+    verdict, messages, source = entry.verdict, entry.messages, entry.source
     assert screen(source) == [], "a catalogue answer trips the static screen"
     results = grade(source)
     total = sum(r.points for r in results)
@@ -81,7 +66,7 @@ def test_catalogue(path):
     ],
 )
 def test_same_verdict_and_message_every_run(name):
-    source = open(os.path.join(ROOT, "tests", "catalogue", GID, name), encoding="utf-8").read()
+    source = catalogue_source(GID, name)
     first, second = grade(source), grade(source)
     assert [r.to_json() for r in first] == [r.to_json() for r in second]
 
@@ -91,27 +76,18 @@ def test_points_total_20():
 
 
 def test_reference_in_notebook_passes_and_stub_says_not_implemented():
-    import nbformat
+    from kit.answers import reference
+    from kit.answers import stub as release_stub
 
-    from kit.answers import notebook_of, reference_solutions
-
-    ref = reference_solutions()[GID]
-    assert all(r.passed for r in grade(ref))
-    nb = nbformat.read(notebook_of(GID), as_version=4)
-    cell = next(c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == GID)
-    stub = re.sub(
-        r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION\n",
-        lambda m: m.group(1) + "raise NotImplementedError()\n",
-        cell.source + "\n",
-        flags=re.S,
-    )
+    assert all(r.passed for r in grade(reference(GID)))
+    stub = release_stub(GID)
     assert "NotImplementedError" in stub and "dist.barrier" not in stub
     for r in grade(stub):
         assert not r.passed and "not implemented yet" in r.message, r
 
 
 def test_hang_is_reported_by_cause_not_by_timeout():
-    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "wrong_state_dict_rank0_only.py")).read()
+    source = catalogue_source(GID, "wrong_state_dict_rank0_only")
     results = grade(source)
     for r in results:
         assert r.message.startswith("hang:"), r.message
@@ -120,7 +96,7 @@ def test_hang_is_reported_by_cause_not_by_timeout():
 
 
 def test_offload_to_cpu_on_cpu_gets_a_hint():
-    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read()
+    source = catalogue_source(GID, "right_reference")
     source = source.replace(
         "FullStateDictConfig(offload_to_cpu=False, rank0_only=True)",
         "FullStateDictConfig(offload_to_cpu=True, rank0_only=True)",
@@ -133,7 +109,7 @@ def test_held_write_makes_the_missing_barrier_fail_at_every_world_size():
     """The race is made deterministic: every save scenario reports the early return."""
     from ch13lib import fsdp_ckpt
 
-    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "wrong_no_barrier.py")).read()
+    source = catalogue_source(GID, "wrong_no_barrier")
     mod = types.ModuleType("nb_answer")
     exec(compile(source, "<answer cell fsdp_checkpoint>", "exec"), mod.__dict__)
     for world in (2, 3, 4):
@@ -167,7 +143,7 @@ def test_self_check_prints_and_stands_aside_while_grading(monkeypatch):
     from ch13lib import fsdp_ckpt
 
     mod = types.ModuleType("nb_answer")
-    exec(open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read(), mod.__dict__)
+    exec(catalogue_source(GID, "right_reference"), mod.__dict__)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert fsdp_ckpt.self_check(mod.save_checkpoint, mod.load_checkpoint, load_world=3)
@@ -192,7 +168,7 @@ def test_self_check_names_the_optimizer():
     from ch13lib import fsdp_ckpt
 
     mod = types.ModuleType("nb_answer")
-    exec(open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read(), mod.__dict__)
+    exec(catalogue_source(GID, "right_reference"), mod.__dict__)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert fsdp_ckpt.self_check(mod.save_checkpoint, mod.load_checkpoint, optimizer="adamw")
@@ -211,7 +187,7 @@ def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
     from kit import wire
     from kit.subject import Cell
 
-    source = open(os.path.join(ROOT, "tests", "catalogue", GID, "right_reference.py")).read()
+    source = catalogue_source(GID, "right_reference")
     cell = Cell(GID, source)
     scenario = dict(world=2, steps=2, more=1, epoch=7, optimizer="adamw", nested=True, data_seed=3)
     with tempfile.TemporaryDirectory() as d:
@@ -248,7 +224,7 @@ def test_gpu_reference_passes_and_wrong_fails_on_nccl():
         ("wrong_raw_sharded_optim.py", False),
         ("wrong_no_optim_state.py", False),
     ):
-        source = open(os.path.join(ROOT, "tests", "catalogue", GID, name), encoding="utf-8").read()
+        source = catalogue_source(GID, name)
         v = grade_cell(GID, source, gpu=True, sandbox=False)
         assert (v.score == v.max_score) == want_full, v.report()
 

@@ -10,7 +10,6 @@ message matters most. GPU tests are marked ``gpu`` and skip without CUDA.
 
 from __future__ import annotations
 
-import glob
 import os
 import types
 
@@ -23,21 +22,13 @@ from ch13lib import parallel_cases as pc
 from ch13lib import parallel_checks
 from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
 from ch13lib.procgroup import CommError, SimWorld
+from graders import _catalogue as catalogue
+from graders._catalogue import source
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CATALOGUE_DIR = os.path.join(ROOT, "tests", "catalogue")
 NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "07_parallelism.ipynb")
 GRADE_IDS = ["pipeline", "tensor_parallel", "zero1"]
 FUNCTIONS = {"pipeline": "gpipe_step", "tensor_parallel": "tp_mlp", "zero1": "ZeroAdam"}
-
-
-def entries(grade_id: str) -> list[str]:
-    return sorted(glob.glob(os.path.join(CATALOGUE_DIR, grade_id, "*.py")))
-
-
-def source(grade_id: str, name: str) -> str:
-    with open(os.path.join(CATALOGUE_DIR, grade_id, name + ".py"), encoding="utf-8") as f:
-        return f.read()
 
 
 def cell(grade_id: str, name: str = "right_reference"):
@@ -245,7 +236,7 @@ def test_zero_reference_state_traffic_and_in_place():
 # ---- the graders, the notebook and the self-checks ------------------------------------------------------
 def test_catalogue_sizes():
     for gid in GRADE_IDS:
-        names = [os.path.basename(p) for p in entries(gid)]
+        names = [e.name for e in catalogue.entries(gid)]
         assert sum(n.startswith("wrong_") for n in names) >= 8, gid
         assert sum(n.startswith("right_") for n in names) >= 4, gid
 
@@ -272,16 +263,10 @@ def test_notebook_reference_solutions_pass_and_points_match():
 
 
 def test_stub_reads_not_implemented():
-    stub = "import torch\n\n{}\n    raise NotImplementedError()\n"
-    stubs = {
-        "pipeline": stub.format("def gpipe_step(stage, batch, target, n_micro, comm, loss_fn):"),
-        "tensor_parallel": stub.format("def tp_mlp(x, w1, b1, w2, b2, comm):"),
-        "zero1": stub.format(
-            "class ZeroAdam:\n  def __init__(self, params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):"
-        ),
-    }
-    for gid, src in stubs.items():
-        for r in grade(gid, src):
+    from kit.answers import stub
+
+    for gid in GRADE_IDS:
+        for r in grade(gid, stub(gid)):
             assert not r.passed and "not implemented yet" in r.message, (gid, r)
 
 

@@ -54,9 +54,10 @@ def graded_histogram(autograded_folder):
     """The ExternalGrade preprocessor (what `nbgrader autograde` runs) on a notebook whose histogram
     is the unprotected `bins[v] += 1`: a sandboxed judge and subject, as in a real autograde, whose
     autograded notebook (with its verdicts beside it) is in ``autograded_folder``."""
+    from graders._catalogue import source as catalogue_source
     from kit.external_grade import ExternalGrade
 
-    source = open(os.path.join(ROOT, "tests", "catalogue", "histogram", "wrong_plain_increment.py")).read()
+    source = catalogue_source("histogram", "wrong_plain_increment")
     answer = new_code_cell(source, metadata={"nbgrader": {"grade_id": "histogram", "solution": True}})
     test = new_code_cell(
         "# hidden tests", metadata={"nbgrader": {"grade_id": "test_histogram", "grade": True, "points": 8}}

@@ -113,7 +113,8 @@ def test_release_has_no_hidden_test_and_no_grader_code():
             # three consecutive lines of a hidden test found in the release would be a leak
             leaked += [f"{gid}.{t.name}" for i in range(len(lines) - 2) if " ".join(lines[i : i + 3]) in flat]
     assert not leaked, f"hidden test code in the release: {sorted(set(leaked))}"
-    assert not glob.glob(os.path.join(ROOT, "release", "**", "graders*"), recursive=True)
+    for hidden in ("graders*", "catalogue*"):  # graders/ and its catalogue of answers stay out
+        assert not glob.glob(os.path.join(ROOT, "release", "**", hidden), recursive=True)
 
 
 def test_committed_plans_are_up_to_date():

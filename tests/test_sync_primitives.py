@@ -9,9 +9,7 @@ is tested on tiny programs, including that a plain unlocked ``+=`` is caught wit
 
 from __future__ import annotations
 
-import glob
 import os
-import re
 import sys
 
 import pytest
@@ -21,48 +19,37 @@ sys.path.insert(0, ROOT)
 
 import graders  # noqa: E402  (puts source/ch13_04 on sys.path)
 from ch13lib import sched, sync_checks  # noqa: E402
+from graders._catalogue import entries  # noqa: E402
+from graders._catalogue import source as catalogue_source  # noqa: E402
 
 GRADE_IDS = ["counter", "semaphore_pool", "bounded_buffer", "bank_transfer"]
-CATALOGUE = os.path.join(ROOT, "tests", "catalogue")
-
-
-def catalogue_files(gid):
-    return sorted(glob.glob(os.path.join(CATALOGUE, gid, "*.py")))
-
-
-def header(path):
-    text = open(path, encoding="utf-8").read()
-    verdict = re.search(r"^# verdict: (pass|fail)", text, re.M).group(1)
-    messages = re.findall(r"^# message: (.+)$", text, re.M)
-    assert re.search(r"^# why: .+", text, re.M), f"{path} has no '# why:' line"
-    return text, verdict, messages
+RACE = sync_checks.public_scenario("two threads, two increments each")  # by name: order may change
 
 
 def grade(gid, source):
     return list(graders.load_grader(gid).run(source))
 
 
-CASES = [(gid, path) for gid in GRADE_IDS for path in catalogue_files(gid)]
+CASES = [e for gid in GRADE_IDS for e in entries(gid)]
 
 
-@pytest.mark.parametrize("gid,path", CASES, ids=[f"{g}/{os.path.basename(p)}" for g, p in CASES])
-def test_catalogue_verdict(gid, path):
-    source, verdict, messages = header(path)
-    results = grade(gid, source)
+@pytest.mark.parametrize("entry", CASES, ids=[f"{e.grade_id}/{e.name}.py" for e in CASES])
+def test_catalogue_verdict(entry):
+    results = grade(entry.grade_id, entry.source)
     earned = sum(r.points for r in results)
     total = sum(r.max_points for r in results)
     feedback = "\n".join(r.message + "\n" + r.example for r in results).lower()
-    if verdict == "pass":
+    if entry.verdict == "pass":
         assert earned == total, feedback
     else:
-        assert earned < total, f"{path} should fail but got full marks"
-        for m in messages:
+        assert earned < total, f"{entry.path} should fail but got full marks"
+        for m in entry.messages:
             assert m.lower() in feedback, f"expected {m!r} in the feedback:\n{feedback}"
 
 
 @pytest.mark.parametrize("gid", GRADE_IDS)
 def test_catalogue_sizes(gid):
-    verdicts = [header(p)[1] for p in catalogue_files(gid)]
+    verdicts = [e.verdict for e in entries(gid)]
     assert verdicts.count("fail") >= 8 and verdicts.count("pass") >= 4, verdicts
 
 
@@ -96,18 +83,15 @@ def test_reference_solution_passes(gid):
     ],
 )
 def test_same_verdict_twice(gid, name):
-    source = open(os.path.join(CATALOGUE, gid, name), encoding="utf-8").read()
+    source = catalogue_source(gid, name)
     first, second = grade(gid, source), grade(gid, source)
     assert [(r.passed, r.message, r.example) for r in first] == [(r.passed, r.message, r.example) for r in second]
 
 
 def test_stub_says_not_implemented():
-    stub = (
-        "import threading\nclass SafeCounter:\n    def __init__(self):\n        raise NotImplementedError()\n"
-        "    def increment(self):\n        raise NotImplementedError()\n"
-        "def count_with_threads(n_threads, n_increments):\n    raise NotImplementedError()\n"
-    )
-    results = grade("counter", stub)
+    from kit.answers import stub
+
+    results = grade("counter", stub("counter"))
     assert not any(r.passed for r in results)
     assert all("not implemented yet" in r.message for r in results), [r.message for r in results]
 
@@ -176,7 +160,7 @@ class SafeCounter:
 
 
 def test_public_budget_catches_plain_unlocked_increment():
-    rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
+    rep = sync_checks.run(UNLOCKED, RACE, **sync_checks.PUBLIC_BUDGET)
     assert not rep.ok and rep.failure.kind == "check"
     assert rep.schedules <= 10, rep.schedules
     story = rep.failure.story
@@ -186,9 +170,9 @@ def test_public_budget_catches_plain_unlocked_increment():
 
 
 def test_schedule_replays_to_the_same_failure():
-    rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
+    rep = sync_checks.run(UNLOCKED, RACE, **sync_checks.PUBLIC_BUDGET)
     src = sched.Source(UNLOCKED, "<replayed>")
-    main = sched.scenario_main(src.load, sync_checks.COUNTER_SCENARIOS[0].code, sync_checks.HELPERS)
+    main = sched.scenario_main(src.load, RACE.code, sync_checks.HELPERS)
     again = sched.replay(main, rep.failure.schedule, traced={src.filename}, quiet=True)
     assert again is not None and again.message == rep.failure.message
 
@@ -262,7 +246,7 @@ def test_patches_are_undone_exactly():
 
     mods = [threading, time, queue, cf]
     before = [dict(vars(m)) for m in mods]
-    rep = sync_checks.run(UNLOCKED, sync_checks.COUNTER_SCENARIOS[0], **sync_checks.PUBLIC_BUDGET)
+    rep = sync_checks.run(UNLOCKED, RACE, **sync_checks.PUBLIC_BUDGET)
     assert not rep.ok
     for m, b in zip(mods, before):
         assert [k for k in b if vars(m).get(k) is not b[k]] == [], m.__name__

@@ -10,17 +10,17 @@ a barrier wait out its hang guard are marked slow.
 
 from __future__ import annotations
 
-import glob
 import os
-import re
 import subprocess
 import sys
 
 import pytest
 
+from graders._catalogue import entries
+from graders._catalogue import source as catalogue_source
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CATALOGUE = os.path.join(ROOT, "tests", "catalogue", "word_count")
-FILES = sorted(glob.glob(os.path.join(CATALOGUE, "*.py")))
+ENTRIES = entries("word_count")
 # Wrong solutions that never get two tasks in flight: the barrier's hang guard (20 s) runs out.
 SLOW = {
     "wrong_sequential_maps.py",
@@ -28,20 +28,6 @@ SLOW = {
     "wrong_partition_constant.py",
     "wrong_streaming_double_count.py",
 }
-
-
-def header(path: str) -> tuple[str, list[str]]:
-    verdict, messages = "", []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.startswith("#"):
-                break
-            m = re.match(r"#\s*(verdict|message):\s*(.*\S)", line)
-            if m and m.group(1) == "verdict":
-                verdict = m.group(2)
-            elif m:
-                messages.append(m.group(2))
-    return verdict, messages
 
 
 @pytest.fixture(scope="module")
@@ -66,49 +52,33 @@ def grade(grader, source: str):
 
 
 def reference_source() -> str:
-    from kit.answers import reference_solutions
+    from kit.answers import reference
 
-    return reference_solutions()["word_count"]
+    return reference("word_count")
 
 
 def stub_source() -> str:
     """The release's version of the answer cell: each solution region becomes a stub."""
-    import nbformat
+    from kit.answers import stub
 
-    from kit.answers import answer_cells
-
-    nb = nbformat.read(os.path.join(ROOT, "source", "ch13_04", "04_mapreduce.ipynb"), as_version=4)
-    source = answer_cells(nb)["word_count"].source
-    return re.sub(
-        r"^([ \t]*)### BEGIN SOLUTION\n.*?^[ \t]*### END SOLUTION\n",
-        lambda m: m.group(1) + "raise NotImplementedError()\n",
-        source + "\n",
-        flags=re.M | re.S,
-    )
+    return stub("word_count")
 
 
 def test_catalogue_size():
-    names = [os.path.basename(f) for f in FILES]
+    names = [e.name for e in ENTRIES]
     assert sum(n.startswith("right_") for n in names) >= 4
     assert sum(n.startswith("wrong_") for n in names) >= 8
-    for f in FILES:
-        verdict, messages = header(f)
-        assert verdict in ("pass", "fail"), f
-        assert (verdict == "fail") == bool(messages), f
-        assert (verdict == "pass") == os.path.basename(f).startswith("right_"), f
+    for e in ENTRIES:  # the loader checks the rest of the header
+        assert (e.verdict == "fail") == bool(e.messages), e.path
 
 
 @pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(f, id=os.path.basename(f), marks=[pytest.mark.slow] if os.path.basename(f) in SLOW else [])
-        for f in FILES
-    ],
+    "entry",
+    [pytest.param(e, id=e.name + ".py", marks=[pytest.mark.slow] if e.name + ".py" in SLOW else []) for e in ENTRIES],
 )
-def test_catalogue_file(grader, path):
-    verdict, messages = header(path)
-    with open(path, encoding="utf-8") as f:
-        results = grade(grader, f.read())
+def test_catalogue_file(grader, entry):
+    verdict, messages = entry.verdict, entry.messages
+    results = grade(grader, entry.source)
     failed = [r for r in results if not r.passed]
     feedback = "\n".join(r.message for r in failed).lower()
     if verdict == "pass":
@@ -138,8 +108,7 @@ def test_stub_is_not_implemented(grader):
 
 @pytest.mark.parametrize("name", ["wrong_no_retries.py", "wrong_round_robin_overwrite.py", "wrong_builtin_hash.py"])
 def test_same_verdict_twice(grader, name):
-    with open(os.path.join(CATALOGUE, name), encoding="utf-8") as f:
-        source = f.read()
+    source = catalogue_source("word_count", name)
     first = [r.to_json() for r in grade(grader, source)]
     second = [r.to_json() for r in grade(grader, source)]
     assert first == second
@@ -183,14 +152,11 @@ def test_self_check_passes_reference(cluster, capsys):
 def test_self_check_reports_stub_and_wrong(cluster, capsys):
     ok, out = run_self_check(stub_source(), capsys)
     assert not ok and "not implemented yet" in out
-    with open(os.path.join(CATALOGUE, "wrong_builtin_hash.py"), encoding="utf-8") as f:
-        ok, out = run_self_check(f.read(), capsys)
+    ok, out = run_self_check(catalogue_source("word_count", "wrong_builtin_hash"), capsys)
     assert not ok and "✘ partition gives the same answer" in out and "stable hash" in out
-    with open(os.path.join(CATALOGUE, "wrong_no_retries.py"), encoding="utf-8") as f:
-        ok, out = run_self_check(f.read(), capsys)
+    ok, out = run_self_check(catalogue_source("word_count", "wrong_no_retries"), capsys)
     assert not ok and "WorkerCrashedError" in out
-    with open(os.path.join(CATALOGUE, "wrong_streaming_double_count.py"), encoding="utf-8") as f:
-        ok, out = run_self_check(f.read(), capsys)
+    ok, out = run_self_check(catalogue_source("word_count", "wrong_streaming_double_count"), capsys)
     assert not ok and "✘ a worker killed after emitting 2 pairs" in out
 
 
@@ -200,8 +166,7 @@ def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
     RLIMIT_NPROC) and grading hung. Asked of the subject that ran every test, before it closes."""
     from graders.api import Answer, run_test
 
-    with open(os.path.join(CATALOGUE, "wrong_streaming_double_count.py"), encoding="utf-8") as f:
-        source = f.read()
+    source = catalogue_source("word_count", "wrong_streaming_double_count")
     subject = grader.subject(source, sandbox=False)
     answer = Answer("word_count", source, subject)
     try:

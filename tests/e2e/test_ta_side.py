@@ -10,13 +10,13 @@ import re
 import pytest
 
 from graders import grade_ids, load_grader
+from graders._catalogue import entry
 from kit import ASSIGNMENT, ROOT
 
 from .conftest import student_env
 from .lab import JupyterLab
 
 FEEDBACK_STUDENT = "e2e_feedback"
-CATALOGUE = os.path.join(ROOT, "tests", "catalogue")
 # Fast graders with a shrunk counterexample (amdahl: hypothesis) and plain messages (quiz).
 WRONG = {"amdahl": "wrong_integer_division.py", "quiz": "wrong_swapped_terms.py"}
 
@@ -74,19 +74,13 @@ def hidden_code_in(text: str) -> dict[str, list[str]]:
     return found
 
 
-def expected_messages(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return [line.split(":", 1)[1].strip() for line in f if line.startswith("# message:")]
-
-
 @pytest.mark.slow
 def test_feedback_html_is_readable(page, course, artifacts):
     folder = os.path.join(artifacts, "feedback")
     os.makedirs(folder, exist_ok=True)
     answers = {}
     for gid, name in WRONG.items():
-        with open(os.path.join(CATALOGUE, gid, name), encoding="utf-8") as f:
-            answers[gid] = f.read()
+        answers[gid] = entry(gid, name).source
     submission = course.submission_from_answers(answers)
     assert list(submission) == ["06_quiz"], f"quiz and amdahl are expected in 06_quiz: {list(submission)}"
     course.submit(FEEDBACK_STUDENT, submission)
@@ -113,7 +107,7 @@ def test_feedback_html_is_readable(page, course, artifacts):
             problems.append(f"{gid}: no score line '{gid}: x / y points'")
         elif float(m.group(1)) >= float(m.group(2)):
             problems.append(f"{gid}: the wrong answer {name} got full marks in the feedback")
-        for msg in expected_messages(os.path.join(CATALOGUE, gid, name)):
+        for msg in entry(gid, name).messages:
             if msg.lower() not in text.lower():
                 problems.append(f"{gid}: the feedback lacks the per-test message {msg!r}")
     if not re.search(r"\[FAIL\] \S+ \(\d", text) or not re.search(r"\[PASS\] \S+ \(\d", text):
