@@ -35,9 +35,47 @@ def verdicts():
     from kit.classrun import default_jobs
     from kit.grading import grade_cell
 
+    sources = {(gid, name): source for gid, name, source, _ in CATALOGUE}
     with ThreadPoolExecutor(default_jobs()) as pool:
-        futures = {(gid, name): pool.submit(grade_cell, gid, source) for gid, name, source, _ in CATALOGUE}
-        return {k: f.result() for k, f in futures.items()}
+        futures = {k: pool.submit(grade_cell, k[0], src) for k, src in sources.items()}
+        # the answers graded twice (test_same_verdict_twice), in the same pool
+        again = {k: pool.submit(grade_cell, k[0], sources[k]) for k in TWICE}
+        graded = {k: f.result() for k, f in futures.items()}
+        graded.update({("again",) + k: f.result() for k, f in again.items()})
+        return graded
+
+
+# Graded a second time: answers whose grading draws hypothesis examples, thread schedules, crash
+# schedules, CUDA launches or real worlds. The same submission gets the same verdict on every run
+# (the round trips below compare two more runs for every grade_id, through two different paths).
+TWICE = [
+    ("counter", "wrong_unlocked_increment"),
+    ("counter", "wrong_missing_join"),
+    ("semaphore_pool", "wrong_if_wait"),
+    ("bounded_buffer", "wrong_notify_one_shared_condition"),
+    ("bank_transfer", "wrong_argument_order"),
+    ("vec_add", "wrong_blocks_floor"),
+    ("tiled_matmul", "wrong_chapter_kernel"),
+    ("histogram", "wrong_blocks_floor"),
+    ("dot_reduction", "wrong_early_return"),
+    ("all_reduce", "wrong_buffer_reuse"),
+    ("rs_ag_all_reduce", "wrong_gather_everything"),
+    ("ddp_average", "wrong_broadcast_rank0"),
+    ("word_count", "wrong_no_retries"),
+    ("word_count", "wrong_builtin_hash"),
+    ("fsdp_checkpoint", "wrong_no_barrier"),
+    ("fsdp_checkpoint", "wrong_every_rank_writes"),
+    ("pipeline", "wrong_bypasses_the_stage"),
+    ("tensor_parallel", "wrong_avg_op"),
+    ("zero1", "wrong_float32_buffer"),
+]
+
+
+@pytest.mark.parametrize("grade_id", sorted({e.grade_id for e in entries()}))
+def test_catalogue_is_big_enough(grade_id):
+    """At least 4 right answers, written differently, and 8 realistic wrong ones per answer cell."""
+    kinds = [e.right for e in entries(grade_id)]
+    assert kinds.count(True) >= 4 and kinds.count(False) >= 8, grade_id
 
 
 @pytest.mark.slow
@@ -45,6 +83,17 @@ def verdicts():
 def test_catalogue_entry(verdicts, grade_id, name, source, messages):
     verdict = verdicts[(grade_id, name)]
     _check(verdict.report(), verdict.score, verdict.max_score, name, messages)
+    assert not verdict.problem, verdict.report()  # no hang, crash or forged line behind any verdict
+    for r in verdict.results:  # every failure explains itself
+        assert r["passed"] or r["message"].strip(), f"{r['test']} failed without a message"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grade_id,name", TWICE, ids=[f"{g}/{n}" for g, n in TWICE])
+def test_same_verdict_twice(verdicts, grade_id, name):
+    """Every test's points, message and smallest example are the same on a second run."""
+    first, second = verdicts[(grade_id, name)], verdicts[("again", grade_id, name)]
+    assert first.results == second.results and first.problem == second.problem
 
 
 def _round_trip_entries() -> dict[str, list[tuple[str, str, str, list[str]]]]:
@@ -82,3 +131,16 @@ def test_nbgrader_round_trip(graded, grade_id, name, source, messages):
     """Through the plain `nbgrader autograde` a TA runs: the score lands in the gradebook."""
     cell = graded[student_id(f"{grade_id}__{name}")][grade_id]
     _check(cell.report, cell.score, cell.max_score, name, messages)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "grade_id,name",
+    [(e[0], e[1]) for entries in ROUND_TRIPS.values() for e in entries],
+    ids=[f"{e[0]}/{e[1]}" for entries in ROUND_TRIPS.values() for e in entries],
+)
+def test_round_trip_reports_what_the_collector_graded(graded, verdicts, grade_id, name):
+    """Determinism across runs and paths: the report nbgrader's round trip wrote in the test cell is
+    word for word the one grade_cell gave the same answer in the collector."""
+    cell = graded[student_id(f"{grade_id}__{name}")][grade_id]
+    assert cell.report.strip() == verdicts[(grade_id, name)].report().strip()

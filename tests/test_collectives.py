@@ -1,5 +1,6 @@
 """Notebook 03 (collectives): the simulated process group, the torchrun-style launcher, the three
-graders (all_reduce, ddp_average, rs_ag_all_reduce) on their catalogues, and the notebook itself.
+graders (all_reduce, ddp_average, rs_ag_all_reduce) on their own cases, and the notebook itself
+(the catalogues are graded by tests/test_catalogues.py).
 
 Graders run in this process; the answer runs in their subject process (kit/subject.py), which
 also starts the real gloo worlds, each on a free port. GPU tests are marked ``gpu`` and skip
@@ -27,69 +28,15 @@ NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "03_collectives.ipynb")
 GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
 
 
-def entries(grade_id: str) -> list[str]:
-    """The paths of ``grade_id``'s catalogue files (a path keys its first grading in FIRST)."""
-    return [e.path for e in catalogue.entries(grade_id)]
-
-
 def grade(grade_id: str, source: str) -> list:
     return list(graders.load_grader(grade_id).run(source))
-
-
-FIRST: dict[str, list] = {}  # path -> its first grading, which the determinism test grades again
-
-
-def grade_file(grade_id: str, path: str) -> list:
-    if path not in FIRST:
-        with open(path, encoding="utf-8") as f:
-            FIRST[path] = grade(grade_id, f.read())
-    return FIRST[path]
 
 
 def report(results) -> str:
     return "\n".join(f"[{r.test}] {r.points:g}/{r.max_points:g} {r.message} {r.example}" for r in results)
 
 
-CATALOGUE = [(gid, p) for gid in GRADE_IDS for p in entries(gid)]
-
-
-# ---- the catalogues -------------------------------------------------------------------------
-def test_catalogue_sizes():
-    """Does each exercise have at least 8 wrong and 4 right answers (the issue's floor)?"""
-    for gid in GRADE_IDS:
-        names = [os.path.basename(p) for p in entries(gid)]
-        assert sum(n.startswith("wrong_") for n in names) >= 8, gid
-        assert sum(n.startswith("right_") for n in names) >= 4, gid
-
-
-@pytest.mark.parametrize("grade_id,path", CATALOGUE, ids=[f"{g}/{os.path.basename(p)[:-3]}" for g, p in CATALOGUE])
-def test_catalogue_entry(grade_id, path):
-    """Does every right answer get full marks, and every wrong one lose points with its message?"""
-    entry = catalogue.entry(grade_id, os.path.basename(path))
-    expected, messages = entry.verdict, entry.messages
-    results = grade_file(grade_id, path)
-    got = sum(r.points for r in results)
-    full = sum(r.max_points for r in results)
-    if expected == "pass":
-        assert got == full, report(results)
-    else:
-        assert got < full, report(results)
-        text = report(results).lower()
-        for m in messages:
-            assert m.lower() in text, f"expected {m!r} in:\n{report(results)}"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("grade_id", GRADE_IDS)
-def test_same_verdicts_every_run(grade_id):
-    """Are results (points and messages) identical when every catalogue file is graded twice?
-    (The first grading is the catalogue test's, when it ran in this session.)"""
-    for path in entries(grade_id):
-        with open(path, encoding="utf-8") as f:
-            src = f.read()
-        first = [r.to_json() for r in grade_file(grade_id, path)]
-        second = [r.to_json() for r in grade(grade_id, src)]
-        assert first == second, path
+# The catalogues themselves are graded once, for every grade_id, by tests/test_catalogues.py.
 
 
 def test_notebook_reference_solutions_pass_and_points_match():
@@ -120,8 +67,7 @@ def test_ddp_tests_measure_one_thing_each():
     a frozen layer the frozen test only, each with its own message?"""
 
     def by_test(name):
-        path = catalogue.path("ddp_average", name)
-        return {r.test: r for r in grade_file("ddp_average", path)}
+        return {r.test: r for r in grade("ddp_average", catalogue.source("ddp_average", name))}
 
     for name, why in [
         ("wrong_hardcoded_two", "divided by 2, but 3 processes ran"),

@@ -33,42 +33,11 @@ def grade(source: str):
     return list(graders.load_grader(GID).run(source))
 
 
-def test_catalogue_size():
-    verdicts = [e.verdict for e in CATALOGUE]
-    assert verdicts.count("pass") >= 4 and verdicts.count("fail") >= 8, verdicts
-
-
-@pytest.mark.parametrize("entry", CATALOGUE, ids=lambda e: e.name + ".py")
-def test_catalogue(entry):
-    verdict, messages, source = entry.verdict, entry.messages, entry.source
-    assert screen(source) == [], "a catalogue answer trips the static screen"
-    results = grade(source)
-    total = sum(r.points for r in results)
-    full = sum(r.max_points for r in results)
-    feedback = "\n".join(r.message for r in results).lower()
-    if verdict == "pass":
-        assert total == full, feedback
-    else:
-        assert verdict == "fail"
-        assert total < full, "a wrong answer got full marks"
-        for m in messages:
-            assert m.lower() in feedback, f"{m!r} not in feedback:\n{feedback}"
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "right_reference.py",
-        "wrong_no_barrier.py",
-        "wrong_state_dict_rank0_only.py",
-        "wrong_load_rank0_only.py",
-        "wrong_every_rank_writes.py",
-    ],
-)
-def test_same_verdict_and_message_every_run(name):
-    source = catalogue_source(GID, name)
-    first, second = grade(source), grade(source)
-    assert [r.to_json() for r in first] == [r.to_json() for r in second]
+def test_catalogue_answers_pass_the_static_screen():
+    """The screen flags nothing in any catalogue answer, right or wrong (they are graded, once, by
+    tests/test_catalogues.py)."""
+    for entry in CATALOGUE:
+        assert screen(entry.source) == [], entry.name
 
 
 def test_points_total_20():
