@@ -82,7 +82,8 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
     token = new_token()
     sampler = _MemorySampler(token)
     sampler.start()
-    argv = ["autograde", ASSIGNMENT, f"--student={student}", "--force"]
+    # one cell at a time: the class runner's width is students graded side by side
+    argv = ["autograde", ASSIGNMENT, f"--student={student}", "--force", "--ExternalGrade.cells_at_once=1"]
     if notebook:
         argv.append(f"--notebook={notebook}")
     env = nbgrader_env()

@@ -14,11 +14,12 @@ autograded notebook, ``<notebook>.verdicts.json`` (grade_id -> record): what the
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import compute_checksum
-from traitlets import Bool, Float
+from traitlets import Bool, Float, Int
 
 from kit.answers import answer_cells, hidden_test_cells
 from kit.grading import VERDICTS_SUFFIX, grade_cell, write_verdicts
@@ -38,18 +39,34 @@ class ExternalGrade(NbGraderPreprocessor):
     ).tag(config=True)
     sandbox = Bool(True, help="Run graders in kit.sandbox (no network, unprivileged, limits).").tag(config=True)
 
+    cells_at_once = Int(
+        0,
+        help="Answer cells of one notebook graded at the same time (0: as many as the machine has "
+        "cores). Each grading is a judge and a subject that often wait; the class runner sets 1, "
+        "since it grades students side by side. Scores do not depend on it: budgets are in steps "
+        "and CPU-seconds.",
+    ).tag(config=True)
+
     def preprocess(self, nb, resources):
         answers = answer_cells(nb)
-        verdicts = {}
-        for grade_id, cell in hidden_test_cells(nb).items():
+        tests = hidden_test_cells(nb)
+
+        def grade(grade_id: str):
             answer = answers.get(grade_id)
-            verdict = grade_cell(
+            return grade_cell(
                 grade_id,
                 answer.source if answer is not None else None,
                 timeout_s=self.timeout or None,
                 sandbox=self.sandbox,
                 untouched=answer is not None and _untouched(answer),
             )
+
+        width = max(1, min(len(tests), self.cells_at_once or os.cpu_count() or 1))
+        with ThreadPoolExecutor(width) as pool:
+            graded = dict(zip(tests, pool.map(grade, tests)))
+        verdicts = {}
+        for grade_id, cell in tests.items():
+            verdict = graded[grade_id]
             points = float(cell.metadata["nbgrader"]["points"])
             if abs(points - verdict.max_score) > 1e-9:
                 # The notebook and its grader disagree: an instructor's mistake, never the student's.

@@ -396,28 +396,39 @@ def drop_privileges(uid: int, gid: int, tier: str) -> None:
         os.setresuid(uid, uid, uid)
     elif tier == "userns":
         drop_capabilities()
-    # Not dumpable: neither this process (its own /proc/self/mem becomes root's) nor another of
-    # the same uid (ptrace, process_vm_readv, /proc/PID/mem) can read its memory, where the
-    # grader's MAC key lives. Reset by execve, so it matters for --grader, which does not exec.
+    # Not dumpable until the exec below (which resets it): the command seals itself again where it
+    # matters (the subject, kit.audit.seal_memory, before the cell loads).
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries (su, mount...) gain nothing
 
 
-def main(argv: list[str]) -> None:
-    opts = {"no_network": False, "workdir": None, "uid": None, "course": None, "writeback": [], "keep": [], "hide": []}
-    while argv and argv[0] != "--":
-        opt = argv.pop(0)
-        if opt == "--no-network":
-            opts[opt[2:].replace("-", "_")] = True
-        elif opt in ("--workdir", "--uid", "--course"):
-            opts[opt[2:]] = argv.pop(0)
-        elif opt in ("--writeback", "--keep", "--hide"):
-            opts[opt[2:]].append(os.path.abspath(argv.pop(0)))
-        else:
-            sys.exit(f"kit.sandbox: unknown option {opt}")
-    cmd = argv[1:]
+def parse_args(argv: list[str]) -> tuple[dict, list[str]]:
+    """``python -m kit.sandbox [options] -- COMMAND...``: what to isolate, then what to run. The
+    sandbox knows nothing of grade_ids or devices: the command carries its own arguments."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m kit.sandbox", description="Run COMMAND in a grading sandbox.")
+    ap.add_argument("--no-network", action="store_true", help="a network namespace with loopback only")
+    ap.add_argument("--workdir", help="a folder copied into a private tmpfs, the command's working directory")
+    ap.add_argument("--uid", help="the unprivileged uid to run as (root only; default: the sandbox user)")
+    ap.add_argument("--course", help="a course folder whose gradebook and submissions the job must not see")
+    for name, what in [
+        ("--writeback", "a file of the workdir written back to the host (repeatable)"),
+        ("--keep", "a host folder bind-mounted at the same path (repeatable)"),
+        ("--hide", "a host path covered in the job's view (repeatable)"),
+    ]:
+        ap.add_argument(name, action="append", default=[], type=os.path.abspath, help=what)
+    if "--" not in argv:
+        ap.error("no command: put it after --")
+    split = argv.index("--")
+    cmd = argv[split + 1 :]
     if not cmd:
-        sys.exit("kit.sandbox: no command")
+        ap.error("no command after --")
+    return vars(ap.parse_args(argv[:split])), cmd
+
+
+def main(argv: list[str]) -> None:
+    opts, cmd = parse_args(argv)
     root = os.geteuid() == 0
     if root:
         uid = int(opts["uid"]) if opts["uid"] else pwd.getpwnam(SANDBOX_USER).pw_uid
