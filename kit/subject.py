@@ -338,6 +338,9 @@ def main(argv: list[str]) -> int:
         module = importlib.import_module(name)
         for attr in getattr(module, "SUBJECT_API", ()):
             table[f"{name}:{attr}"] = getattr(module, attr)
+    # Before any student code, and before a harness forks anything (a zygote inherits it): raw
+    # memory (/proc/self/mem, /proc/PID/mem, ptrace) is then the kernel's to refuse.
+    audit.seal_memory()
     for name in harness:  # a harness's own preparation, while no student code has run (a zygote)
         setup = getattr(sys.modules[name], "subject_setup", None)
         if setup is not None:
@@ -350,7 +353,6 @@ def main(argv: list[str]) -> int:
     except SyntaxError as e:
         cell, compile_error = None, f"line {e.lineno}: {e.msg}"
     _guard_signal_handlers()
-    audit.seal_memory()  # before any student code: raw memory (/proc/self/mem) is the kernel's to refuse
     snap = snapshot(harness)
     refused = audit.install()
     # What the loop below uses is held here, in locals: the cell can rebind a module's attributes

@@ -344,7 +344,7 @@ def _forked_worker(tmp: str, rank: int, env: dict) -> None:
         os.dup2(log, 2)
         os.close(null)
         os.close(log)
-        code = _worker(tmp)
+        code = _worker(tmp, audit=True)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -403,8 +403,11 @@ def _forked_ranks(tmp: str, envs: list[dict]) -> list[_ForkedRank] | None:
     return ranks
 
 
-def _worker(tmp: str) -> int:
-    """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``)."""
+def _worker(tmp: str, audit: bool = False) -> int:
+    """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``).
+
+    ``audit``: install the subject's guards whatever the payload says (a rank forked from a
+    subject's zygote: the payload is written where the cell can write too)."""
     import importlib
     import warnings
 
@@ -439,7 +442,7 @@ def _worker(tmp: str) -> int:
         ready.set(f"ch13/ready/{rank}", "1")
         module, func = spec["target"].split(":")
         target = getattr(importlib.import_module(module), func)
-        if spec.get("audit"):  # as in the subject: the guards are in place before the cell runs
+        if audit or spec.get("audit"):  # as in the subject: the guards are in place before the cell runs
             from kit import audit
             from kit.subject import snapshot, tampered
 
