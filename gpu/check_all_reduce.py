@@ -48,6 +48,9 @@ def gpu_ready() -> str:
     return ""
 
 
+RANK_API = ("bench_rank",)  # run by the ranks of a launched world (ch13lib.collective_launch)
+
+
 def bench_rank(payload: dict) -> dict:
     """collective_launch target: time the reference ring and dist.all_reduce on this rank's GPU."""
     import torch

@@ -52,6 +52,9 @@ def _timed(fn, reps: int = 5) -> float:
     return sorted(times[1:])[len(times[1:]) // 2]
 
 
+RANK_API = ("bench_rank",)  # run by the ranks of a launched world (ch13lib.collective_launch)
+
+
 def bench_rank(payload: dict) -> dict:
     """collective_launch target: the three references on this rank's GPU, against torch."""
     import torch

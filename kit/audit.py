@@ -117,6 +117,8 @@ FROM_STUDENT = frozenset(
         "pty.spawn",
         "import",
         "sys._getframemodulename",
+        # unpickling a global: `getattr` or any harness function under no name the screen can see
+        "pickle.find_class",
     }
 )
 FROM_STUDENT_PREFIXES = ("ctypes.", "os.exec", "os.spawn")

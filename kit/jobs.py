@@ -22,6 +22,7 @@ they use).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import threading
@@ -69,13 +70,19 @@ def job_pids(token: str, uid: int | None = None) -> list[int]:
     if not token:
         return []
     needles = {f"CH13_JOB={token}".encode(), f"CH13_JOB_STUDENT={token}".encode()}
-    me = os.getpid()
+    me, mine = os.getpid(), os.getuid()
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == me:
             continue
-        if uid is not None and _proc_uid(entry) == uid:
+        owner = _proc_uid(entry)
+        if uid is not None and owner == uid:
             pids.append(int(entry))
+            continue
+        # A tag is only believed from a process of our own uid: a job running as another uid (the
+        # root tier) could write any job's token into its command line, and be counted (its
+        # memory, its CPU) and killed as that job.
+        if owner != mine:
             continue
         # The tag is in the environment, or (a process that is not dumpable, whose environment only
         # root may read: a subject, kit/subject.py) in the command line, which everyone may read.
@@ -117,7 +124,10 @@ def _cpu_group(token: str) -> tuple[str, str] | None:
     for base in CPU_CGROUPS:
         for share in CPU_SHARE:
             if os.path.exists(os.path.join(base, share)) or os.path.exists(os.path.join(base, "ch13", share)):
-                return os.path.join(base, "ch13", token[:32]), share
+                # named by a hash: the folder names are readable from inside every sandbox, and a
+                # token is what a job's processes are found by (a job could claim another's)
+                name = hashlib.sha256(token.encode()).hexdigest()[:32]
+                return os.path.join(base, "ch13", name), share
     return None
 
 

@@ -18,6 +18,8 @@ import math
 
 import torch
 
+RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
+
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
 SUBJECT_API = ("observe_sim",)  # run in the subject on the answer cell (kit/subject.py)
 

@@ -20,6 +20,8 @@ import functools
 import torch
 from torch import nn
 
+RANK_API = ("observe_ddp_rank",)  # what a rank of a launched world may run (ch13lib.collective_launch)
+
 SUBJECT_API = ("observe_alone",)  # run in the subject on the answer cell (kit/subject.py)
 
 

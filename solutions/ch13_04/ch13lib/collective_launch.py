@@ -344,7 +344,7 @@ def _forked_worker(tmp: str, rank: int, env: dict) -> None:
         os.dup2(log, 2)
         os.close(null)
         os.close(log)
-        code = _worker(tmp, audit=True)
+        code = _worker(tmp, guarded=True)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -403,11 +403,29 @@ def _forked_ranks(tmp: str, envs: list[dict]) -> list[_ForkedRank] | None:
     return ranks
 
 
-def _worker(tmp: str, audit: bool = False) -> int:
+def _rank_api(module: str) -> tuple:
+    import importlib
+
+    return tuple(getattr(importlib.import_module(module), "RANK_API", ()))
+
+
+def _sandboxed() -> bool:
+    """Whether this process descends from kit.sandbox: no_new_privs, which it sets, is inherited
+    by every child and cannot be cleared (a student's cell cannot make its ranks look trusted)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return any(line.split() == ["NoNewPrivs:", "1"] for line in f)
+    except OSError:
+        return True  # unknown: the strict side
+
+
+def _worker(tmp: str, guarded: bool = False) -> int:
     """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``).
 
-    ``audit``: install the subject's guards whatever the payload says (a rank forked from a
-    subject's zygote: the payload is written where the cell can write too)."""
+    ``guarded``: install the subject's guards whatever the payload says (a rank forked from a
+    subject's zygote: the payload is written where the cell can write too). A rank in a sandbox is
+    always guarded, and runs only a function its module (of ch13lib, or the kit's GPU runner) lists
+    in ``RANK_API``: the cell can call :func:`launch` itself, with any target and ``audit=False``."""
     import importlib
     import warnings
 
@@ -441,13 +459,17 @@ def _worker(tmp: str, audit: bool = False) -> int:
         )
         ready.set(f"ch13/ready/{rank}", "1")
         module, func = spec["target"].split(":")
+        guarded = guarded or bool(spec.get("audit")) or _sandboxed()
+        if guarded and not (module.split(".")[0] in ("ch13lib", "gpu") and func in _rank_api(module)):
+            raise PermissionError(f"not a rank entry point (a RANK_API of ch13lib or gpu): {spec['target']!r}")
         target = getattr(importlib.import_module(module), func)
-        if audit or spec.get("audit"):  # as in the subject: the guards are in place before the cell runs
+        if guarded:  # as in the subject: the guards are in place before the cell runs
             from kit import audit
-            from kit.subject import snapshot, tampered
+            from kit.subject import _guard_signal_handlers, snapshot, tampered
 
             importlib.import_module("ch13lib.collective_launch")  # this file, as the target imports it
             snap = snapshot([module])
+            _guard_signal_handlers()  # as in the subject: a handler would be handed this frame
             audit.seal_memory()  # as the subject is (a forked rank already is)
             installed = audit.install()
             # Held in locals, as the subject holds them: the cell can rebind module attributes,

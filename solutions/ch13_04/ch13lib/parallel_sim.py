@@ -37,6 +37,8 @@ from ch13lib.parallel_cases import (
     tp_shard,
 )
 
+RANK_API = ("run_real",)  # what a rank of a launched world may run (ch13lib.collective_launch)
+
 SUBJECT_API = ("observe_pipeline", "observe_tp", "observe_zero")  # run in the subject on the answer cell
 
 
