@@ -48,28 +48,18 @@ def _timed(subject):
     return subject
 
 
-def _early_subject(args, source: str):
+def _early_subject(args, source: str, options: dict):
     """The cell's subject, started from the committed plan (graders/plans.json) before the grader
-    is imported; None where the plan does not say (the grader then starts its own)."""
+    is imported; None where there is no plan (the grader then starts its own)."""
     from kit.grading import plan
     from kit.judge import Subject
 
     try:
         info = plan(args.grade_id)
-        compile(source, "<answer cell>", "exec")
-    except (KeyError, OSError, ValueError, SyntaxError):
+        harness, budget = info["harness"], args.budget or info["timeout_s"]
+    except (KeyError, OSError, ValueError):
         return None
-    if "harness" not in info:
-        return None
-    subject = Subject(
-        args.grade_id,
-        source,
-        harness=info["harness"],
-        budget_s=args.budget or info["timeout_s"],
-        sandbox=not args.no_sandbox,
-        gpu=args.gpu,
-        course=args.course,
-    )
+    subject = Subject(args.grade_id, source, harness=harness, budget_s=budget, **options)
     subject.start()
     return subject
 
@@ -113,9 +103,16 @@ def main(argv=None) -> int:
     from kit.audit import seal_memory
 
     seal_memory()
+    refused = refusals(source)
+    try:
+        compile(source, f"<answer cell {args.grade_id}>", "exec")
+        compile_error = ""
+    except SyntaxError as e:
+        compile_error = f"the cell does not compile: line {e.lineno}: {e.msg}"
+    options = {"sandbox": not args.no_sandbox, "gpu": args.gpu, "course": args.course}
     # The subject starts next (kit.sandbox, an interpreter, the harness: a second or more) while
     # this process imports the grader (torch, for half of them): on two cores the waits overlap.
-    subject = _early_subject(args, source) if not refusals(source) else None
+    subject = None if refused or compile_error else _early_subject(args, source, options)
 
     from graders import load_grader
     from graders.api import Result
@@ -128,7 +125,6 @@ def main(argv=None) -> int:
     emit = _emitter(key, results)
     del key
     emit({"plan": grader.plan()})
-    refused = refusals(source)
     if refused:  # spellings that only serve to reach into the process that runs the cell
         why = (
             "not graded: this cell reaches into the process that grades it (the kit's modules, frames, "
@@ -141,12 +137,9 @@ def main(argv=None) -> int:
     flagged = screen(source)
     if flagged:  # honest code writes these too: an early warning for the TA, no change to the score
         emit({"flags": flagged})
-    try:
-        compile(source, f"<answer cell {args.grade_id}>", "exec")
-    except SyntaxError as e:
-        why = f"the cell does not compile: line {e.lineno}: {e.msg}"
+    if compile_error:
         for t in grader.tests:
-            emit(Result(t.name, 0.0, t.points, False, why).to_json())
+            emit(Result(t.name, 0.0, t.points, False, compile_error).to_json())
         return 0
     if os.environ.get("CH13_TIMINGS"):
         import time
@@ -155,7 +148,6 @@ def main(argv=None) -> int:
         make = grader.subject  # counts the subjects (and so the sandboxes) the tests start
         grader.subject = lambda *a, **k: _timed(make(*a, **k))
         subject = subject and _timed(subject)
-    options = {"sandbox": not args.no_sandbox, "gpu": args.gpu, "course": args.course}
     for result in grader.run(source, subject=subject, **options):
         emit(result.to_json())
     results.close()

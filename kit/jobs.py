@@ -84,14 +84,14 @@ def job_pids(token: str, uid: int | None = None) -> list[int]:
         # memory, its CPU) and killed as that job.
         if owner != mine:
             continue
-        # The tag is in the environment, or (a process that is not dumpable, whose environment only
-        # root may read: a subject, kit/subject.py) in the command line, which everyone may read.
+        # The tag is in the environment; a process that is not dumpable (a subject, kit/subject.py)
+        # lets only root read that, and carries the tag in its command line, which everyone may read.
         for part in ("environ", "cmdline"):
             try:
                 with open(f"/proc/{entry}/{part}", "rb") as f:
                     if needles.intersection(f.read().split(b"\0")):
                         pids.append(int(entry))
-                        break
+                break  # read: the command line is only the fallback
             except OSError:
                 continue
     return pids

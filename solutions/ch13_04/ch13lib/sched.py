@@ -285,8 +285,7 @@ _ADDRESS = re.compile(r"(?<![\w.])\d{12,}(?![\w.])")
 
 
 def _short(v, limit=60) -> str:
-    s = _shown(v)
-    s = _ADDRESS.sub("<id>", s)
+    s = _ADDRESS.sub("<id>", _shown(v))
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 

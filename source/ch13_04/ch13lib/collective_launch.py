@@ -35,6 +35,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
 SUBJECT_API = ("launch_cell",)  # run in the subject on the answer cell (kit/subject.py)
 _zygote: socket.socket | None = None  # set by subject_setup in a subject: ranks start by fork
+_zygote_in = None  # the zygote's answers, read from that socket
 
 
 def load_source(source: str, name: str = "answer") -> types.ModuleType:
@@ -297,9 +298,6 @@ def subject_setup() -> None:
     _zygote, _zygote_in = ours, ours.makefile("rb")
 
 
-_zygote_in = None
-
-
 def _zygote_loop(ctl: socket.socket) -> None:
     """The zygote: for each request ``{"tmp", "envs"}`` fork one rank per env, answer their pids,
     then each rank's exit code as it ends. Ends (never returns) when the subject closes the socket."""
@@ -403,12 +401,6 @@ def _forked_ranks(tmp: str, envs: list[dict]) -> list[_ForkedRank] | None:
     return ranks
 
 
-def _rank_api(module: str) -> tuple:
-    import importlib
-
-    return tuple(getattr(importlib.import_module(module), "RANK_API", ()))
-
-
 def _sandboxed() -> bool:
     """Whether this process descends from kit.sandbox: no_new_privs, which it sets, is inherited
     by every child and cannot be cleared (a student's cell cannot make its ranks look trusted)."""
@@ -460,9 +452,12 @@ def _worker(tmp: str, guarded: bool = False) -> int:
         ready.set(f"ch13/ready/{rank}", "1")
         module, func = spec["target"].split(":")
         guarded = guarded or bool(spec.get("audit")) or _sandboxed()
-        if guarded and not (module.split(".")[0] in ("ch13lib", "gpu") and func in _rank_api(module)):
+        if guarded and module.split(".")[0] not in ("ch13lib", "gpu"):  # checked before any import
             raise PermissionError(f"not a rank entry point (a RANK_API of ch13lib or gpu): {spec['target']!r}")
-        target = getattr(importlib.import_module(module), func)
+        imported = importlib.import_module(module)
+        if guarded and func not in getattr(imported, "RANK_API", ()):
+            raise PermissionError(f"not a rank entry point (a RANK_API of ch13lib or gpu): {spec['target']!r}")
+        target = getattr(imported, func)
         if guarded:  # as in the subject: the guards are in place before the cell runs
             from kit import audit
             from kit.subject import _guard_signal_handlers, snapshot, tampered
