@@ -24,7 +24,7 @@ from nbgrader.preprocessors import (  # noqa: E402
 )
 
 from kit.execute import SafeExecute  # noqa: E402
-from kit.external_grade import ExternalGrade  # noqa: E402
+from kit.external_grade import ExternalGrade, WarmJudges  # noqa: E402
 from kit.overwrite import RobustOverwriteCells  # noqa: E402
 from kit.stubs import ClearSolutionsInPlace  # noqa: E402
 
@@ -74,6 +74,7 @@ c.RobustOverwriteCells.add_missing_cells = True
 # NB: order matters. SafeExecute runs the (sandboxed) kernel; ExternalGrade then overwrites every
 # test cell's outputs with the graders' verdicts, before anything reads or limits those outputs.
 c.Autograde.autograde_preprocessors = [
+    WarmJudges,
     SafeExecute,
     ExternalGrade,
     IgnorePattern,

@@ -73,7 +73,8 @@ def _emitter(key: bytes, results):
     return emit
 
 
-def main(argv=None) -> int:
+def main(argv=None, key: bytes | None = None) -> int:
+    """One grading; ``key`` (signs each result line) is read from stdin when not given."""
     ap = argparse.ArgumentParser(prog="python -m graders")
     ap.add_argument("grade_id")
     ap.add_argument("answer_file", nargs="?")
@@ -96,8 +97,9 @@ def main(argv=None) -> int:
         source = f.read()
     # The judge runs no student code (kit/subject.py does, in its own sandboxed process); the key
     # still signs each line, so a results file written by anything else is noticed.
-    key = sys.stdin.buffer.readline().strip()
-    sys.stdin.close()
+    if key is None:
+        key = sys.stdin.buffer.readline().strip()
+        sys.stdin.close()
     # Not dumpable: a subject running as our uid (the sandbox's weakest tier) cannot read the key
     # or the hidden answers from our memory (/proc/PID/mem, ptrace).
     from kit.audit import seal_memory
@@ -154,13 +156,20 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.stdout.flush()
-    code = main()
-    if os.environ.get("CH13_TIMINGS") and len(sys.argv) > 3 and not sys.argv[3].startswith("-"):
-        with open(sys.argv[3] + ".timing", "w", encoding="utf-8") as f:
+def run(argv: list[str], key: bytes | None = None) -> int:
+    """What ``python -m graders <argv>`` does, for an exec'd judge and for one forked by
+    kit/judges.py: grade, then leave the timing record where bench/bench_class.py reads it."""
+    code = main(argv, key)
+    if os.environ.get("CH13_TIMINGS") and len(argv) > 2 and not argv[2].startswith("-"):
+        with open(argv[2] + ".timing", "w", encoding="utf-8") as f:
             subjects = _timing.pop("subjects", [])
             cpu = _cpu() + _timing.pop("unreaped", 0.0)
             json.dump({**_timing, "cpu": cpu, "subject_starts": sum(s.starts for s in subjects)}, f)
+    return code
+
+
+if __name__ == "__main__":
+    sys.stdout.flush()
+    code = run(sys.argv[1:])
     sys.stdout.flush()
     os._exit(code)

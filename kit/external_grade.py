@@ -22,13 +22,22 @@ from nbgrader.utils import compute_checksum
 from traitlets import Bool, Float, Int
 
 from kit.answers import answer_cells, hidden_test_cells
-from kit.grading import VERDICTS_SUFFIX, grade_cell, write_verdicts
+from kit.grading import VERDICTS_SUFFIX, grade_cell, warm, write_verdicts
 
 
 def _untouched(cell) -> bool:
     """The release's stub, unchanged: nbgrader stored its checksum when it made the release."""
     stored = cell.metadata.get("nbgrader", {}).get("checksum")
     return bool(stored) and stored == compute_checksum(cell)
+
+
+class WarmJudges(NbGraderPreprocessor):
+    """Autograde's first step: the judges' zygote (kit/judges.py) imports this notebook's graders
+    while the kernel runs the notebook, instead of after it."""
+
+    def preprocess(self, nb, resources):
+        warm(hidden_test_cells(nb))
+        return nb, resources
 
 
 class ExternalGrade(NbGraderPreprocessor):

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from kit import ROOT
+from kit import ROOT, judges
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 from kit.judge import BACKSTOP
 
@@ -163,6 +163,11 @@ def plan(grade_id: str) -> dict:
     return _plans[grade_id]
 
 
+def warm(grade_ids) -> None:
+    """Have these graders' judges imported now, ahead of their cells (kit/judges.py)."""
+    judges.warm(grade_ids, env=_env(""))
+
+
 def _env(token: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER_", "JPY_", "JUPYTER"))}
     env.update(
@@ -219,38 +224,29 @@ def grade_cell(
         open(results_file, "w").close()
         # The judge: trusted code only (the grader, hypothesis, the hidden data). It runs the
         # student's cell in a subject process of its own, sandboxed (kit/judge.py, kit/subject.py).
-        cmd = (
-            [_python(), "-m", "graders", grade_id, answer, results_file]
+        argv = (
+            [grade_id, answer, results_file]
             + (["--gpu"] if gpu else [])
             + (["--course", os.getcwd()] if sandbox else ["--no-sandbox"])
             + ["--budget", f"{timeout_s:g}"]
         )
+        _python()  # the interpreter and the kit, reachable from inside the sandbox
         # Output goes to a file, never into this process's memory: a student who prints gigabytes
         # is stopped by the sandbox's file-size limit, and only the tail is ever read back.
-        log = open(work + ".output.log", "wb")  # beside the work folder, not copied into the sandbox
-        try:
-            proc = subprocess.Popen(
-                cmd,
-                cwd=ROOT,
-                # TMPDIR: the subjects' folders and logs live inside ours, removed below even when
-                # the judge itself was killed (a watchdog kill, a hang)
-                env={**_env(token), "TMPDIR": work},
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        finally:
-            log.close()
+        log = work + ".output.log"  # beside the work folder, not copied into the sandbox
+        # TMPDIR: the subjects' folders and logs live inside ours, removed below even when the
+        # judge itself was killed (a watchdog kill, a hang)
+        judge = judges.start(argv, env={**_env(token), "TMPDIR": work}, cwd=ROOT, log=log, key=key, gpu=gpu)
         watchdog.start()
         try:
             # The judge's own guard counts the subject's CPU time; this wall-clock one only ends a
             # judge that outlives it (kit/judge.py: BACKSTOP times the cell's budget).
-            proc.communicate(key + b"\n", timeout=timeout_s * BACKSTOP + 60)
-            problem = "" if proc.returncode == 0 else _death(proc.returncode, _tail(log.name))
+            code = judge.wait(timeout=timeout_s * BACKSTOP + 60)
+            problem = "" if code == 0 else _death(code, _tail(log))
         except subprocess.TimeoutExpired:
             kill_job(token, uid)
-            proc.communicate()
+            judge.kill()
+            judge.wait()
             problem = (
                 f"grading stopped after {timeout_s:g} s: your code never finished "
                 "(an infinite loop, a deadlock, or a wait that nothing ends)"

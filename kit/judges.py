@@ -1,0 +1,249 @@
+"""Start a grading's judge (``python -m graders GRADE_ID ...``): forked from a warm zygote, or exec'd.
+
+Before its first test a judge imports hypothesis and its grader, and half the graders import torch:
+about 1.3 CPU-seconds, paid again by every cell of every student. The zygote is a process that has
+imported them once and forks one judge per grading. Each judge is still a fresh process of its own
+(its own session, environment, working directory, log and key), what exec'ing ``python -m graders``
+gives, minus the imports. The zygote only ever runs trusted code: it imports graders, never loads a
+student's cell, and forks before a judge reads anything of the submission.
+
+One zygote per process that grades (an ``nbgrader autograde`` run, the tests), started by the first
+grading or by :func:`warm` (which ``kit.external_grade.WarmJudges`` calls before the kernel runs the
+notebook, so the imports overlap the kernel), and ended when that process ends: its socket closes.
+It serves the simulators' device only; GPU judges are exec'd (a grader module may read the device
+when imported). ``CH13_JUDGE_LAUNCH=exec`` execs every judge (for comparison, or where fork is
+unsafe). Why not :mod:`multiprocessing`'s forkserver (as kit/launch.py uses for nbgrader): it has one
+server per process with one preload list, started with the caller's environment; the judges need
+their own (a fixed hash seed, one OpenMP thread, the CUDA simulator) and share a process with
+kit/launch.py's server in the class runner and the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+
+_lock = threading.Lock()
+_ctl: socket.socket | None = None  # our end of the zygote's control socket; None: not started
+_broken = False  # the zygote failed once: exec every judge from then on
+_MAX_REQUEST = 1 << 20
+
+
+def _zygote_env(env: dict) -> dict:
+    """The judges' environment, minus what is each job's own; plus the simulators' device, which
+    graders/__main__.py sets for a judge without ``--gpu`` (numba reads it once, at its import)."""
+    base = {k: v for k, v in env.items() if k not in ("CH13_JOB", "TMPDIR")}
+    return {**base, "NUMBA_ENABLE_CUDASIM": "1", "CH13_DEVICE": "cpu"}
+
+
+def _connect(env: dict) -> socket.socket | None:
+    global _ctl, _broken
+    with _lock:
+        if _ctl is None and not _broken:
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                subprocess.Popen(
+                    [sys.executable, "-m", "kit.judges", str(theirs.fileno())],
+                    env=_zygote_env(env),
+                    pass_fds=[theirs.fileno()],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    start_new_session=True,  # a TA's Ctrl-C in the terminal stops the caller, which ends us
+                )
+                _ctl = ours
+            except OSError:
+                _broken = True
+                ours.close()
+            finally:
+                theirs.close()
+        return _ctl
+
+
+def _enabled(gpu: bool) -> bool:
+    return not gpu and os.environ.get("CH13_JUDGE_LAUNCH", "fork") != "exec"
+
+
+def warm(grade_ids, env: dict) -> None:
+    """Have the zygote import these graders now (it keeps serving judges meanwhile)."""
+    if not _enabled(False):
+        return
+    ctl = _connect(env)
+    if ctl is not None:
+        try:
+            ctl.send(json.dumps({"warm": sorted(grade_ids)}).encode())
+        except OSError:
+            pass
+
+
+class Judge:
+    """A running judge, with the part of subprocess.Popen that kit/grading.py uses."""
+
+    def __init__(self, pid: int, wait) -> None:
+        self.pid, self._wait, self.returncode = pid, wait, None
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status, as Popen.returncode; raises subprocess.TimeoutExpired."""
+        if self.returncode is None:
+            self.returncode = self._wait(timeout)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.pid, 9)  # the judge leads its own session (and so its own group)
+        except OSError:
+            pass
+
+
+def start(argv: list[str], *, env: dict, cwd: str, log: str, key: bytes, gpu: bool = False) -> Judge:
+    """Start ``python -m graders <argv>`` with ``env`` in ``cwd``, stdout and stderr appended to
+    ``log``, reading ``key`` as its first line of input."""
+    if _enabled(gpu):
+        judge = _forked(argv, env, cwd, log, key)
+        if judge is not None:
+            return judge
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "graders", *argv],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    proc.stdin.write(key + b"\n")
+    proc.stdin.close()
+    return Judge(proc.pid, lambda timeout: proc.wait(timeout))
+
+
+def _forked(argv, env, cwd, log, key) -> Judge | None:
+    global _broken
+    ctl = _connect(env)
+    if ctl is None:
+        return None
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    request = {"argv": argv, "env": env, "cwd": cwd, "log": log, "key": key.decode()}
+    try:
+        socket.send_fds(ctl, [json.dumps(request).encode()], [theirs.fileno()])
+        theirs.close()
+        pid = json.loads(ours.recv(_MAX_REQUEST))["pid"]  # an empty answer: the zygote said no
+    except (OSError, ValueError, KeyError, TypeError):
+        theirs.close()
+        ours.close()
+        with _lock:
+            _broken = True  # and the caller execs this judge
+        return None
+
+    def wait(timeout):
+        ours.settimeout(timeout)
+        try:
+            answer = ours.recv(_MAX_REQUEST)
+        except TimeoutError:
+            raise subprocess.TimeoutExpired(f"judge {pid}", timeout) from None
+        ours.close()
+        try:
+            return int(json.loads(answer)["code"])
+        except (ValueError, KeyError, TypeError):
+            return -9  # the zygote died: so did (or will) the judge, which it no longer reaps
+
+    return Judge(pid, wait)
+
+
+# --- The zygote -----------------------------------------------------------------------------------
+
+
+def _single_threaded() -> bool:
+    return len(os.listdir("/proc/self/task")) == 1  # fork copies one thread: no lock held by another
+
+
+def _zygote(fd: int) -> None:
+    """Serve requests until the caller closes the socket: ``{"warm": [grade_id, ...]}`` imports
+    graders; a judge request, with the socket its answers go to, forks one judge and answers its
+    pid, then its exit status."""
+    from kit.audit import seal_memory
+
+    seal_memory()  # the requests carry the judges' keys: no process of our uid may read our memory
+    ctl = socket.socket(fileno=fd)
+    import graders.__main__  # noqa: F401 - hypothesis, the API, the screen
+    from graders import load_grader
+
+    todo: list[str] = []  # graders to import, one between requests
+    running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, the judge's answer socket)
+    while True:
+        ready, _, _ = select.select([ctl, *running], [], [], 0 if todo else None)
+        if not ready and todo:
+            try:
+                load_grader(todo.pop(0))
+            except Exception:  # noqa: BLE001 - the judge meets the same error, and reports it
+                pass
+            continue
+        for fd_ in ready:
+            if fd_ in running:  # a judge ended
+                pid, answer = running.pop(fd_)
+                os.close(fd_)
+                _, status = os.waitpid(pid, 0)
+                try:
+                    answer.send(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode())
+                except OSError:
+                    pass
+                answer.close()
+                continue
+            message, fds, _, _ = socket.recv_fds(ctl, _MAX_REQUEST, 1)
+            if not message:
+                os._exit(0)  # the caller is gone; judges still running finish on their own
+            request = json.loads(message)
+            if "warm" in request:
+                todo += [g for g in request["warm"] if f"graders.{g}" not in sys.modules and g not in todo]
+                continue
+            answer = socket.socket(fileno=fds[0])
+            if not _single_threaded():
+                answer.close()  # the caller execs this judge
+                continue
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _judge(request)
+            answer.send(json.dumps({"pid": pid}).encode())
+            running[os.pidfd_open(pid)] = (pid, answer)
+
+
+def _judge(request: dict) -> None:
+    """In the forked child: become ``python -m graders <argv>``. Never returns."""
+    code = 1
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        out = os.open(request["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.closerange(3, 1 << 16)  # the control socket and the other judges' answer sockets
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        import tempfile
+
+        tempfile.tempdir = None  # found again from TMPDIR: the job's own folder
+        from graders.__main__ import run
+
+        code = run(request["argv"], key=request["key"].encode())
+    except BaseException:  # noqa: BLE001 - in the log, as python -m would print it
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+if __name__ == "__main__":
+    _zygote(int(sys.argv[1]))

@@ -1,0 +1,82 @@
+"""Judges forked from a warm zygote (kit/judges.py) grade exactly as exec'd ones, and stop when told.
+
+Fast: the counter's grader imports nothing heavy, and its subject is unsandboxed here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from kit import judges
+from kit.answers import reference
+from kit.grading import grade_cell
+from kit.jobs import job_pids, kill_job, new_token
+
+WRONG = """
+import threading
+
+class Counter:
+    def __init__(self):
+        self.value = 0
+
+    def increment(self):
+        v = self.value
+        self.value = v + 1
+
+def count_with_threads(n_threads, n_increments):
+    c = Counter()
+    ts = [threading.Thread(target=lambda: [c.increment() for _ in range(n_increments)]) for _ in range(n_threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return c.value
+"""
+
+HANG = "import time\nwhile True:\n    time.sleep(1)\n"
+
+
+@pytest.mark.parametrize("source", [reference("counter"), WRONG, "def broken(:\n"], ids=["right", "wrong", "syntax"])
+def test_a_forked_judge_grades_as_an_execed_one(monkeypatch, source):
+    forked = grade_cell("counter", source, sandbox=False).to_json()
+    assert judges._ctl is not None and not judges._broken, "the zygote did not serve this judge"
+    monkeypatch.setenv("CH13_JUDGE_LAUNCH", "exec")
+    assert grade_cell("counter", source, sandbox=False).to_json() == forked
+
+
+def test_the_verdicts_are_the_judges_and_the_wrong_answer_fails():
+    right = grade_cell("counter", reference("counter"), sandbox=False)
+    wrong = grade_cell("counter", WRONG, sandbox=False)
+    assert right.score == right.max_score > 0 and wrong.score < wrong.max_score, (right.report(), wrong.report())
+
+
+def test_a_forked_judge_that_outlives_its_wait_is_killed_with_its_session(tmp_path):
+    answer, results, log = tmp_path / "answer.py", tmp_path / "results.jsonl", tmp_path / "log"
+    answer.write_text(HANG)
+    token = new_token()
+    env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(tmp_path), "CH13_JOB": token}
+    judge = judges.start(
+        ["counter", str(answer), str(results), "--no-sandbox", "--budget", "60"],
+        env=env,
+        cwd=os.getcwd(),
+        log=str(log),
+        key=b"k" * 32,
+    )
+    with pytest.raises(subprocess.TimeoutExpired):
+        judge.wait(timeout=1.0)
+    started = time.time()
+    judge.kill()
+    assert judge.wait(timeout=30) == -9 and time.time() - started < 30
+    with pytest.raises(ProcessLookupError):
+        os.killpg(judge.pid, 0)  # nothing of its session is left
+    kill_job(token)  # and its subject, found by its token, as kit/grading.py does
+    assert job_pids(token) == []
+
+
+def test_warming_imports_graders_without_grading(tmp_path):
+    judges.warm(["counter", "no_such_grader"], env=dict(os.environ))
+    # the zygote keeps serving after a grader it could not import
+    assert grade_cell("counter", reference("counter"), sandbox=False).score == 10
