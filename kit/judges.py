@@ -139,17 +139,29 @@ def _forked(argv, env, cwd, log, key) -> Judge | None:
             _broken = True  # and the caller execs this judge
         return None
 
+    try:
+        pidfd = os.pidfd_open(pid)  # to wait for the judge itself should the zygote die first
+    except OSError:
+        pidfd = None  # already gone: its status is on the way
+
     def wait(timeout):
         ours.settimeout(timeout)
         try:
             answer = ours.recv(_MAX_REQUEST)
         except TimeoutError:
             raise subprocess.TimeoutExpired(f"judge {pid}", timeout) from None
-        ours.close()
         try:
-            return int(json.loads(answer)["code"])
+            code = int(json.loads(answer)["code"])
         except (ValueError, KeyError, TypeError):
-            return -9  # the zygote died: so did (or will) the judge, which it no longer reaps
+            # The zygote died (killed: the judge is not its child any more). Wait for the judge
+            # itself; its status is lost, and kit/grading.py then trusts only the results it wrote.
+            if pidfd is not None and not select.select([pidfd], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(f"judge {pid}", timeout) from None
+            code = 0
+        ours.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        return code
 
     return Judge(pid, wait)
 

@@ -80,3 +80,42 @@ def test_warming_imports_graders_without_grading(tmp_path):
     judges.warm(["counter", "no_such_grader"], env=dict(os.environ))
     # the zygote keeps serving after a grader it could not import
     assert grade_cell("counter", reference("counter"), sandbox=False).score == 10
+
+
+def _newest_zygote() -> int:
+    found = []  # (start time, pid) of our children that are judge zygotes
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    cmdline = f.read()
+            except OSError:
+                continue
+            if int(fields[1]) == os.getpid() and b"kit.judges" in cmdline:
+                found.append((int(fields[19]), int(entry)))
+    assert found, "no zygote among our children"
+    return max(found)[1]
+
+
+def test_a_dead_zygote_costs_no_grade(monkeypatch, tmp_path):
+    """Killed (by a TA's kill, or by a job of the same uid in the weaker tiers): the judges it
+    forked are waited for as processes, and later judges are exec'd."""
+    monkeypatch.setattr(judges, "_ctl", None)  # a zygote of this test's own
+    monkeypatch.setattr(judges, "_broken", False)
+    answer, log = tmp_path / "answer.py", tmp_path / "log"
+    answer.write_text(HANG)
+    token = new_token()
+    env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(tmp_path), "CH13_JOB": token}
+    argv = ["counter", str(answer), str(tmp_path / "results"), "--no-sandbox", "--budget", "60"]
+    judge = judges.start(argv, env=env, cwd=os.getcwd(), log=str(log), key=b"k" * 32)
+    os.kill(_newest_zygote(), 9)
+    with pytest.raises(subprocess.TimeoutExpired):
+        judge.wait(timeout=1.0)  # the judge outlives its zygote
+    judge.kill()
+    assert judge.wait(timeout=30) == 0  # gone; its status went with the zygote
+    kill_job(token)
+    verdict = grade_cell("counter", reference("counter"), sandbox=False)
+    assert judges._broken and verdict.score == verdict.max_score, verdict.report()
+    judges._ctl.close()
