@@ -163,6 +163,12 @@ def plan(grade_id: str) -> dict:
     return _plans[grade_id]
 
 
+def harness_modules() -> list[str]:
+    """Every harness module a subject may import (graders/plans.json), for the subjects' zygote."""
+    plan("amdahl")  # loads the plans
+    return sorted({m for info in _plans.values() for m in info.get("harness", [])})
+
+
 def warm(grade_ids) -> None:
     """Have these graders' judges imported now, ahead of their cells (kit/judges.py)."""
     judges.warm(grade_ids, env=_env(""))

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from kit import ROOT, wire
+from kit import ROOT, subjects, wire
 from kit.jobs import job_pids, kill_as, remove_cpu_group, sandbox_uid
 
 IDLE_WINDOW_S = 5.0
@@ -125,7 +125,7 @@ class Subject:
         self.sandbox, self.gpu, self.course = sandbox, gpu, course
         self.token = os.environ.get("CH13_JOB") or secrets.token_hex(16)
         self.uid = sandbox_uid(self.token) if sandbox else None
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | subjects.ForkedSubject | None = None
         self.dead_for_good = ""  # the cell hangs or dies as it first runs
         self.work = tempfile.mkdtemp(prefix=f"ch13-subject-{grade_id}-")
         os.chmod(self.work, 0o755)
@@ -138,8 +138,14 @@ class Subject:
 
     # ------------------------------------------------------------ process
     def _command(self) -> list[str]:
-        entry = "import sys, kit.subject; kit.subject.run(sys.argv[1:])"
-        subject = [sys.executable, "-c", entry, f"CH13_JOB={self.token}", self.grade_id, "answer.py"] + self.harness
+        subject = [
+            sys.executable,
+            "-c",
+            subjects.ENTRY,
+            f"CH13_JOB={self.token}",
+            self.grade_id,
+            "answer.py",
+        ] + self.harness
         if not self.sandbox:
             return subject
         cmd = [
@@ -177,6 +183,13 @@ class Subject:
         if self.sandbox:
             _reachable()
         self.starts += 1
+        if subjects.usable(self.sandbox, self.gpu):  # forked from the subjects' zygote (root only)
+            command = self._command()  # python -m kit.sandbox OPTIONS -- python -c ENTRY ...
+            self.proc = subjects.start(
+                command[3:], env=self._env(), cwd=self.work, log_path=self.log_path, harness=self.harness
+            )
+            if self.proc is not None:
+                return
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
             self.proc = subprocess.Popen(

@@ -11,8 +11,11 @@ One zygote per process that grades (an ``nbgrader autograde`` run, the tests), s
 grading or by :func:`warm` (which ``kit.external_grade.WarmJudges`` calls before the kernel runs the
 notebook, so the imports overlap the kernel), and ended when that process ends: its socket closes.
 It serves the simulators' device only; GPU judges are exec'd (a grader module may read the device
-when imported). ``CH13_JUDGE_LAUNCH=exec`` execs every judge (for comparison, or where fork is
-unsafe). Why not :mod:`multiprocessing`'s forkserver (as kit/launch.py uses for nbgrader): it has one
+when imported). As root it also starts the subjects' zygote (kit/subjects.py), whose socket every
+judge inherits. ``CH13_JUDGE_LAUNCH=exec`` execs every judge, and so every subject (for comparison,
+or where fork is unsafe).
+
+Why not :mod:`multiprocessing`'s forkserver (as kit/launch.py uses for nbgrader): it has one
 server per process with one preload list, started with the caller's environment; the judges need
 their own (a fixed hash seed, one OpenMP thread, the CUDA simulator) and share a process with
 kit/launch.py's server in the class runner and the tests.
@@ -28,9 +31,14 @@ import subprocess
 import sys
 import threading
 
+from kit import ROOT
+
 _lock = threading.Lock()
 _ctl: socket.socket | None = None  # our end of the zygote's control socket; None: not started
 _broken = False  # the zygote failed once: exec every judge from then on
+# -c rather than -m: a zygote's __main__ is in every process it forks, a subject's too
+_JUDGES_ENTRY = "import sys, kit.judges; kit.judges._zygote(int(sys.argv[1]), int(sys.argv[2]))"
+_SUBJECTS_ENTRY = "import sys, kit.subjects; kit.subjects.serve(int(sys.argv[1]), sys.argv[2].split(','))"
 _MAX_REQUEST = 1 << 20
 
 
@@ -41,16 +49,45 @@ def _zygote_env(env: dict) -> dict:
     return {**base, "NUMBA_ENABLE_CUDASIM": "1", "CH13_DEVICE": "cpu"}
 
 
+def _subjects_env(env: dict) -> dict:
+    """What a subject's interpreter starts with (kit/judge.py: Subject._env), minus the job's own."""
+    from kit.judge import SOURCE_DIR
+
+    return {**_zygote_env(env), "PYTHONPATH": os.pathsep.join([ROOT, SOURCE_DIR])}
+
+
 def _connect(env: dict) -> socket.socket | None:
+    """Our end of the judges' zygote's socket, both zygotes started at the first call."""
     global _ctl, _broken
     with _lock:
         if _ctl is None and not _broken:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            pass_fds = [theirs.fileno()]
+            subjects_fd = -1
+            if os.geteuid() == 0:  # the subjects' zygote, for the sandbox's first tier (kit/subjects.py)
+                from kit.grading import harness_modules
+
+                mine, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                try:
+                    subprocess.Popen(
+                        [sys.executable, "-c", _SUBJECTS_ENTRY, str(its.fileno()), ",".join(harness_modules())],
+                        env=_subjects_env(env),
+                        pass_fds=[its.fileno()],
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                    subjects_fd = mine.fileno()
+                    pass_fds.append(subjects_fd)
+                except OSError:
+                    mine.close()
+                finally:
+                    its.close()
             try:
                 subprocess.Popen(
-                    [sys.executable, "-m", "kit.judges", str(theirs.fileno())],
+                    [sys.executable, "-c", _JUDGES_ENTRY, str(theirs.fileno()), str(subjects_fd)],
                     env=_zygote_env(env),
-                    pass_fds=[theirs.fileno()],
+                    pass_fds=pass_fds,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     start_new_session=True,  # a TA's Ctrl-C in the terminal stops the caller, which ends us
@@ -61,6 +98,8 @@ def _connect(env: dict) -> socket.socket | None:
                 ours.close()
             finally:
                 theirs.close()
+                if subjects_fd >= 0:
+                    mine.close()  # the judges' zygote holds it now, and every judge
         return _ctl
 
 
@@ -69,7 +108,8 @@ def _enabled(gpu: bool) -> bool:
 
 
 def warm(grade_ids, env: dict) -> None:
-    """Have the zygote import these graders now (it keeps serving judges meanwhile)."""
+    """Have the judges' zygote import these graders now (it keeps serving meanwhile); start the
+    subjects' zygote, which imports every harness."""
     if not _enabled(False):
         return
     ctl = _connect(env)
@@ -173,7 +213,7 @@ def _single_threaded() -> bool:
     return len(os.listdir("/proc/self/task")) == 1  # fork copies one thread: no lock held by another
 
 
-def _zygote(fd: int) -> None:
+def _zygote(fd: int, subjects_fd: int = -1) -> None:
     """Serve requests until the caller closes the socket: ``{"warm": [grade_id, ...]}`` imports
     graders; a judge request, with the socket its answers go to, forks one judge and answers its
     pid, then its exit status."""
@@ -220,12 +260,12 @@ def _zygote(fd: int) -> None:
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
-                _judge(request)
+                _judge(request, subjects_fd)
             answer.send(json.dumps({"pid": pid}).encode())
             running[os.pidfd_open(pid)] = (pid, answer)
 
 
-def _judge(request: dict) -> None:
+def _judge(request: dict, subjects_fd: int) -> None:
     """In the forked child: become ``python -m graders <argv>``. Never returns."""
     code = 1
     try:
@@ -235,7 +275,13 @@ def _judge(request: dict) -> None:
         os.dup2(null, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        os.closerange(3, 1 << 16)  # the control socket and the other judges' answer sockets
+        from kit import subjects
+
+        if subjects_fd >= 0:  # the subjects' zygote: our subjects are forked, not exec'd
+            os.dup2(subjects_fd, subjects.CHANNEL_FD)
+            subjects.channel = socket.socket(fileno=subjects.CHANNEL_FD)
+        # the control socket and the other judges' answer sockets
+        os.closerange(subjects.CHANNEL_FD + 1 if subjects_fd >= 0 else 3, 1 << 16)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
@@ -255,7 +301,3 @@ def _judge(request: dict) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
-
-
-if __name__ == "__main__":
-    _zygote(int(sys.argv[1]))

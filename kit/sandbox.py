@@ -427,7 +427,9 @@ def parse_args(argv: list[str]) -> tuple[dict, list[str]]:
     return vars(ap.parse_args(argv[:split])), cmd
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str], run=None) -> None:
+    """Build the sandbox, then exec its command; or hand it to ``run`` (kit/subjects.py: a process
+    forked from a warm zygote runs the subject's loop itself, its harness already imported)."""
     opts, cmd = parse_args(argv)
     root = os.geteuid() == 0
     if root:
@@ -472,6 +474,8 @@ def main(argv: list[str]) -> None:
     if tier == "root":  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)
+    if run is not None:
+        run(cmd)
     os.execvp(cmd[0], cmd)
 
 

@@ -119,3 +119,30 @@ def test_a_dead_zygote_costs_no_grade(monkeypatch, tmp_path):
     verdict = grade_cell("counter", reference("counter"), sandbox=False)
     assert judges._broken and verdict.score == verdict.max_score, verdict.report()
     judges._ctl.close()
+
+
+PEEK_TAIL = """
+
+_count = count_with_threads
+
+
+def count_with_threads(n_threads, n_increments):  # right, and says whether torch was already there
+    import sys
+
+    return _count(n_threads, n_increments) + (1000 if "torch" in sys.modules else 0)
+"""
+PEEK = reference("counter") + PEEK_TAIL
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="subjects are forked from a zygote in the root tier only")
+def test_sandboxed_subjects_are_forked_from_a_zygote_holding_every_harness(monkeypatch):
+    """The same verdicts whether the subject was forked or exec'd, except for what only the
+    import history shows: a forked subject of the counter already holds torch."""
+    forked = grade_cell("counter", reference("counter"))
+    peek_forked = grade_cell("counter", PEEK)
+    monkeypatch.setenv("CH13_JUDGE_LAUNCH", "exec")
+    assert grade_cell("counter", reference("counter")).to_json() == forked.to_json()
+    assert forked.score == forked.max_score, forked.report()
+    peek_execed = grade_cell("counter", PEEK)
+    assert peek_execed.score == forked.max_score, peek_execed.report()
+    assert peek_forked.score < forked.max_score, "the subject was exec'd: the zygote did not serve it"

@@ -1,0 +1,203 @@
+"""Subjects forked from a warm zygote: each cell still gets a fresh sandbox, without importing torch.
+
+A subject imports its harness before the cell loads, and for half the cells that is torch: about
+1.2 CPU-seconds of a grading, paid again every time a subject restarts. The subjects' zygote is a
+process that imported kit.sandbox, kit.subject and the harnesses (trusted code only: it never
+loads a cell, and never reads a job's request) and forks one child per subject. The child reads
+its job's request from a pipe the zygote never reads, and then does what ``python -m kit.sandbox
+... -- python -c 'kit.subject.run(...)'`` does: its own namespaces, file system, uid, limits and
+seal (kit.sandbox.main), and the subject's loop (kit.subject.run), in the same process instead of
+an exec.
+
+Only as root (the sandbox's first tier), where every process of a job is found by its uid: a
+forked process carries its zygote's command line and environment, not the job's ``CH13_JOB`` tag,
+which the other tiers find a job by. Only for the simulators' device, as for the judges.
+
+The grading process starts this zygote beside the judges' (kit/judges.py) and hands the judges'
+zygote one end of its socket, which every judge inherits: a judge sends a start request with the
+descriptors of its subject (its channel's pipes, its log, the pipe holding the request, and a
+socket for the answers: the pid, then the exit status).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+
+ENTRY = "import sys, kit.subject; kit.subject.run(sys.argv[1:])"  # the subject's command (kit/judge.py)
+CHANNEL_FD = 3  # where a forked judge finds its end of the zygote's socket
+_MAX = 1 << 16
+
+channel: socket.socket | None = None  # in a judge forked by kit/judges.py: the zygote's socket
+
+
+def usable(sandbox: bool, gpu: bool) -> bool:
+    return channel is not None and sandbox and not gpu and os.geteuid() == 0
+
+
+class ForkedSubject:
+    """A subject forked by the zygote, with the part of subprocess.Popen that kit/judge.py uses."""
+
+    def __init__(self, pid: int, stdin, stdout, answers: socket.socket) -> None:
+        self.pid, self.stdin, self.stdout, self._answers = pid, stdin, stdout, answers
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._answers.settimeout(timeout)
+            try:
+                got = self._answers.recv(_MAX)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(f"subject {self.pid}", timeout) from None
+            try:
+                self.returncode = int(json.loads(got)["code"])
+            except (ValueError, KeyError, TypeError):
+                self.returncode = -9  # the zygote died: the judge stops the subject by its uid
+            self._answers.close()
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, 9)
+            except OSError:
+                pass
+
+
+def start(sandbox_argv: list[str], *, env: dict, cwd: str, log_path: str, harness: list[str]) -> ForkedSubject | None:
+    """Fork ``python -m kit.sandbox <sandbox_argv>`` (whose command is the subject's) from the zygote;
+    None when it cannot (gone, or it said no), and the caller execs it."""
+    global channel
+    to_child, stdin_w = os.pipe()
+    stdout_r, from_child = os.pipe()
+    setup_r, setup_w = os.pipe()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    given = [theirs.fileno(), to_child, from_child, log, setup_r]
+    try:
+        socket.send_fds(channel, [json.dumps({"harness": harness}).encode()], given)
+        for fd in given:
+            os.close(fd)
+        given = []
+        pid = json.loads(ours.recv(_MAX))["pid"]
+    except (OSError, ValueError, KeyError, TypeError):
+        for fd in given + [stdin_w, stdout_r, setup_r, setup_w]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        ours.close()
+        channel = None  # exec from now on
+        return None
+    with open(setup_w, "w", encoding="utf-8") as f:  # read by the child alone, never by the zygote
+        json.dump({"argv": sandbox_argv, "env": env, "cwd": cwd}, f)
+    return ForkedSubject(pid, open(stdin_w, "wb"), open(stdout_r, "rb"), ours)
+
+
+# --- The zygote -----------------------------------------------------------------------------------
+
+
+def serve(fd: int, harness: list[str]) -> None:
+    """Import every harness (the same modules in every subject it forks, whatever it graded before),
+    then, until every holder of the socket closed it: for each start request, with its five
+    descriptors, fork one subject, and answer its pid and then its exit status."""
+    import importlib
+
+    import kit.sandbox  # noqa: F401 - what every child runs first
+    import kit.subject  # noqa: F401
+
+    def load(name: str) -> None:
+        try:
+            importlib.import_module(name)  # trusted: ch13lib's public harnesses
+        except Exception:  # noqa: BLE001 - the child meets the same error, and reports it
+            pass
+
+    for name in harness:
+        load(name)
+    ctl = socket.socket(fileno=fd)
+    running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, answers)
+    while True:
+        ready, _, _ = select.select([ctl, *running], [], [])
+        for r in ready:
+            if r in running:
+                pid, answers = running.pop(r)
+                os.close(r)
+                _, status = os.waitpid(pid, 0)
+                try:
+                    answers.send(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode())
+                except OSError:
+                    pass
+                answers.close()
+                continue
+            message, fds, _, _ = socket.recv_fds(ctl, _MAX, 5)
+            if not message:
+                os._exit(0)  # every judge and the grading process are gone
+            request = json.loads(message)
+            if len(fds) != 5:
+                for x in fds:
+                    os.close(x)
+                continue
+            answers = socket.socket(fileno=fds[0])
+            for name in request["harness"]:
+                load(name)
+            if len(os.listdir("/proc/self/task")) != 1:  # fork copies one thread: no lock held by another
+                answers.close()
+                for x in fds[1:]:
+                    os.close(x)
+                continue
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                _subject(fds[1:])
+            for x in fds[1:]:
+                os.close(x)
+            answers.send(json.dumps({"pid": pid}).encode())
+            running[os.pidfd_open(pid)] = (pid, answers)
+
+
+def _subject(fds: list[int]) -> None:
+    """In the forked child: become ``python -m kit.sandbox ARGV``. Never returns."""
+    code = 1
+    try:
+        stdin, stdout, log, setup = fds
+        with open(setup, encoding="utf-8") as f:
+            request = json.load(f)
+        os.setsid()  # its own session, as start_new_session gave
+        os.dup2(stdin, 0)
+        os.dup2(stdout, 1)
+        os.dup2(log, 2)
+        os.closerange(3, 1 << 16)  # the zygote's socket and every other job's descriptors
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        import tempfile
+
+        tempfile.tempdir = None  # found again from TMPDIR
+        from kit.sandbox import main
+
+        main(request["argv"], run=_run)
+    except BaseException:  # noqa: BLE001 - in the job's log, as an exec'd sandbox would print it
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _run(cmd: list[str]) -> None:
+    """kit.sandbox's last step, inside the sandbox: the subject's loop in this process (its
+    harness already imported), any other command exec'd as usual."""
+    if cmd[:3] != [sys.executable, "-c", ENTRY]:
+        os.execvp(cmd[0], cmd)
+    import tempfile
+
+    import kit.subject
+
+    tempfile.tempdir = None  # the sandbox's private TMPDIR, not the one it made its folders in
+    sys.argv = ["-c", *cmd[3:]]
+    kit.subject.run(cmd[3:])  # never returns
