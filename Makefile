@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` (the TA's pipeline on the demo class) and `make test`.
-# Both set up what they need first: a venv with the exact pins of pyproject.toml.
+# Both set up what they need first: a venv with the exact pins of pyproject.toml and the kit installed
+# in it in editable mode (kit, graders, gpu import from any folder; the stamp is redone when pyproject.toml changes).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -15,6 +16,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))" > $(VENV)/requirements.txt
 	$(PY) -m pip install -q --disable-pip-version-check -r $(VENV)/requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .   # the kit itself, editable: import kit, graders, gpu
 	touch $(STAMP)
 
 demo: setup            ## generate -> autograde -> feedback -> export on the demo class, then a score table

@@ -1,15 +1,9 @@
 """nbgrader configuration of the Ch13 §04 kit: the plain `nbgrader autograde ch13_04` grades
 tamper-proof with the kit's graders (docs/design.md). The course root is the folder nbgrader runs in."""
 
-import os
-import sys
-
-KIT = os.path.dirname(os.path.realpath(__file__))
-if KIT not in sys.path:
-    sys.path.insert(0, KIT)
-
-from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (  # noqa: E402
+# `kit` comes from the venv, where `make setup` installs it (editable), whatever folder nbgrader runs in.
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearMarkScheme,
@@ -23,10 +17,10 @@ from nbgrader.preprocessors import (  # noqa: E402
     SaveAutoGrades,
 )
 
-from kit.execute import SafeExecute  # noqa: E402
-from kit.external_grade import ExternalGrade, WarmJudges  # noqa: E402
-from kit.overwrite import RobustOverwriteCells  # noqa: E402
-from kit.stubs import ClearSolutionsInPlace  # noqa: E402
+from kit.execute import SafeExecute
+from kit.external_grade import ExternalGrade, WarmJudges
+from kit.overwrite import RobustOverwriteCells
+from kit.stubs import ClearSolutionsInPlace
 
 c = get_config()  # noqa: F821
 

@@ -14,15 +14,12 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+import nbformat
 
-import nbformat  # noqa: E402
-
-from kit import ASSIGNMENT  # noqa: E402
-from kit.answers import answer_cells  # noqa: E402
-from kit.course import Course  # noqa: E402
-from kit.release import generate  # noqa: E402
+from kit import ASSIGNMENT, ROOT
+from kit.answers import answer_cells
+from kit.course import Course
+from kit.release import generate
 
 PLAIN_CONFIG = '''c = get_config()
 c.CourseDirectory.course_id = "ch13_04_course"

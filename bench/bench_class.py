@@ -29,17 +29,15 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+import nbformat
+from nbformat.v4 import new_code_cell
 
-import nbformat  # noqa: E402
-from nbformat.v4 import new_code_cell  # noqa: E402
-
-from graders import _catalogue as catalogue  # noqa: E402
-from kit.answers import answer_cells  # noqa: E402
-from kit.classrun import default_jobs, grade_class  # noqa: E402
-from kit.course import Course  # noqa: E402
-from kit.grading import plan  # noqa: E402
+from graders import _catalogue as catalogue
+from kit import ROOT
+from kit.answers import answer_cells
+from kit.classrun import default_jobs, grade_class
+from kit.course import Course
+from kit.grading import plan
 
 HANG = "def amdahl_speedup(p, n):\n    while True:\n        pass\n"
 HANG_TOP = "while True:\n    pass\n"  # the whole-assignment hang, where amdahl is not among the notebooks

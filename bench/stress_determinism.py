@@ -20,12 +20,10 @@ import shutil
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from kit import ROOT  # noqa: E402
-from kit.classrun import grade_class, students  # noqa: E402
-from kit.course import Course  # noqa: E402
-from kit.demo import build_class  # noqa: E402
+from kit import ROOT
+from kit.classrun import grade_class, students
+from kit.course import Course
+from kit.demo import build_class
 
 VERDICT = re.compile(r"^\[(PASS|FAIL)\] (\S+) \(([\d.]+)/([\d.]+)\)", re.M)
 

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+# ch13lib is not part of the installed kit: this check imports the pristine copy beside the notebooks.
 sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
 
 GID = "fsdp_checkpoint"

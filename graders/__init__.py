@@ -24,7 +24,8 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
 
 # The public simulators live beside the notebooks (they ship to students for self-checks);
-# graders import the pristine copy from source/, never a student's.
+# graders import the pristine copy from source/, never a student's. Kept on purpose: ch13lib is not
+# part of the installed kit (a notebook's kernel must find the copy beside it, not one in the venv).
 SOURCE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "source", "ch13_04")
 if SOURCE_DIR not in sys.path:
     sys.path.insert(0, SOURCE_DIR)

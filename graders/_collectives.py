@@ -10,7 +10,6 @@ A private module (its name starts with "_"): not a grade_id of its own.
 """
 
 import dataclasses
-import os
 import types
 
 import torch
@@ -214,7 +213,7 @@ def real_process_group(answer: Answer, fn_name: str, api: str) -> None:
                 "fail (or hang) there too. " + f.message
             ) from None
     real_check(answer, fn_name, REAL_CASES, backend="gloo", world=REAL_WORLD, device="cpu", api=api)
-    if os.environ.get("CH13_DEVICE") == "gpu" and torch.cuda.is_available():
+    if answer.gpu and torch.cuda.is_available():
         gpu_check(answer, fn_name, api)
 
 

@@ -12,7 +12,6 @@ A private module (its name starts with "_"): not a grade_id of its own.
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import torch
 
@@ -118,7 +117,7 @@ def real_process_group(answer: Answer, kind: str, fn_name: str, cases: list, sim
                 "there too. " + f.message
             ) from None
     real_world(answer, kind, fn_name, cases, judge, backend="gloo", world=REAL_WORLD, device="cpu")
-    if os.environ.get("CH13_DEVICE") == "gpu" and torch.cuda.is_available():
+    if answer.gpu and torch.cuda.is_available():
         n = min(torch.cuda.device_count(), 4)
         size = (lambda c: c.stages) if kind == "pipeline" else (lambda c: c.world_size)
         mine = [c for c in cases if size(c) <= n]

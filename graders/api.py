@@ -62,13 +62,20 @@ class Test:
 
 class Answer:
     """The judge's handle on one answer cell. The cell runs in a subject process (kit/subject.py);
-    this object only asks it for plain data. Nothing here executes the student's code."""
+    this object only asks it for plain data. Nothing here executes the student's code.
+
+    ``gpu`` / ``device``: where this cell is graded, as its subject was started
+    (``Grader.run(..., gpu=True)``, ``python -m graders --gpu``): ``"gpu"`` adds real CUDA and
+    NCCL to the simulators. Tests read it here, never from the environment: importing a grader
+    fixes no device, and one process may grade either."""
 
     def __init__(self, grade_id: str, source: str, subject) -> None:
         self.grade_id = grade_id
         self.source = source  # text only: read it, never execute it here
         self.filename = f"<answer cell {grade_id}>"
         self.subject = subject
+        self.gpu = bool(subject.gpu)
+        self.device = "gpu" if self.gpu else "cpu"
 
     def _ask(self, op: str, name: str | None = None, args=(), kwargs=None):
         reply = self.subject.request(op, name, args, kwargs)
@@ -159,7 +166,8 @@ class Grader:
         """Run every test on ``source`` (in a subject process); each result as soon as it is known.
 
         ``subject``: one already started for this cell (graders/__main__.py starts it before it
-        imports the grader); otherwise ``options`` go to kit.judge.Subject (sandbox, gpu, course)."""
+        imports the grader); otherwise ``options`` go to kit.judge.Subject (sandbox, gpu, course).
+        The device is the subject's (``gpu=True``: real CUDA and NCCL too); tests read ``answer.gpu``."""
         subject = subject or self.subject(source, **options)
         answer = Answer(self.grade_id, source, subject)
         try:

@@ -18,8 +18,6 @@ Each test measures one thing:
   divisor: the first test's to judge) are compared with single-process training at that scale.
 """
 
-import os
-
 import torch
 
 from ch13lib.collective_ddp import compare, fit_scale, observe_alone
@@ -114,7 +112,7 @@ def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
         raise Fail(f"the cell does not define a function `{FN}(model)`")
     _smoke(answer, scenario)
     worlds = [("gloo", WORLD, "cpu")]
-    if os.environ.get("CH13_DEVICE") == "gpu" and torch.cuda.is_available():
+    if answer.gpu and torch.cuda.is_available():
         worlds.append(("nccl", _nccl_world(torch.cuda.device_count()), "cuda"))
     for backend, world, device in worlds:
         names, results = _run(answer, backend, world, device)

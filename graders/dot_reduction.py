@@ -12,8 +12,6 @@ inputs made here (relative error <= 1e-12 for float64 inputs). Inputs are in [0.
 cancellation hides an error. On a GPU runner the results are checked on real CUDA too.
 """
 
-import os
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +21,6 @@ from graders.vec_add import around_the_block, check_cases, failing_case, require
 
 grader = Grader("dot_reduction", timeout_s=180, harness=("ch13lib.cuda_check",))
 
-GPU = os.environ.get("CH13_DEVICE") == "gpu"
-DEVICE = "gpu" if GPU else "cpu"
 TPBS = [1, 2, 4, 8, 32, 64, 128, 256, 512, 1024]
 MAX_THREADS = 2100
 
@@ -40,10 +36,10 @@ def _required(answer: Answer):
     return required_kernel(answer, "dot_reduction", "dot_kernel", "launch_dot")
 
 
-def _case(ask, n, tpb, dtype="float64"):
+def _case(answer: Answer, ask, n, tpb, dtype="float64"):
     with failing_case(f"n={n}, threads_per_block={tpb}, dtype={dtype!r}"):
-        cc.check_dot(ask, n, tpb, dtype, DEVICE)
-        if GPU:  # barriers, divergence and writers are seen on the simulator only
+        cc.check_dot(ask, n, tpb, dtype, answer.device)
+        if answer.gpu:  # barriers, divergence and writers are seen on the simulator only
             cc.check_dot(ask, n, tpb, dtype, "cpu")
 
 
@@ -52,7 +48,7 @@ def one_block(answer: Answer):
     """One full block: the tree with its barriers, thread 0 writing partial[0], the float64 sum."""
     ask = _required(answer)
     for n, tpb in [(64, 64), (256, 256), (8, 8)]:
-        _case(ask, n, tpb)
+        _case(answer, ask, n, tpb)
 
 
 @grader.test(4)
@@ -69,7 +65,7 @@ def matches_fsum(answer: Answer):
     @example((3, 1, "float32"))
     def prop(case):
         n, tpb, dtype = case
-        cc.check_dot(ask, n, tpb, dtype, DEVICE)
+        cc.check_dot(ask, n, tpb, dtype, answer.device)
 
     check_cases(prop)
 
@@ -78,5 +74,5 @@ def matches_fsum(answer: Answer):
 def edge_cases(answer: Answer):
     """n = 0 launches nothing and returns 0.0; the default of 256 threads per block."""
     ask = _required(answer)
-    _case(ask, 0, 32)
-    _case(ask, 300, None)
+    _case(answer, ask, 0, 32)
+    _case(answer, ask, 300, None)

@@ -25,15 +25,14 @@ parameters (bitwise) and against Adam's state in the same run without FSDP (1e-9
 at other world sizes (2→1, 2→4, 3→2, 4→3, and same-size resumes that must be bit for bit) and
 trained on; the result must match the run that never stopped.
 
-GPU runners (``CH13_DEVICE=gpu``): the same scenarios on CUDA with NCCL, one GPU per rank; world
-sizes are capped at the number of GPUs (with one GPU everything runs at world size 1), and all
-comparisons with the continued run use the tolerance, not bit equality.
+Graded on a GPU (``answer.gpu``: ``python -m graders --gpu``): the same scenarios on CUDA with
+NCCL, one GPU per rank; world sizes are capped at the number of GPUs (with one GPU everything runs
+at world size 1), and all comparisons with the continued run use the tolerance, not bit equality.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 
 import torch
 
@@ -55,18 +54,14 @@ SAVES = {
 RESUMES = [("A", 1, False), ("A", 4, True), ("A", 2, False), ("B", 2, False), ("B", 3, True), ("C", 3, False)]
 
 
-def _gpu() -> bool:
-    return os.environ.get("CH13_DEVICE") == "gpu"
-
-
-def _cap(world: int) -> int:
-    if not _gpu():
+def _cap(answer: Answer, world: int) -> int:
+    if not answer.gpu:
         return world
     return max(1, min(world, torch.cuda.device_count()))
 
 
-def _backend() -> str:
-    return "nccl" if _gpu() else "gloo"
+def _backend(answer: Answer) -> str:
+    return "nccl" if answer.gpu else "gloo"
 
 
 def _replay(save: ck.SaveRun, load_world: int | None = None, nested: bool | None = None) -> str:
@@ -128,8 +123,8 @@ def _cache(answer: Answer) -> dict:
     return answer._fsdp_cache
 
 
-def _scenario(name: str) -> dict:
-    return dict(SAVES[name], world=_cap(SAVES[name]["world"]))
+def _scenario(answer: Answer, name: str) -> dict:
+    return dict(SAVES[name], world=_cap(answer, SAVES[name]["world"]))
 
 
 def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
@@ -137,8 +132,10 @@ def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
     cache = _cache(answer)
     if name not in cache:
         answer.require("save_checkpoint", what="the contract needs `save_checkpoint(model, optimizer, epoch, path)`")
-        params = _scenario(name)
-        seen = answer.run("ch13lib.fsdp_ckpt:observe_save", tag=name, backend=_backend(), guard_s=GUARD_S, **params)
+        params = _scenario(answer, name)
+        seen = answer.run(
+            "ch13lib.fsdp_ckpt:observe_save", tag=name, backend=_backend(answer), guard_s=GUARD_S, **params
+        )
         run = ck.SaveRun(path=seen["path"], **params)
         run.writes = [tuple(w) for w in seen["writes"]]
         run.returned = dict(seen["returned"])
@@ -175,7 +172,7 @@ def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, 
         world=world,
         more=more,
         nested=nested,
-        backend=_backend(),
+        backend=_backend(answer),
         guard_s=GUARD_S,
     )
     example = _replay(run, world, nested)
@@ -241,12 +238,12 @@ def resume_equivalence(answer: Answer) -> None:
                 f"leave the model and the optimizer as they were",
                 _replay(run),
             )
-        load_world = _cap(load_world)
+        load_world = _cap(answer, load_world)
         if (name, load_world, nested) in done:
             continue
         done.add((name, load_world, nested))
         res = _resume(answer, run, seen, load_world, run.more, nested)
-        bitwise = not _gpu() and load_world == run.world and nested == run.nested
+        bitwise = not answer.gpu and load_world == run.world and nested == run.nested
         problems = ck.resume_problems(run, res, bitwise)
         if problems:
             raise Fail(problems[0], _replay(run, load_world, nested))
@@ -281,4 +278,4 @@ def collectives_on_every_rank(answer: Answer) -> None:
         _saved_ok(answer, name)
     for name, world in (("C", 2), ("A", 3)):
         run, seen = _saved_ok(answer, name)
-        _resume(answer, run, seen, _cap(world), 0, run.nested)
+        _resume(answer, run, seen, _cap(answer, world), 0, run.nested)

@@ -13,8 +13,6 @@ judge here against numpy's bincount of inputs made here. On a GPU runner the cou
 real CUDA too.
 """
 
-import os
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -24,8 +22,6 @@ from graders.vec_add import around_the_block, check_cases, failing_case, require
 
 grader = Grader("histogram", timeout_s=180, harness=("ch13lib.cuda_check",))
 
-GPU = os.environ.get("CH13_DEVICE") == "gpu"
-DEVICE = "gpu" if GPU else "cpu"
 TPBS = [1, 2, 7, 32, 64, 100, 128, 256, 1024]
 BINS = [1, 2, 3, 7, 16, 64, 200, 256]  # the notebook promises n_bins <= 256
 MAX_THREADS = 2100
@@ -42,10 +38,10 @@ def _required(answer: Answer):
     return required_kernel(answer, "histogram", "histogram_kernel", "launch_histogram")
 
 
-def _case(ask, n, n_bins, tpb, **kw):
+def _case(answer: Answer, ask, n, n_bins, tpb, **kw):
     with failing_case(f"n={n}, n_bins={n_bins}, threads_per_block={tpb}"):
-        cc.check_histogram(ask, n, n_bins, tpb, DEVICE, **kw)
-        if GPU:  # the access record (lost updates) exists only on the simulator
+        cc.check_histogram(ask, n, n_bins, tpb, answer.device, **kw)
+        if answer.gpu:  # the access record (lost updates) exists only on the simulator
             cc.check_histogram(ask, n, n_bins, tpb, "cpu", **kw)
 
 
@@ -54,7 +50,7 @@ def no_lost_updates(answer: Answer):
     """Many threads per bin: every update of a shared count is an atomic read-modify-write."""
     ask = _required(answer)
     for n, n_bins, tpb in [(64, 1, 32), (500, 3, 128), (300, 7, 64)]:
-        _case(ask, n, n_bins, tpb)
+        _case(answer, ask, n, n_bins, tpb)
 
 
 @grader.test(4)
@@ -71,7 +67,7 @@ def counts_match_numpy(answer: Answer):
     @example((33, 200, 32))
     def prop(case):
         n, n_bins, tpb = case
-        cc.check_histogram(ask, n, n_bins, tpb, DEVICE)
+        cc.check_histogram(ask, n, n_bins, tpb, answer.device)
 
     check_cases(prop)
 
@@ -80,6 +76,6 @@ def counts_match_numpy(answer: Answer):
 def edge_cases(answer: Answer):
     """No data (no launch, zeros); the default of 256 threads per block; every call counts from zero."""
     ask = _required(answer)
-    _case(ask, 0, 4, 32)
-    _case(ask, 600, 10, None)
-    _case(ask, 90, 5, 16, calls=3)
+    _case(answer, ask, 0, 4, 32)
+    _case(answer, ask, 600, 10, None)
+    _case(answer, ask, 90, 5, 16, calls=3)

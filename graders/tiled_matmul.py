@@ -12,8 +12,6 @@ As in graders/vec_add.py, the cell runs in the grading subject, which sends back
 wrote each element of C, per-thread traffic) that the checks judge here.
 """
 
-import os
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +21,6 @@ from graders.vec_add import check_cases, failing_case
 
 grader = Grader("tiled_matmul", timeout_s=240, harness=("ch13lib.cuda_check",))
 
-GPU = os.environ.get("CH13_DEVICE") == "gpu"
-DEVICE = "gpu" if GPU else "cpu"
 EDGE = [1, 3, 15, 16, 17, 31]
 K_SIZES = [1, 5, 16, 17, 32, 33, 50, 64]
 
@@ -79,8 +75,8 @@ def one_tile(answer: Answer):
     ask = _required(answer)
     for m, k, n in [(16, 16, 16), (5, 7, 9)]:
         with failing_case(f"m={m}, k={k}, n={n}"):
-            cc.check_matmul_results(ask, m, k, n, DEVICE)
-            if GPU:  # the barriers and bounds, on the simulator, as on a CPU
+            cc.check_matmul_results(ask, m, k, n, answer.device)
+            if answer.gpu:  # the barriers and bounds, on the simulator, as on a CPU
                 cc.check_matmul_results(ask, m, k, n, "cpu")
 
 
@@ -97,8 +93,8 @@ def matches_numpy(answer: Answer):
     @example((20, 5, 31))
     def prop(case):
         m, k, n = case
-        cc.check_matmul_results(ask, m, k, n, DEVICE)
-        if GPU:
+        cc.check_matmul_results(ask, m, k, n, answer.device)
+        if answer.gpu:
             cc.check_matmul_results(ask, m, k, n, "cpu")
 
     check_cases(prop)

@@ -4,7 +4,8 @@ Every case runs the student's kernel on the checking simulator of ch13lib.cuda_s
 out-of-bounds and negative indices, writes to the inputs, two threads writing one element and
 elements nobody wrote), and compares with numpy. Sizes are drawn around the block size, where
 tail bugs live: n = 0, 1, tpb - 1, tpb, tpb + 1, 2 tpb + 1 and odd sizes, threads per block from 1
-to 1024, four dtypes. On a GPU runner (CH13_DEVICE=gpu) the results are checked on real CUDA too.
+to 1024, four dtypes. Graded on a GPU (``answer.gpu``: ``python -m graders --gpu``) the results are
+checked on real CUDA too.
 
 The cell runs in the grading subject (kit/subject.py): each case asks it for an observation
 (ch13lib.cuda_check's ``subject_*``: the arrays after the call, what the launcher returned, the launch
@@ -13,7 +14,6 @@ inputs made here. Faults only the checking simulator sees arrive as a CheckFaile
 """
 
 import contextlib
-import os
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -24,8 +24,6 @@ from kit.judge import Raised
 
 grader = Grader("vec_add", timeout_s=180, harness=("ch13lib.cuda_check",))
 
-GPU = os.environ.get("CH13_DEVICE") == "gpu"
-DEVICE = "gpu" if GPU else "cpu"
 TPBS = [1, 2, 3, 7, 32, 33, 64, 100, 128, 255, 256, 1000, 1024]
 DTYPES = ["float32", "float64", "int32", "int64"]
 MAX_THREADS = 3100  # simulated threads per case (about 3 us each on the checking simulator)
@@ -146,7 +144,7 @@ def matches_numpy(answer: Answer):
     @example((1025, 1024, "int64"))
     def prop(case):
         n, tpb, dtype = case
-        cc.check_vec_add_results(ask, n, tpb, dtype, DEVICE)
+        cc.check_vec_add_results(ask, n, tpb, dtype, answer.device)
 
     check_cases(prop)
 
@@ -163,7 +161,7 @@ def kernel_bounds(answer: Answer):
     def prop(case, extra):
         n, tpb, dtype = case
         cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "cpu")
-        if GPU:
+        if answer.gpu:
             cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "gpu")
 
     check_cases(prop)
@@ -174,11 +172,11 @@ def runs_on_numba(answer: Answer):
     """The launcher, unchanged, on numba's own backend: its CUDA simulator on a CPU, the GPU on a GPU."""
     ask = _required(answer, "launch_vec_add")
     cases = [(37, 16, "float32"), (8, 4, "int32")]
-    if GPU:
+    if answer.gpu:
         cases += [(1_000_003, 256, "float32"), (5, 1024, "float64")]
     for n, tpb, dtype in cases:
         example = f"n={n}, threads_per_block={tpb}, dtype={dtype!r}"
-        if not GPU:  # the checking simulator first: a kernel that loops forever never reaches numba's
+        if not answer.gpu:  # the checking simulator first: a kernel that loops forever never reaches numba's
             with failing_case(
                 example, "not run on numba's simulator, because the checking simulator found a problem first: "
             ):

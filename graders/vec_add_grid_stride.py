@@ -4,11 +4,9 @@ The caller chooses the grid (``blocks`` x ``threads_per_block``), which may be s
 than n: every thread starts at its global index and steps by the total number of threads in the
 grid. Cases are drawn around the grid size (n = 0, 1, T - 1, T, T + 1, 3T + 2 and odd sizes, T the
 number of threads); all run on the checking simulator of ch13lib.cuda_sim, and on real CUDA too on a
-GPU runner (CH13_DEVICE=gpu). As in graders/vec_add.py, the cell runs in the grading subject, which
+GPU (``answer.gpu``). As in graders/vec_add.py, the cell runs in the grading subject, which
 sends back observations (ch13lib.cuda_check's ``subject_*``) that the checks judge here.
 """
-
-import os
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -19,8 +17,6 @@ from graders.vec_add import check_cases
 
 grader = Grader("vec_add_grid_stride", timeout_s=180, harness=("ch13lib.cuda_check",))
 
-GPU = os.environ.get("CH13_DEVICE") == "gpu"
-DEVICE = "gpu" if GPU else "cpu"
 TPBS = [1, 2, 3, 7, 32, 64, 100, 128, 256, 1024]
 BLOCKS = [1, 2, 3, 5, 8]
 DTYPES = ["float32", "float64", "int32", "int64"]
@@ -84,7 +80,7 @@ def matches_numpy(answer: Answer):
     @example((0, 2, 32, "float32"))
     def prop(case):
         n, blocks, tpb, dtype = case
-        cc.check_vec_add_results(ask, n, tpb, dtype, DEVICE, blocks=blocks, **NAMES)
+        cc.check_vec_add_results(ask, n, tpb, dtype, answer.device, blocks=blocks, **NAMES)
 
     check_cases(prop)
 
@@ -100,7 +96,7 @@ def kernel_bounds(answer: Answer):
     def prop(case, extra):
         n, blocks, tpb, dtype = case
         cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "cpu", blocks=blocks, kernel_name="vec_add_grid_stride")
-        if GPU:
+        if answer.gpu:
             cc.check_vec_add_kernel(ask, n, tpb, extra, dtype, "gpu", blocks=blocks, kernel_name="vec_add_grid_stride")
 
     check_cases(prop)

@@ -28,7 +28,7 @@ def plans_text() -> str:
         "import json, graders; from graders import grade_ids, load_grader; "
         "print(json.dumps({g: load_grader(g).plan() for g in grade_ids()}, indent=1, sort_keys=True))"
     )
-    env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_ENABLE_CUDASIM="1", CH13_DEVICE="cpu")
+    env = dict(os.environ, PYTHONPATH=ROOT, NUMBA_ENABLE_CUDASIM="1")
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True
     ).stdout

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 os.environ.setdefault("HYPOTHESIS_PROFILE", "grading")
 # Tests import graders in this process: numba must pick its CUDA simulator before its first import.
 if os.environ.get("CH13_DEVICE") != "gpu":

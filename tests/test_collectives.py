@@ -28,8 +28,8 @@ NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "03_collectives.ipynb")
 GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
 
 
-def grade(grade_id: str, source: str) -> list:
-    return list(graders.load_grader(grade_id).run(source))
+def grade(grade_id: str, source: str, gpu: bool = False) -> list:
+    return list(graders.load_grader(grade_id).run(source, gpu=gpu))
 
 
 def report(results) -> str:
@@ -309,10 +309,6 @@ def test_gpu_grading_of_the_reference():
     """On a GPU runner: does the reference pass with NCCL and CUDA tensors in the grade?"""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine")
-    os.environ["CH13_DEVICE"] = "gpu"
-    try:
-        for gid in GRADE_IDS:
-            results = grade(gid, catalogue.source(gid, "right_reference"))
-            assert all(r.passed for r in results), report(results)
-    finally:
-        os.environ["CH13_DEVICE"] = "cpu"
+    for gid in GRADE_IDS:
+        results = grade(gid, catalogue.source(gid, "right_reference"), gpu=True)
+        assert all(r.passed for r in results), report(results)

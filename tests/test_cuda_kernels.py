@@ -26,16 +26,14 @@ PY = sys.executable
 RUNNER = textwrap.dedent(r"""
     import json, os, sys
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    os.environ.setdefault("CH13_DEVICE", "cpu")
-    sys.path.insert(0, sys.argv[1])
     from graders import load_grader
-    gid, out_path, paths = sys.argv[2], sys.argv[3], sys.argv[4:]
+    gid, out_path, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+    gpu = os.environ.get("CH13_DEVICE") == "gpu"  # the test's choice of device, handed to the grader
     grader = load_grader(gid)
     out = {}
     for p in paths:
         with open(p, encoding="utf-8") as f:
-            out[p] = [r.to_json() for r in grader.run(f.read(), sandbox=False,
-                                                      gpu=os.environ["CH13_DEVICE"] == "gpu")]
+            out[p] = [r.to_json() for r in grader.run(f.read(), sandbox=False, gpu=gpu)]
     assert "numba" not in sys.modules, "the judge imported numba: it must not run the cell's code"
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(out, f)
@@ -46,7 +44,7 @@ def run_graders(grade_id: str, paths: list[str], tmp_path, env=None) -> dict:
     """{path: [result dicts]} from grading each file with graders.<grade_id> in a fresh process."""
     out = tmp_path / f"{grade_id}.json"
     proc = subprocess.run(
-        [PY, "-c", RUNNER, ROOT, grade_id, str(out), *paths],
+        [PY, "-c", RUNNER, grade_id, str(out), *paths],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -86,7 +84,8 @@ def test_notebook_reference_passes_and_stub_says_not_implemented(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# the checking simulator itself, in a child process (it must own numba's first import)
+# the checking simulator itself, in a child process (it must own numba's first import); the children
+# here put source/ch13_04 on sys.path themselves: ch13lib is not part of the installed kit
 
 SIM_CASES = textwrap.dedent(r"""
     import os, sys, json
@@ -370,7 +369,7 @@ def test_self_checks(grade_id, tmp_path):
 
 
 def _gpu_available() -> bool:
-    sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+    sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))  # ch13lib is not installed
     from ch13lib.cuda_env import gpu_present
 
     if not gpu_present():
@@ -395,7 +394,7 @@ def test_gpu_grading(grade_id, tmp_path):
     code = RUNNER.replace('os.environ["NUMBA_ENABLE_CUDASIM"] = "1"', 'pass')
     out = tmp_path / "gpu.json"
     proc = subprocess.run(
-        [PY, "-c", code, ROOT, grade_id, str(out), *right, *wrong],
+        [PY, "-c", code, grade_id, str(out), *right, *wrong],
         cwd=ROOT,
         capture_output=True,
         text=True,

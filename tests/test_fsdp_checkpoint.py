@@ -17,13 +17,12 @@ import types
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+import graders  # also puts source/ch13_04 on sys.path (ch13lib is not part of the installed kit)
+from graders._catalogue import entries
+from graders._catalogue import source as catalogue_source
+from graders.screen import screen
 
-import graders  # noqa: E402  (puts source/ch13_04 on sys.path)
-from graders._catalogue import entries  # noqa: E402
-from graders._catalogue import source as catalogue_source  # noqa: E402
-from graders.screen import screen  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 GID = "fsdp_checkpoint"
 CATALOGUE = entries(GID)

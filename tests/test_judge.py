@@ -145,6 +145,29 @@ def test_values_calls_and_exceptions_come_back_as_plain_data():
         s.close()
 
 
+def test_the_device_reaches_the_tests_through_the_answer(monkeypatch):
+    """``answer.gpu`` is its subject's (Grader.run(gpu=...), ``python -m graders --gpu``), whatever the
+    environment says; no grader reads CH13_DEVICE, so importing one fixes no device and one process
+    may grade either."""
+    import glob
+    import os
+
+    from graders.api import Answer
+    from kit import ROOT
+
+    monkeypatch.setenv("CH13_DEVICE", "gpu")
+    for gpu in (False, True):
+        s = Subject("unit", "", harness=[], budget_s=5.0, sandbox=False, gpu=gpu)  # never started
+        try:
+            answer = Answer("unit", "", s)
+            assert (answer.gpu, answer.device) == (gpu, "gpu" if gpu else "cpu")
+        finally:
+            s.close()
+    for path in glob.glob(os.path.join(ROOT, "graders", "*.py")):
+        with open(path, encoding="utf-8") as f:
+            assert "CH13_DEVICE" not in f.read(), f"{path} reads the device from the environment"
+
+
 def test_a_value_that_lies_about_its_type_is_refused_in_the_subject():
     s = subject("class Liar(int):\n    def __eq__(self, o):\n        return True\ndef f():\n    return Liar(1)\n")
     try:

@@ -38,8 +38,8 @@ def cell(grade_id: str, name: str = "right_reference"):
     return types.SimpleNamespace(module=module, source=source(grade_id, name), grade_id=grade_id)
 
 
-def grade(grade_id: str, src: str) -> list:
-    return list(graders.load_grader(grade_id).run(src))
+def grade(grade_id: str, src: str, gpu: bool = False) -> list:
+    return list(graders.load_grader(grade_id).run(src, gpu=gpu))
 
 
 def report(results) -> str:
@@ -303,10 +303,6 @@ def test_gpu_grading_of_the_references():
     """On a GPU runner: do the references pass with NCCL on CUDA tensors in the grade?"""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA GPU on this machine")
-    os.environ["CH13_DEVICE"] = "gpu"
-    try:
-        for gid in GRADE_IDS:
-            results = grade(gid, source(gid, "right_reference"))
-            assert all(r.passed for r in results), report(results)
-    finally:
-        os.environ["CH13_DEVICE"] = "cpu"
+    for gid in GRADE_IDS:
+        results = grade(gid, source(gid, "right_reference"), gpu=True)
+        assert all(r.passed for r in results), report(results)

@@ -12,7 +12,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))  # ch13lib is not installed: the copy beside the notebooks
 
 from ch13lib import pictures  # noqa: E402
 

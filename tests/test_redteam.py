@@ -426,8 +426,7 @@ raise RuntimeError("SEEN" + json.dumps(seen) + "SEEN")
 
 GRADE_PROBE = r'''
 import json, sys
-sys.path.insert(0, {root!r})
-from kit.grading import grade_cell
+from kit.grading import grade_cell  # the installed kit (run from / as another uid)
 print(grade_cell("amdahl", sys.stdin.read()).report())
 '''
 
@@ -437,7 +436,7 @@ def _probe(source: str, uid: int | None, env: dict) -> dict:
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-c", GRADE_PROBE.format(root=ROOT)]
+    cmd = [sys.executable, "-c", GRADE_PROBE]
     if uid is not None:
         cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] + cmd
     out = subprocess.run(

@@ -10,15 +10,13 @@ is tested on tiny programs, including that a plain unlocked ``+=`` is caught wit
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+import graders  # first: it puts source/ch13_04 on sys.path (ch13lib is not part of the installed kit)
+from ch13lib import sched, sync_checks
 
-import graders  # noqa: E402  (puts source/ch13_04 on sys.path)
-from ch13lib import sched, sync_checks  # noqa: E402
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 GRADE_IDS = ["counter", "semaphore_pool", "bounded_buffer", "bank_transfer"]
 RACE = sync_checks.public_scenario("two threads, two increments each")  # by name: order may change

@@ -23,7 +23,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def grader():
-    sys.path.insert(0, ROOT)
     from graders import load_grader
 
     return load_grader("word_count")
@@ -76,7 +75,6 @@ def test_stub_is_not_implemented(grader):
 
 
 def test_crash_schedule_is_fixed_and_kills_after_output():
-    sys.path.insert(0, ROOT)
     from graders import word_count as wc
 
     first, second = wc._schedule(), wc._schedule()
@@ -138,11 +136,11 @@ def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
 def test_judge_runs_no_ray():
     """The grader process imports neither Ray nor the probes: they run in the subject."""
     code = (
-        "import sys; sys.path.insert(0, %r)\n"
+        "import sys\n"
         "from graders import load_grader\n"
         "load_grader('word_count')\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ch13lib.mapreduce')))\n"
-    ) % ROOT
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
@@ -161,12 +159,11 @@ def test_sandboxed_runner_grades_reference():
     """As autograde does: `python -m graders` under kit.sandbox (user nobody when root, private
     HOME and TMPDIR, no network), Ray included; no Ray process is left behind."""
     code = (
-        "import sys; sys.path.insert(0, %r)\n"
         "from kit.grading import grade_cell\n"
         "from kit.answers import reference_solutions\n"
         "v = grade_cell('word_count', reference_solutions()['word_count'])\n"
         "print(sum(r['points'] for r in v.results), v.problem)\n"
-    ) % ROOT
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "20.0", out.stdout + out.stderr[-2000:]

@@ -28,7 +28,7 @@ from kit.cells import TEST_PREFIX
 
 from .lab import NotebookPage, errors_of
 
-sys.path.insert(0, os.path.join(ROOT, "source", ASSIGNMENT))
+sys.path.insert(0, os.path.join(ROOT, "source", ASSIGNMENT))  # ch13lib is not installed: the copy beside the notebooks
 from ch13lib.cuda_env import gpu_present  # noqa: E402  (never imports numba)
 
 NOTEBOOKS = sorted(

@@ -18,7 +18,7 @@ import pytest
 from kit import ASSIGNMENT, ROOT
 
 SOURCE = os.path.join(ROOT, "source", ASSIGNMENT)
-sys.path.insert(0, SOURCE)
+sys.path.insert(0, SOURCE)  # ch13lib is not installed: the copy beside the notebooks
 from ch13lib.env import read_pins  # noqa: E402
 
 STDLIB = set(sys.stdlib_module_names)

@@ -26,7 +26,7 @@ def test_formgrader_loads_in_jupyterlab_against_the_course(page, course, artifac
     folder = os.path.join(artifacts, "formgrader")
     os.makedirs(folder, exist_ok=True)
     env = student_env()
-    env["PYTHONPATH"] = ROOT  # nbgrader_config.py imports kit (it also adds itself to sys.path)
+    env["PYTHONPATH"] = ROOT  # nbgrader_config.py imports kit: this checkout's, as kit.course runs nbgrader
     with JupyterLab(course.root, str(tmp_path / "lab"), env=env) as lab:
         try:
             # the server extension, read by the same browser session
