@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 
-from kit import ROOT
+from kit import ROOT, zygote
 
 _lock = threading.Lock()
 _ctl: socket.socket | None = None  # our end of the zygote's control socket; None: not started
@@ -39,7 +39,6 @@ _broken = False  # the zygote failed once: exec every judge from then on
 # -c rather than -m: a zygote's __main__ is in every process it forks, a subject's too
 _JUDGES_ENTRY = "import sys, kit.judges; kit.judges._zygote(int(sys.argv[1]), int(sys.argv[2]))"
 _SUBJECTS_ENTRY = "import sys, kit.subjects; kit.subjects.serve(int(sys.argv[1]), sys.argv[2].split(','))"
-_MAX_REQUEST = 1 << 20
 
 
 def _zygote_env(env: dict) -> dict:
@@ -61,13 +60,13 @@ def _connect(env: dict) -> socket.socket | None:
     global _ctl, _broken
     with _lock:
         if _ctl is None and not _broken:
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            ours, theirs = zygote.socketpair()
             pass_fds = [theirs.fileno()]
             subjects_fd = -1
             if os.geteuid() == 0:  # the subjects' zygote, for the sandbox's first tier (kit/subjects.py)
                 from kit.grading import harness_modules
 
-                mine, its = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                mine, its = zygote.socketpair()
                 try:
                     subprocess.Popen(
                         [sys.executable, "-c", _SUBJECTS_ENTRY, str(its.fileno()), ",".join(harness_modules())],
@@ -164,41 +163,26 @@ def start(argv: list[str], *, env: dict, cwd: str, log: str, key: bytes, gpu: bo
 def _forked(argv, env, cwd, log, key) -> Judge | None:
     global _broken
     ctl = _connect(env)
-    if ctl is None:
-        return None
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    request = {"argv": argv, "env": env, "cwd": cwd, "log": log, "key": key.decode()}
-    try:
-        socket.send_fds(ctl, [json.dumps(request).encode()], [theirs.fileno()])
-        theirs.close()
-        pid = json.loads(ours.recv(_MAX_REQUEST))["pid"]  # an empty answer: the zygote said no
-    except (OSError, ValueError, KeyError, TypeError):
-        theirs.close()
-        ours.close()
+    asked = ctl and zygote.ask(ctl, {"argv": argv, "env": env, "cwd": cwd, "log": log, "key": key.decode()}, [])
+    if not asked:
         with _lock:
-            _broken = True  # and the caller execs this judge
+            _broken = True  # and the caller execs this judge, and every later one
         return None
-
+    pid, answers = asked
     try:
         pidfd = os.pidfd_open(pid)  # to wait for the judge itself should the zygote die first
     except OSError:
         pidfd = None  # already gone: its status is on the way
 
     def wait(timeout):
-        ours.settimeout(timeout)
-        try:
-            answer = ours.recv(_MAX_REQUEST)
-        except TimeoutError:
-            raise subprocess.TimeoutExpired(f"judge {pid}", timeout) from None
-        try:
-            code = int(json.loads(answer)["code"])
-        except (ValueError, KeyError, TypeError):
+        code = zygote.wait_exit(answers, pid, timeout)
+        if code is None:
             # The zygote died (killed: the judge is not its child any more). Wait for the judge
             # itself; its status is lost, and kit/grading.py then trusts only the results it wrote.
             if pidfd is not None and not select.select([pidfd], [], [], timeout)[0]:
                 raise subprocess.TimeoutExpired(f"judge {pid}", timeout) from None
             code = 0
-        ours.close()
+        answers.close()
         if pidfd is not None:
             os.close(pidfd)
         return code
@@ -209,14 +193,9 @@ def _forked(argv, env, cwd, log, key) -> Judge | None:
 # --- The zygote -----------------------------------------------------------------------------------
 
 
-def _single_threaded() -> bool:
-    return len(os.listdir("/proc/self/task")) == 1  # fork copies one thread: no lock held by another
-
-
 def _zygote(fd: int, subjects_fd: int = -1) -> None:
     """Serve requests until the caller closes the socket: ``{"warm": [grade_id, ...]}`` imports
-    graders; a judge request, with the socket its answers go to, forks one judge and answers its
-    pid, then its exit status."""
+    graders (one between requests); a judge request forks one judge."""
     from kit.audit import seal_memory
 
     seal_memory()  # the requests carry the judges' keys: no process of our uid may read our memory
@@ -224,45 +203,24 @@ def _zygote(fd: int, subjects_fd: int = -1) -> None:
     import graders.__main__  # noqa: F401 - hypothesis, the API, the screen
     from graders import load_grader
 
-    todo: list[str] = []  # graders to import, one between requests
-    running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, the judge's answer socket)
+    todo: list[str] = []  # graders to import
+    children = zygote.Children()
     while True:
-        ready, _, _ = select.select([ctl, *running], [], [], 0 if todo else None)
-        if not ready and todo:
+        got = children.next_request(ctl, max_fds=1, idle=bool(todo))
+        if got is None:
             try:
                 load_grader(todo.pop(0))
             except Exception:  # noqa: BLE001 - the judge meets the same error, and reports it
                 pass
             continue
-        for fd_ in ready:
-            if fd_ in running:  # a judge ended
-                pid, answer = running.pop(fd_)
-                os.close(fd_)
-                _, status = os.waitpid(pid, 0)
-                try:
-                    answer.send(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode())
-                except OSError:
-                    pass
-                answer.close()
-                continue
-            message, fds, _, _ = socket.recv_fds(ctl, _MAX_REQUEST, 1)
-            if not message:
-                os._exit(0)  # the caller is gone; judges still running finish on their own
-            request = json.loads(message)
-            if "warm" in request:
-                todo += [g for g in request["warm"] if f"graders.{g}" not in sys.modules and g not in todo]
-                continue
-            answer = socket.socket(fileno=fds[0])
-            if not _single_threaded():
-                answer.close()  # the caller execs this judge
-                continue
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                _judge(request, subjects_fd)
-            answer.send(json.dumps({"pid": pid}).encode())
-            running[os.pidfd_open(pid)] = (pid, answer)
+        request, fds = got
+        if "warm" in request:
+            todo += [g for g in request["warm"] if f"graders.{g}" not in sys.modules and g not in todo]
+        if len(fds) == 1:
+            children.fork(socket.socket(fileno=fds[0]), lambda: _judge(request, subjects_fd))
+        else:
+            for x in fds:
+                os.close(x)
 
 
 def _judge(request: dict, subjects_fd: int) -> None:

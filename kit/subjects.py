@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import socket
-import subprocess
 import sys
+
+from kit import zygote
 
 ENTRY = "import sys, kit.subject; kit.subject.run(sys.argv[1:])"  # the subject's command (kit/judge.py)
 CHANNEL_FD = 3  # where a forked judge finds its end of the zygote's socket
-_MAX = 1 << 16
 
 channel: socket.socket | None = None  # in a judge forked by kit/judges.py: the zygote's socket
 
@@ -48,15 +47,8 @@ class ForkedSubject:
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            self._answers.settimeout(timeout)
-            try:
-                got = self._answers.recv(_MAX)
-            except TimeoutError:
-                raise subprocess.TimeoutExpired(f"subject {self.pid}", timeout) from None
-            try:
-                self.returncode = int(json.loads(got)["code"])
-            except (ValueError, KeyError, TypeError):
-                self.returncode = -9  # the zygote died: the judge stops the subject by its uid
+            code = zygote.wait_exit(self._answers, self.pid, timeout)
+            self.returncode = -9 if code is None else code  # None: the zygote died; the judge stops it by its uid
             self._answers.close()
         return self.returncode
 
@@ -75,27 +67,20 @@ def start(sandbox_argv: list[str], *, env: dict, cwd: str, log_path: str, harnes
     to_child, stdin_w = os.pipe()
     stdout_r, from_child = os.pipe()
     setup_r, setup_w = os.pipe()
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    given = [theirs.fileno(), to_child, from_child, log, setup_r]
-    try:
-        socket.send_fds(channel, [json.dumps({"harness": harness}).encode()], given)
-        for fd in given:
+    given = [to_child, from_child, log, setup_r]
+    asked = zygote.ask(channel, {"harness": harness}, given)
+    for fd in given:
+        os.close(fd)
+    if asked is None:
+        for fd in (stdin_w, stdout_r, setup_w):
             os.close(fd)
-        given = []
-        pid = json.loads(ours.recv(_MAX))["pid"]
-    except (OSError, ValueError, KeyError, TypeError):
-        for fd in given + [stdin_w, stdout_r, setup_r, setup_w]:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        ours.close()
         channel = None  # exec from now on
         return None
+    pid, answers = asked
     with open(setup_w, "w", encoding="utf-8") as f:  # read by the child alone, never by the zygote
         json.dump({"argv": sandbox_argv, "env": env, "cwd": cwd}, f)
-    return ForkedSubject(pid, open(stdin_w, "wb"), open(stdout_r, "rb"), ours)
+    return ForkedSubject(pid, open(stdin_w, "wb"), open(stdout_r, "rb"), answers)
 
 
 # --- The zygote -----------------------------------------------------------------------------------
@@ -104,7 +89,7 @@ def start(sandbox_argv: list[str], *, env: dict, cwd: str, log_path: str, harnes
 def serve(fd: int, harness: list[str]) -> None:
     """Import every harness (the same modules in every subject it forks, whatever it graded before),
     then, until every holder of the socket closed it: for each start request, with its five
-    descriptors, fork one subject, and answer its pid and then its exit status."""
+    descriptors, fork one subject."""
     import importlib
 
     import kit.sandbox  # noqa: F401 - what every child runs first
@@ -119,45 +104,18 @@ def serve(fd: int, harness: list[str]) -> None:
     for name in harness:
         load(name)
     ctl = socket.socket(fileno=fd)
-    running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, answers)
+    children = zygote.Children()
     while True:
-        ready, _, _ = select.select([ctl, *running], [], [])
-        for r in ready:
-            if r in running:
-                pid, answers = running.pop(r)
-                os.close(r)
-                _, status = os.waitpid(pid, 0)
-                try:
-                    answers.send(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode())
-                except OSError:
-                    pass
-                answers.close()
-                continue
-            message, fds, _, _ = socket.recv_fds(ctl, _MAX, 5)
-            if not message:
-                os._exit(0)  # every judge and the grading process are gone
-            request = json.loads(message)
-            if len(fds) != 5:
-                for x in fds:
-                    os.close(x)
-                continue
-            answers = socket.socket(fileno=fds[0])
-            for name in request["harness"]:
-                load(name)
-            if len(os.listdir("/proc/self/task")) != 1:  # fork copies one thread: no lock held by another
-                answers.close()
-                for x in fds[1:]:
-                    os.close(x)
-                continue
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                _subject(fds[1:])
-            for x in fds[1:]:
+        request, fds = children.next_request(ctl, max_fds=5)
+        if len(fds) != 5:
+            for x in fds:
                 os.close(x)
-            answers.send(json.dumps({"pid": pid}).encode())
-            running[os.pidfd_open(pid)] = (pid, answers)
+            continue
+        for name in request["harness"]:
+            load(name)
+        children.fork(socket.socket(fileno=fds[0]), lambda: _subject(fds[1:]))
+        for x in fds[1:]:
+            os.close(x)
 
 
 def _subject(fds: list[int]) -> None:
