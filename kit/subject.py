@@ -362,6 +362,13 @@ def main(argv: list[str]) -> int:
     describe, wire_error, text = raised, wire.WireError, _text
     for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
         del sys.modules[name]
+    # `python -c "import sys, kit.subject; ..."` (or a zygote's -c) left `kit` in __main__'s globals,
+    # and `import __main__` raises no event: an empty __main__, and the old one emptied.
+    entry = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    if entry is not None:
+        vars(entry).clear()
+    del entry
 
     while True:
         try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -44,18 +45,25 @@ class ForkedSubject:
     def __init__(self, pid: int, stdin, stdout, answers: socket.socket) -> None:
         self.pid, self.stdin, self.stdout, self._answers = pid, stdin, stdout, answers
         self.returncode: int | None = None
+        try:  # signalled through this, never by a number the zygote may have reaped and the kernel reused
+            self._pidfd: int | None = os.pidfd_open(pid)
+        except OSError:
+            self._pidfd = None  # already gone
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
             code = zygote.wait_exit(self._answers, self.pid, timeout)
             self.returncode = -9 if code is None else code  # None: the zygote died; the judge stops it by its uid
             self._answers.close()
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
         return self.returncode
 
     def kill(self) -> None:
-        if self.returncode is None:
+        if self._pidfd is not None:
             try:
-                os.kill(self.pid, 9)
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
             except OSError:
                 pass
 
