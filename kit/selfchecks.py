@@ -219,6 +219,17 @@ def _env() -> dict:
     return env
 
 
+# Heavy modules that ch13lib helpers the cells import load lazily, on first use, in every entry of
+# their notebook: preloaded with them. (All import single-threaded under OMP_NUM_THREADS=1.)
+LAZY_IMPORTS = {
+    # the first picture draws with matplotlib and shows with IPython
+    "ch13lib.pictures": ("matplotlib.figure", "matplotlib.patches", "IPython.display"),
+    # the first optimizer step, and FSDP's state dicts, import torch._dynamo (and sympy with it)
+    "ch13lib.parallel_checks": ("torch._dynamo",),
+    "ch13lib.fsdp_ckpt": ("torch._dynamo",),
+}
+
+
 @functools.cache
 def preloads(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The imports at the top level of the notebook's code cells, in order (hidden tests left
@@ -239,6 +250,8 @@ def preloads(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
                 found.update(dict.fromkeys((alias.name, ()) for alias in node.names))
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 found[(node.module, tuple(alias.name for alias in node.names))] = None
+    for module, _ in list(found):
+        found.update(dict.fromkeys((lazy, ()) for lazy in LAZY_IMPORTS.get(module, ())))
     return tuple(found)
 
 
