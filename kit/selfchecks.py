@@ -9,6 +9,11 @@ solutions), then the self-check cells that follow it. Hidden test cells and othe
 self-checks are skipped. The self-check *flags* the entry when a cell raises, a line starts with
 ✘ or "…" (not answered), or the self-check call returns False.
 
+The fresh process is forked from a warm interpreter per notebook (ZYGOTE below) that has already
+imported what the notebook's cells import (torch, numpy, numba, ray, ch13lib), so no entry pays
+for starting Python and importing torch again; the outcomes are those of `python -c RUNNER`,
+which is still used where the warm interpreter cannot fork safely.
+
 Prints, per grade_id, how many wrong answers the self-check flags and whether a right one was
 flagged (a false alarm). tests/test_selfchecks.py holds every cell to the bar: at least 90 % of the
 wrong answers flagged, no right answer flagged.
@@ -17,12 +22,19 @@ wrong answers flagged, no right answer flagged.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
+import functools
 import glob
 import json
+import locale
 import os
+import selectors
+import socket
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
@@ -73,6 +85,81 @@ for i, (kind, source) in enumerate(cells):
 print(json.dumps({"flagged": flagged, "why": why}))
 '''
 
+# A warm interpreter for one notebook's entries, the "zygote". Starting Python and importing what
+# the setup cells import (torch: ~1.2 CPU-s) cost most entries more than their self-check does. So
+# the zygote imports those modules once and then forks one child per entry: each entry still runs
+# RUNNER in a fresh process of its own (entries never see each other's state), as a copy of an
+# interpreter that has imported the modules and run nothing else. Forking is safe only from a
+# single-threaded process: the zygote reports its thread count after the imports, and the
+# measure falls back to plain `python -c RUNNER` processes if it is not 1.
+#
+# The measure sends "fork" with the entry's three pipe ends (stdin, stdout, stderr: SCM_RIGHTS)
+# and gets the child's pid; it then talks to the child through the pipes exactly as
+# subprocess.run did. "kill PID" kills a child that ran out of time. The zygote reaps its
+# children as it goes, and only kills a pid that is its own unreaped child.
+ZYGOTE = (
+    "RUNNER = "
+    + repr(RUNNER)
+    + r'''
+import json, os, signal, socket, sys, traceback
+
+
+def preload(modules):
+    # The same sys.path as RUNNER's while importing, but left as python -c made it: RUNNER, run
+    # in the child, inserts the folder itself, as it does in a fresh process.
+    sys.path.insert(0, os.environ["CH13_SELFCHECK_LIB"])
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # before numba's first import, as RUNNER
+    for name, fromlist in modules:  # `import name` or `from name import *fromlist`, as the cell does
+        try:
+            __import__(name, fromlist=fromlist)
+        except Exception:
+            pass  # the cell's own import raises it again, where a student would see it
+    sys.path.pop(0)
+
+
+def serve(channel):
+    """Fork a child per request. Returns True in a child (fds 0-2 are now the entry's pipes)."""
+    live = set()
+    channel.send(str(len(os.listdir("/proc/self/task"))).encode())
+    while True:
+        msg, fds, _, _ = socket.recv_fds(channel, 64, 3)
+        for pid in list(live):
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                live.discard(pid)
+        if not msg:
+            return False  # the measure is done
+        if msg.startswith(b"kill "):
+            if int(msg[5:]) in live:
+                os.kill(int(msg[5:]), signal.SIGKILL)
+            channel.send(b"ok")
+            continue
+        pid = os.fork()
+        if pid == 0:
+            channel.close()
+            for target, fd in enumerate(fds):
+                os.dup2(fd, target)
+                os.close(fd)
+            if "numpy.random" in sys.modules:
+                sys.modules["numpy.random"].seed()  # fresh entropy, as in a fresh process
+            return True
+        for fd in fds:
+            os.close(fd)
+        live.add(pid)
+        channel.send(str(pid).encode())
+
+
+preload(json.loads(os.environ.pop("CH13_SELFCHECK_PRELOAD")))
+if serve(socket.socket(fileno=int(os.environ.pop("CH13_SELFCHECK_ZYGOTE_FD")))):
+    del preload, serve
+    try:
+        exec(compile(RUNNER, "<string>", "exec"), globals())
+    except Exception as e:
+        # what `python -c RUNNER` prints for an uncaught error: the traceback from RUNNER down
+        traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+        sys.exit(1)
+'''
+)
+
 
 @dataclasses.dataclass
 class Outcome:
@@ -118,8 +205,7 @@ def cells_for(grade_id: str, answer: str) -> list[tuple[str, str]]:
     return out
 
 
-def run_entry(entry: catalogue.Entry) -> Outcome:
-    grade_id, name, answer = entry.grade_id, entry.name, entry.source
+def _env() -> dict:
     env = dict(
         os.environ,
         CH13_SELFCHECK_LIB=SOURCE,
@@ -130,27 +216,216 @@ def run_entry(entry: catalogue.Entry) -> Outcome:
         PYTHONPATH=SOURCE,
     )
     env.pop("CH13_GRADING", None)
+    return env
+
+
+# Heavy modules that ch13lib helpers the cells import load lazily, on first use, in every entry of
+# their notebook: preloaded with them. (All import single-threaded under OMP_NUM_THREADS=1.)
+LAZY_IMPORTS = {
+    # the first picture draws with matplotlib and shows with IPython
+    "ch13lib.pictures": ("matplotlib.figure", "matplotlib.patches", "IPython.display"),
+    # the first optimizer step, and FSDP's state dicts, import torch._dynamo (and sympy with it)
+    "ch13lib.parallel_checks": ("torch._dynamo",),
+    "ch13lib.fsdp_ckpt": ("torch._dynamo",),
+}
+
+
+@functools.cache
+def preloads(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The imports at the top level of the notebook's code cells, in order (hidden tests left
+    out), as ``__import__`` arguments (module, fromlist): what the cells before every entry's
+    answer import anyway, and answer cells mostly import too."""
+    nb = nbformat.read(notebook, as_version=4)
+    tests = set(map(id, hidden_test_cells(nb).values()))
+    found: dict[tuple, None] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code" or id(cell) in tests:
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        for node in body:
+            if isinstance(node, ast.Import):
+                found.update(dict.fromkeys((alias.name, ()) for alias in node.names))
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found[(node.module, tuple(alias.name for alias in node.names))] = None
+    for module, _ in list(found):
+        found.update(dict.fromkeys((lazy, ()) for lazy in LAZY_IMPORTS.get(module, ())))
+    return tuple(found)
+
+
+class ZygoteGone(Exception):
+    pass
+
+
+class Zygote:
+    """The measure's side of a ZYGOTE process: fork() gives a child's pid and pipes."""
+
+    def __init__(self, notebook: str) -> None:
+        ours, theirs = socket.socketpair()
+        env = dict(
+            _env(),
+            CH13_SELFCHECK_ZYGOTE_FD=str(theirs.fileno()),
+            CH13_SELFCHECK_PRELOAD=json.dumps(preloads(notebook)),
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", ZYGOTE],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=SOURCE,
+            env=env,
+            pass_fds=[theirs.fileno()],
+        )
+        theirs.close()
+        self.channel, self.lock = ours, threading.Lock()
+        ours.settimeout(TIMEOUT_S)
+        try:
+            self.ok = ours.recv(64) == b"1"  # single-threaded after the imports: safe to fork
+        except OSError:  # the imports hang: its entries run in fresh processes
+            self.ok = False
+        ours.settimeout(None)
+
+    def _ask(self, message: bytes, fds=()) -> bytes:
+        with self.lock:
+            socket.send_fds(self.channel, [message], list(fds))
+            return self.channel.recv(64)
+
+    def fork(self) -> tuple[int, int, int, int]:
+        """A fresh child running RUNNER: its pid and our ends of its stdin, stdout, stderr."""
+        (in_r, in_w), (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe(), os.pipe()
+        try:
+            pid = int(self._ask(b"fork", (in_r, out_w, err_w)))
+        except (OSError, ValueError):  # it died: an empty answer, or a broken socket
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            raise ZygoteGone from None
+        finally:
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        return pid, in_w, out_r, err_r
+
+    def kill(self, pid: int) -> None:
+        try:
+            self._ask(f"kill {pid}".encode())
+        except OSError:
+            pass  # the zygote is gone, and its children with their pipes were killed or ended
+
+    def close(self) -> None:
+        self.channel.close()  # the zygote reads EOF and exits
+        self.proc.wait()
+
+
+def _communicate(data: bytes, stdin: int, stdout: int, stderr: int, timeout: float) -> tuple[str, str] | None:
+    """subprocess.run(input=data, capture_output=True, text=True, timeout=timeout) on a forked
+    child's pipes: write stdin, read stdout and stderr to EOF. None when the time ran out.
+    Closes the three fds."""
+    deadline = time.monotonic() + timeout
+    got: dict[int, list[bytes]] = {stdout: [], stderr: []}
+    os.set_blocking(stdin, False)
+    with selectors.DefaultSelector() as sel:
+        sel.register(stdin, selectors.EVENT_WRITE)
+        sel.register(stdout, selectors.EVENT_READ)
+        sel.register(stderr, selectors.EVENT_READ)
+        try:
+            while sel.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                for key, _ in sel.select(left):
+                    fd = key.fd
+                    if fd == stdin:
+                        try:
+                            data = data[os.write(fd, data[:65536]) :]
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:
+                            data = b""
+                        if not data:
+                            sel.unregister(fd)
+                            os.close(fd)
+                    elif chunk := os.read(fd, 65536):
+                        got[fd].append(chunk)
+                    else:
+                        sel.unregister(fd)
+                        os.close(fd)
+        finally:
+            for fd in list(sel.get_map()):
+                sel.unregister(fd)
+                os.close(fd)
+
+    def text(chunks):  # as text=True decodes: the locale's encoding, universal newlines
+        return b"".join(chunks).decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+
+    return text(got[stdout]), text(got[stderr])
+
+
+def _forked(zygote: Zygote, cells: str) -> tuple[str, str] | None:
+    """(stdout, stderr) of RUNNER on ``cells`` in a child forked by ``zygote``; None on a timeout."""
+    pid, *fds = zygote.fork()
+    out = _communicate(cells.encode(locale.getpreferredencoding(False)), *fds, TIMEOUT_S)
+    if out is None:
+        zygote.kill(pid)
+    return out
+
+
+def _fresh(cells: str) -> tuple[str, str] | None:
+    """(stdout, stderr) of RUNNER on ``cells`` in a new ``python -c RUNNER``; None on a timeout."""
     try:
         proc = subprocess.run(
             [sys.executable, "-c", RUNNER],
-            input=json.dumps(cells_for(grade_id, answer)),
+            input=cells,
             capture_output=True,
             text=True,
             timeout=TIMEOUT_S,
             cwd=SOURCE,
-            env=env,
+            env=_env(),
         )
-        last = [line for line in proc.stdout.splitlines() if line.startswith("{")][-1:]
-        data = json.loads(last[0]) if last else {"error": (proc.stderr or "no output")[-500:]}
     except subprocess.TimeoutExpired:
+        return None
+    return proc.stdout, proc.stderr
+
+
+def run_entry(entry: catalogue.Entry, zygote: Zygote | None = None) -> Outcome:
+    """Run one entry's cells in a fresh process: forked from ``zygote`` where it can fork, else a
+    new ``python -c RUNNER`` (the same outcome, slower)."""
+    grade_id, name, answer = entry.grade_id, entry.name, entry.source
+    cells = json.dumps(cells_for(grade_id, answer))
+    try:
+        out = _forked(zygote, cells) if zygote and zygote.ok else _fresh(cells)
+    except ZygoteGone:
+        out = _fresh(cells)
+    if out is None:
         data = {"flagged": True, "why": f"the self-check did not finish in {TIMEOUT_S} s"}
+    else:
+        stdout, stderr = out
+        last = [line for line in stdout.splitlines() if line.startswith("{")][-1:]
+        data = json.loads(last[0]) if last else {"error": (stderr or "no output")[-500:]}
     return Outcome(grade_id, name, bool(data.get("flagged")), data.get("why", ""), data.get("error", ""))
 
 
 def measure(grade_ids: list[str] | None = None, jobs: int = 2) -> list[Outcome]:
     todo = [e for e in catalogue.entries() if not grade_ids or e.grade_id in grade_ids]
-    with ThreadPoolExecutor(jobs) as pool:
-        return list(pool.map(run_entry, todo))
+    zygotes: dict[str, Zygote] = {}
+    locks: dict[str, threading.Lock] = {}
+    guard = threading.Lock()
+
+    def run(entry):
+        notebook = notebook_of(entry.grade_id)
+        with guard:
+            lock = locks.setdefault(notebook, threading.Lock())
+        with lock:  # one zygote per notebook, started by the first of its entries to run
+            if notebook not in zygotes:
+                zygotes[notebook] = Zygote(notebook)
+        return run_entry(entry, zygotes[notebook])
+
+    try:
+        with ThreadPoolExecutor(jobs) as pool:
+            return list(pool.map(run, todo))
+    finally:
+        for zygote in zygotes.values():
+            zygote.close()
 
 
 def table(outcomes: list[Outcome], markdown: bool = False) -> str:

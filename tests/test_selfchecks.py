@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kit import selfchecks
 from kit.selfchecks import BAR, measure
 
 pytestmark = pytest.mark.slow
@@ -38,3 +39,31 @@ def test_self_check_flags_the_wrong_answers_and_passes_the_right_ones(outcomes, 
     assert len(wrong) - len(missed) >= BAR * len(wrong), (
         f"{grade_id}: the self-check passes {len(missed)} of {len(wrong)} wrong answers: {missed}"
     )
+
+
+def test_a_forked_entry_has_the_outcome_of_a_fresh_process(monkeypatch):
+    """measure() forks entries from a warm interpreter (kit.selfchecks.ZYGOTE): whatever an entry
+    does, the outcome is the one ``python -c RUNNER`` gives, an uncaught error's traceback and a
+    timeout included."""
+    import dataclasses
+
+    from graders import _catalogue as catalogue
+
+    monkeypatch.setattr(selfchecks, "TIMEOUT_S", 3)
+    base = catalogue.entries("quiz")[0]
+    answers = [
+        base.source,
+        "def broken(:\n    pass\n",  # RUNNER's ast.parse raises: the error is the traceback
+        "import sys\nsys.exit(3)\n",
+        "import os\nos._exit(0)\n",  # no output at all
+        "import sys\nprint('x' * 200_000, file=sys.stderr)\nimport os\nos._exit(1)\n",
+        "import time\ntime.sleep(30)\n",  # past the timeout
+    ]
+    zygote = selfchecks.Zygote(selfchecks.notebook_of("quiz"))
+    try:
+        assert zygote.ok
+        for answer in answers:
+            entry = dataclasses.replace(base, source=answer)
+            assert selfchecks.run_entry(entry, zygote) == selfchecks.run_entry(entry), answer
+    finally:
+        zygote.close()
