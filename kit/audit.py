@@ -10,8 +10,11 @@ refused only when the student's cell asked for it: the nearest frame that is not
 helper or trampoline (traceback, inspect, functools, threading...) is the student's, or there is no
 such frame at all (a thread whose target is a C function such as ``exec``), or the event is one
 that only trusted harness code may raise at all (trace hooks, the garbage collector's object
-lists). Refused events raise PermissionError in the student's code and are recorded for the TA
-("flagged for review").
+lists). A library frame counts as asking for itself only for the events ON_BEHALF lists for it,
+from code that names what it calls (CALLS), or while an import runs its module's top-level code;
+otherwise it is looked through to the frames below it, and a student's frame there asked.
+Refused events raise PermissionError in the student's code and are recorded for the TA ("flagged
+for review").
 
 Who a frame belongs to is read from the FILE its code was compiled from, never from its globals
 (a cell can set its own ``__name__``): code from a file of the standard library or site-packages is
@@ -29,6 +32,7 @@ import re
 import sys
 import sysconfig
 import threading
+import types
 
 # Modules whose frames are transparent: a student who asks traceback.walk_stack() for frames asked.
 HELPERS = frozenset(
@@ -63,23 +67,35 @@ HELPERS = frozenset(
 )
 ONE_HOP = frozenset({"logging"})  # logging.currentframe() called by the student, not logging's own use
 # Libraries that raise these events as part of their own work while a student's code is on the
-# stack, and hand the student nothing of it (a frame, a code object, a process): the only library
-# frames through which a student's stack may raise them. Any other library frame is a trampoline
-# (weakref.finalize, contextlib.ExitStack.callback, sched...: they call what they are given), and
-# the event is the student's. Found by grading the catalogue: each entry is an honest answer's need.
+# stack, and hand the student nothing of it: the only library frames through which a student's
+# stack may raise them. Any other library frame is a trampoline (weakref.finalize,
+# contextlib.ExitStack.callback...: they call what they are given) and the event is the student's.
+# Even a listed library speaks for itself only from code that names what it calls (CALLS): a
+# generic wrapper it also has (typing_extensions.deprecated) calls whatever it was given. Found by
+# grading the catalogue: each entry is an honest answer's need.
 ON_BEHALF = {
-    # frames: warnings and logging find their caller; namedtuple, enum and typing the caller's module
-    "sys._getframe": frozenset({"warnings", "logging", "collections", "enum", "typing"}),
+    # frames: warnings and logging find their caller; namedtuple, enum and typing the caller's
+    # module; typing_extensions looks at typing's own frame
+    "sys._getframe": frozenset({"warnings", "logging", "collections", "enum", "typing", "typing_extensions"}),
     "sys._getframemodulename": frozenset({"collections", "enum", "typing"}),
-    "object.__getattr__": frozenset({"warnings", "logging", "collections", "enum", "typing"}),
+    "object.__getattr__": frozenset({"warnings", "logging", "collections", "enum", "typing", "typing_extensions"}),
     # code: dataclasses and namedtuple build methods from source; ast.parse (literal_eval, and the
-    # carets of every 3.11 traceback) compiles to a tree, never to code
-    "compile": frozenset({"dataclasses", "collections", "typing", "importlib", "ast"}),
-    "exec": frozenset({"dataclasses", "collections", "typing", "importlib"}),
+    # carets of every 3.11 traceback) compiles to a tree, never to code; importlib: see below
+    "compile": frozenset({"dataclasses", "collections", "typing", "ast"}),
+    "exec": frozenset({"dataclasses", "collections", "typing"}),
     # Ray's driver: ray.get unpickles results and errors, ray.shutdown stops its own processes
-    "pickle.find_class": frozenset({"ray"}),
+    "pickle.find_class": frozenset({"ray", "torch"}),  # and torch.load, torch.distributed.checkpoint
     "os.kill": frozenset({"ray"}),
     "subprocess.Popen": frozenset({"ray"}),
+}
+CALLS = {  # names (or name endings) the library's own code must mention to raise the event itself
+    "sys._getframe": ("_getframe",),
+    "sys._getframemodulename": ("_getframemodulename",),
+    "compile": ("compile", "exec", "eval"),  # exec and eval compile a string first
+    "exec": ("exec", "eval"),
+    "pickle.find_class": ("loads", "load"),
+    "os.kill": ("kill", "terminate", "send_signal"),
+    "subprocess.Popen": ("Popen",),
 }
 TRUSTED = ("ch13lib", "kit")  # harness code that may trace, walk frames and list gc objects
 FRAME_ATTRS = frozenset(
@@ -222,8 +238,16 @@ def install():
     getframe, helpers, one_hop, trusted = sys._getframe, HELPERS, ONE_HOP, TRUSTED
     frame_attrs, func_attrs, forbidden = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS
     from_student, prefixes, trusted_only_events = FROM_STUDENT, FROM_STUDENT_PREFIXES, TRUSTED_ONLY
-    formatters, here, roots, sort_of, on_behalf = FORMATTERS, __file__, library_roots(), classify, dict(ON_BEHALF)
+    formatters, here, roots, sort_of, on_behalf, calls = (
+        FORMATTERS,
+        __file__,
+        library_roots(),
+        classify,
+        dict(ON_BEHALF),
+        dict(CALLS),
+    )
     known: dict = {}  # filename -> (kind, module), filled as frames are met
+    code_type = types.CodeType
 
     def origin(frame) -> tuple[str, str]:
         name = frame.f_code.co_filename
@@ -257,7 +281,9 @@ def install():
         # A library frame: the library's own work only if it may raise this event for anyone, or
         # if the harness, not a student, called it. A thread with neither below is a student's
         # trampoline too (a Thread whose target is weakref.finalize).
-        if module_of(frame) in on_behalf.get(event, ()):
+        if module_of(frame) in on_behalf.get(event, ()) and names_its_call(frame, event, args):
+            return False
+        if module_of(frame) == "importlib" and imports_a_library(event, args):
             return False
         while frame is not None:
             kind = origin(frame)[0]
@@ -271,6 +297,24 @@ def install():
                 return False  # a library's own top-level code, run by an import (numba loading LLVM)
             frame = frame.f_back
         return True
+
+    def names_its_call(frame, event: str, args: tuple) -> bool:
+        """The library frame's own code mentions what raised the event: it called it, rather than
+        calling something it was handed (a trampoline hands the student whatever it returns)."""
+        wanted = (args[1],) if event == "object.__getattr__" else calls.get(event, ())
+        return any(name.endswith(w) for name in frame.f_code.co_names for w in wanted)
+
+    def imports_a_library(event: str, args: tuple) -> bool:
+        """importlib compiling or running a library module's source (never a harness module's,
+        whose code run under other globals would be trusted code doing the student's bidding)."""
+        if event == "exec":
+            code = args[0] if args else None
+            return (
+                type(code) is code_type and code.co_name == "<module>" and sort_of(code.co_filename, roots)[0] == "lib"
+            )
+        if event == "compile":
+            return len(args) > 1 and type(args[1]) is str and sort_of(args[1], roots)[0] == "lib"
+        return False
 
     def relevant(event: str, args: tuple) -> bool:
         if event == "import":
