@@ -164,14 +164,24 @@ def plan(grade_id: str) -> dict:
 
 
 def harness_modules() -> list[str]:
-    """Every harness module a subject may import (graders/plans.json), for the subjects' zygote."""
+    """The harness modules the subjects' zygote holds: those of every grader (graders/plans.json)
+    whose subject is worth forking (kit/subjects.py: it imports torch or Ray)."""
+    from kit.subjects import worth_forking
+
     plan("amdahl")  # loads the plans
-    return sorted({m for info in _plans.values() for m in info.get("harness", [])})
+    heavy = [info.get("harness", []) for info in _plans.values() if worth_forking(info.get("harness", []))]
+    return sorted({m for harness in heavy for m in harness})
 
 
 def warm(grade_ids) -> None:
-    """Have these graders' judges imported now, ahead of their cells (kit/judges.py)."""
-    judges.warm(grade_ids, env=_env(""))
+    """Have these graders' judges imported now, ahead of their cells, and the subjects' harnesses
+    where one of them needs them (kit/judges.py)."""
+    from kit.subjects import worth_forking
+
+    grade_ids = list(grade_ids)
+    plan("amdahl")  # loads the plans
+    heavy = any(worth_forking(_plans.get(g, {}).get("harness", [])) for g in grade_ids)
+    judges.warm(grade_ids, env=_env(""), subjects=heavy)
 
 
 def _env(token: str) -> dict:

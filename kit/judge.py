@@ -183,7 +183,7 @@ class Subject:
         if self.sandbox:
             _reachable()
         self.starts += 1
-        if subjects.usable(self.sandbox, self.gpu):  # forked from the subjects' zygote (root only)
+        if subjects.usable(self.sandbox, self.gpu, self.harness):  # forked from the subjects' zygote
             command = self._command()  # python -m kit.sandbox OPTIONS -- python -c ENTRY ...
             self.proc = subjects.start(
                 command[3:], env=self._env(), cwd=self.work, log_path=self.log_path, harness=self.harness

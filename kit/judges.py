@@ -36,6 +36,7 @@ from kit import ROOT, zygote
 _lock = threading.Lock()
 _ctl: socket.socket | None = None  # our end of the zygote's control socket; None: not started
 _broken = False  # the zygote failed once: exec every judge from then on
+_subjects: socket.socket | None = None  # our end of the subjects' zygote's socket (root only), for warm()
 # -c rather than -m: a zygote's __main__ is in every process it forks, a subject's too
 _JUDGES_ENTRY = "import sys, kit.judges; kit.judges._zygote(int(sys.argv[1]), int(sys.argv[2]))"
 _SUBJECTS_ENTRY = "import sys, kit.subjects; kit.subjects.serve(int(sys.argv[1]), sys.argv[2].split(','))"
@@ -57,7 +58,7 @@ def _subjects_env(env: dict) -> dict:
 
 def _connect(env: dict) -> socket.socket | None:
     """Our end of the judges' zygote's socket, both zygotes started at the first call."""
-    global _ctl, _broken
+    global _ctl, _broken, _subjects
     with _lock:
         if _ctl is None and not _broken:
             ours, theirs = zygote.socketpair()
@@ -78,6 +79,7 @@ def _connect(env: dict) -> socket.socket | None:
                     )
                     subjects_fd = mine.fileno()
                     pass_fds.append(subjects_fd)
+                    _subjects = mine  # kept for warm(); the judges' zygote gets its own copy
                 except OSError:
                     mine.close()
                 finally:
@@ -97,8 +99,6 @@ def _connect(env: dict) -> socket.socket | None:
                 ours.close()
             finally:
                 theirs.close()
-                if subjects_fd >= 0:
-                    mine.close()  # the judges' zygote holds it now, and every judge
         return _ctl
 
 
@@ -106,17 +106,18 @@ def _enabled(gpu: bool) -> bool:
     return not gpu and os.environ.get("CH13_JUDGE_LAUNCH", "fork") != "exec"
 
 
-def warm(grade_ids, env: dict) -> None:
-    """Have the judges' zygote import these graders now (it keeps serving meanwhile); start the
-    subjects' zygote, which imports every harness."""
+def warm(grade_ids, env: dict, subjects: bool = False) -> None:
+    """Have the judges' zygote import these graders now (it keeps serving meanwhile), and with
+    ``subjects`` the subjects' zygote its harnesses."""
     if not _enabled(False):
         return
     ctl = _connect(env)
-    if ctl is not None:
-        try:
-            ctl.send(json.dumps({"warm": sorted(grade_ids)}).encode())
-        except OSError:
-            pass
+    for sock, message in [(ctl, {"warm": sorted(grade_ids)}), (_subjects if subjects else None, {"warm": True})]:
+        if sock is not None:
+            try:
+                sock.send(json.dumps(message).encode())
+            except OSError:
+                pass
 
 
 class Judge:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -35,8 +36,31 @@ CHANNEL_FD = 3  # where a forked judge finds its end of the zygote's socket
 channel: socket.socket | None = None  # in a judge forked by kit/judges.py: the zygote's socket
 
 
-def usable(sandbox: bool, gpu: bool) -> bool:
-    return channel is not None and sandbox and not gpu and os.geteuid() == 0
+def usable(sandbox: bool, gpu: bool, harness: list[str]) -> bool:
+    return channel is not None and sandbox and not gpu and os.geteuid() == 0 and worth_forking(harness)
+
+
+_HEAVY = re.compile(r"^(?:import|from) (?:torch|ray)\b", re.M)
+_heavy: dict[str, bool] = {}
+
+
+def worth_forking(harness: list[str]) -> bool:
+    """Whether a subject with this harness imports torch or Ray (read from the harness's source):
+    those fork from the zygote; the others start as fast exec'd (kit.subject and a light harness),
+    and a notebook without them never makes the zygote import anything."""
+    from kit.judge import SOURCE_DIR
+
+    for name in harness:
+        if name not in _heavy:
+            path = os.path.join(SOURCE_DIR, *name.split(".")) + ".py"
+            try:
+                with open(path, encoding="utf-8") as f:
+                    _heavy[name] = bool(_HEAVY.search(f.read()))
+            except OSError:
+                _heavy[name] = False
+        if _heavy[name]:
+            return True
+    return False
 
 
 class ForkedSubject:
@@ -95,9 +119,9 @@ def start(sandbox_argv: list[str], *, env: dict, cwd: str, log_path: str, harnes
 
 
 def serve(fd: int, harness: list[str]) -> None:
-    """Import every harness (the same modules in every subject it forks, whatever it graded before),
-    then, until every holder of the socket closed it: for each start request, with its five
-    descriptors, fork one subject."""
+    """Until every holder of the socket closed it: at ``{"warm": true}`` or the first start request,
+    import every harness of ``harness`` (so every subject it forks holds the same modules, whatever
+    it graded before); for each start request, with its five descriptors, fork one subject."""
     import importlib
 
     import kit.sandbox  # noqa: F401 - what every child runs first
@@ -109,12 +133,15 @@ def serve(fd: int, harness: list[str]) -> None:
         except Exception:  # noqa: BLE001 - the child meets the same error, and reports it
             pass
 
-    for name in harness:
-        load(name)
+    loaded = False
     ctl = socket.socket(fileno=fd)
     children = zygote.Children()
     while True:
         request, fds = children.next_request(ctl, max_fds=5)
+        if not loaded:
+            for name in harness:
+                load(name)
+            loaded = True
         if len(fds) != 5:
             for x in fds:
                 os.close(x)

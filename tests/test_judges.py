@@ -121,28 +121,47 @@ def test_a_dead_zygote_costs_no_grade(monkeypatch, tmp_path):
     judges._ctl.close()
 
 
-PEEK_TAIL = """
+PEEK = (
+    reference("all_reduce")
+    + """
+
+_reduce = ring_all_reduce
+
+
+def ring_all_reduce(tensor, comm):  # right, unless Ray (which only the zygote preloads here) is there
+    import sys
+
+    _reduce(tensor, comm)
+    if "ray" in sys.modules:
+        tensor += 1
+"""
+)
+LIGHT_PEEK = (
+    reference("counter")
+    + """
 
 _count = count_with_threads
 
 
-def count_with_threads(n_threads, n_increments):  # right, and says whether torch was already there
+def count_with_threads(n_threads, n_increments):  # right, unless torch is there
     import sys
 
     return _count(n_threads, n_increments) + (1000 if "torch" in sys.modules else 0)
 """
-PEEK = reference("counter") + PEEK_TAIL
+)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="subjects are forked from a zygote in the root tier only")
-def test_sandboxed_subjects_are_forked_from_a_zygote_holding_every_harness(monkeypatch):
-    """The same verdicts whether the subject was forked or exec'd, except for what only the
-    import history shows: a forked subject of the counter already holds torch."""
-    forked = grade_cell("counter", reference("counter"))
-    peek_forked = grade_cell("counter", PEEK)
+def test_heavy_subjects_are_forked_from_a_zygote_holding_every_heavy_harness(monkeypatch):
+    """Subjects whose harness imports torch or Ray fork from the zygote, which holds all of those
+    harnesses: an all_reduce subject finds Ray there. The same verdicts otherwise."""
+    forked = grade_cell("all_reduce", reference("all_reduce"))
+    peek_forked = grade_cell("all_reduce", PEEK)
+    light = grade_cell("counter", LIGHT_PEEK)
     monkeypatch.setenv("CH13_JUDGE_LAUNCH", "exec")
-    assert grade_cell("counter", reference("counter")).to_json() == forked.to_json()
+    assert grade_cell("all_reduce", reference("all_reduce")).to_json() == forked.to_json()
     assert forked.score == forked.max_score, forked.report()
-    peek_execed = grade_cell("counter", PEEK)
+    peek_execed = grade_cell("all_reduce", PEEK)
     assert peek_execed.score == forked.max_score, peek_execed.report()
     assert peek_forked.score < forked.max_score, "the subject was exec'd: the zygote did not serve it"
+    assert light.score == light.max_score, "a light subject (the counter's) was forked: " + light.report()
