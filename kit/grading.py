@@ -154,13 +154,17 @@ def _python() -> str:
 _plans: dict[str, dict] = {}
 
 
-def plan(grade_id: str) -> dict:
-    """The grader's tests and points, made once by ``make release`` (graders/plans.json, committed;
-    a test fails when it is stale): no grading starts a process to learn them."""
+def plans() -> dict[str, dict]:
+    """Every grader's tests and points, made once by ``make release`` (graders/plans.json,
+    committed; a test fails when it is stale): no grading starts a process to learn them."""
     if not _plans:
         with open(os.path.join(ROOT, "graders", "plans.json"), encoding="utf-8") as f:
             _plans.update(json.load(f))
-    return _plans[grade_id]
+    return _plans
+
+
+def plan(grade_id: str) -> dict:
+    return plans()[grade_id]
 
 
 def harness_modules() -> list[str]:
@@ -168,8 +172,7 @@ def harness_modules() -> list[str]:
     whose subject is worth forking (kit/subjects.py: it imports torch or Ray)."""
     from kit.subjects import worth_forking
 
-    plan("amdahl")  # loads the plans
-    heavy = [info.get("harness", []) for info in _plans.values() if worth_forking(info.get("harness", []))]
+    heavy = [info.get("harness", []) for info in plans().values() if worth_forking(info.get("harness", []))]
     return sorted({m for harness in heavy for m in harness})
 
 
@@ -179,8 +182,7 @@ def warm(grade_ids) -> None:
     from kit.subjects import worth_forking
 
     grade_ids = list(grade_ids)
-    plan("amdahl")  # loads the plans
-    heavy = any(worth_forking(_plans.get(g, {}).get("harness", [])) for g in grade_ids)
+    heavy = any(worth_forking(plans().get(g, {}).get("harness", [])) for g in grade_ids)
     judges.warm(grade_ids, env=_env(""), subjects=heavy)
 
 

@@ -43,10 +43,10 @@ _SUBJECTS_ENTRY = "import sys, kit.subjects; kit.subjects.serve(int(sys.argv[1])
 
 
 def _zygote_env(env: dict) -> dict:
-    """The judges' environment, minus what is each job's own; plus the simulators' device, which
-    graders/__main__.py sets for a judge without ``--gpu`` (numba reads it once, at its import)."""
+    """The judges' environment, minus what is each job's own; plus the CUDA simulator, which
+    graders/__main__.py turns on for a judge without ``--gpu`` (numba reads it once, at its import)."""
     base = {k: v for k, v in env.items() if k not in ("CH13_JOB", "TMPDIR")}
-    return {**base, "NUMBA_ENABLE_CUDASIM": "1", "CH13_DEVICE": "cpu"}
+    return {**base, "NUMBA_ENABLE_CUDASIM": "1"}
 
 
 def _subjects_env(env: dict) -> dict:
