@@ -129,6 +129,57 @@ def test_public_budget_catches_plain_unlocked_increment():
     assert story.count("wrote self.value = 1") >= 2
 
 
+# The same unlocked read-modify-write, its write (or read) made by a call or behind an operator:
+# no STORE opcode in sight, so the scheduler must make the call itself the scheduling point.
+HIDDEN_WRITES = {
+    "setattr": 'setattr(self, "value", self.value + 1)',
+    "object.__setattr__": 'object.__setattr__(self, "value", getattr(self, "value") + 1)',
+    "operator.setitem": 'operator.setitem(vars(self), "value", self.value + 1)',
+    "lazy map in list()": 'list(map(setattr, [self], ["value"], [self.value + 1]))',
+    "operator trampoline": "self << (self.value + 1)",
+    "method trampoline": "self._set(self.value + 1)",
+}
+
+
+@pytest.mark.parametrize("write", HIDDEN_WRITES.values(), ids=list(HIDDEN_WRITES))
+def test_a_write_through_a_call_is_a_scheduling_point(write):
+    source = (
+        "import functools, operator, threading\n\n\n"
+        "class SafeCounter:\n"
+        "    __lshift__ = functools.partialmethod(setattr, 'value')\n"
+        "    _set = functools.partialmethod(setattr, 'value')\n\n"
+        "    def __init__(self):\n        self.value = 0\n\n"
+        f"    def increment(self):\n        {write}\n"
+    )
+    rep = sync_checks.run(source, RACE, **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok and rep.failure.kind == "check", rep
+    assert "T1" in rep.failure.story and "T2" in rep.failure.story
+
+
+LOCKED_SETATTR = """
+import threading
+
+
+class SafeCounter:
+    def __init__(self):
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def increment(self):
+        with self._lock:
+            setattr(self, "value", self.value + 1)
+"""
+
+
+def test_calls_under_one_lock_add_no_points():
+    """The lockset rule holds for calls too: the same setattr under the lock is no scheduling point."""
+    locked = sync_checks.run(LOCKED_SETATTR, RACE, **sync_checks.PUBLIC_BUDGET)
+    plain = LOCKED_SETATTR.replace('setattr(self, "value", self.value + 1)', "self.value += 1")
+    plain = sync_checks.run(plain, RACE, **sync_checks.PUBLIC_BUDGET)
+    assert locked.ok and plain.ok
+    assert locked.schedules == plain.schedules
+
+
 def test_schedule_replays_to_the_same_failure():
     rep = sync_checks.run(UNLOCKED, RACE, **sync_checks.PUBLIC_BUDGET)
     src = sched.Source(UNLOCKED, "<replayed>")

@@ -1,10 +1,9 @@
-# redteam: an unlocked read-modify-write whose write is a setattr() call, which the scheduler does not trace as a write: it never sees a racy location and never preempts there
+# redteam: an unlocked read-modify-write whose write is a setattr() call (no STORE opcode): the scheduler must make the call its scheduling point
 # kind: cell
 # target: counter
 # score: counter=2
 # message: counter: an update was lost
-# why: found by the fourth red team (2 -> 10/10, no flag). The scheduler makes scheduling points of traced reads and writes (STORE_* opcodes); a write through a call is invisible to it (issue 14)
-# known-bug: issue 14: ch13lib.sched has no scheduling point at a call that writes shared state (setattr, vars()[...]=, object.__setattr__)
+# why: found by the fourth red team (2 -> 10/10, no flag): the scheduler traced STORE_* opcodes only. A call that may touch data out of sight (not your code, not a model, not a harmless builtin) is now a scheduling point where the lockset rule finds it racy
 import threading
 
 

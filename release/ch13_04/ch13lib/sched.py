@@ -10,7 +10,9 @@ This module runs a piece of threaded code under *our* control instead:
   runs at a time: the scheduler hands the baton from one to the next.
 * The scheduler may switch threads before every access the code under test makes to shared data
   (attribute, subscript, global and closure reads and writes: traced with ``sys.settrace`` and
-  ``f_trace_opcodes``, which is deterministic on Python 3.11) and at every synchronisation call.
+  ``f_trace_opcodes``, which is deterministic on Python 3.11), before every call that may touch
+  data out of sight (``setattr``, a C method, library code entered through an operator or a
+  property), and at every synchronisation call.
 * Time is virtual: it only moves when every thread is blocked, so ``sleep`` and timeouts are
   deterministic too.
 
@@ -36,6 +38,7 @@ import _thread
 import ast
 import builtins
 import collections
+import concurrent.futures._base as _cf_base
 import concurrent.futures.thread as _cf_thread
 import dataclasses
 import heapq
@@ -134,7 +137,19 @@ def cell_source(obj) -> str:
 _ATTR_OPS = {"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR"}
 _SUBSCR_OPS = {"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR"}
 _NAME_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STORE_DEREF", "LOAD_CLASSDEREF"}
-_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS
+# A call may read or write shared data out of our sight (``setattr(self, "n", v)``,
+# ``object.__setattr__``, ``operator.setitem``, a C method of a container): unless the callee is
+# your own traced code, one of our models or a builtin that touches no shared data, the call is an
+# access to an unknown location, named by the callee's text, for the lockset rule.
+_CALL_OPS = {"CALL", "CALL_FUNCTION_EX"}
+_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS | _CALL_OPS
+# Calls that cannot reach shared state (no callable argument, no container they mutate), kept as
+# few as honest threads need: everything else is a scheduling point where it is racy.
+_HARMLESS_CALLS = frozenset(map(id, (len, range, isinstance, print, abs, id, repr)))
+# Code whose calls are no points: our models, the scenario, and the stdlib's thread-safe queues and
+# executors, whose own locking is trusted as at every synchronisation call they make (_user_call).
+_TRUSTED_MODULES = frozenset((__name__, _queue_mod.__name__, _cf_thread.__name__, _cf_base.__name__))
+_TRUSTED_CODE = frozenset([sys.modules[m].__file__ for m in _TRUSTED_MODULES] + ["<scenario>"])
 _code_tables: dict[int, tuple] = {}  # id(code) -> (code, {offset: op info})
 _ast_cache: dict[str, dict] = {}  # source text -> {span: ast node}
 
@@ -163,7 +178,7 @@ def _spans(filename: str) -> dict:
             tree = None
         if tree is not None:
             for node in ast.walk(tree):
-                if isinstance(node, (ast.Attribute, ast.Subscript)):
+                if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
                     spans[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
         _ast_cache[text] = spans
     return spans
@@ -186,6 +201,10 @@ def _table(code) -> dict:
         if ins.opname in _ATTR_OPS:
             base = _chain(node.value) if isinstance(node, ast.Attribute) and node.attr == ins.argval else None
             table[ins.offset] = (ins.opname, ins.argval, base, None, text or f"?.{ins.argval}", [None, None])
+        elif ins.opname in _CALL_OPS:
+            if not isinstance(node, ast.Call):
+                continue  # a call no expression makes (a with block's __exit__): see _entered_library
+            table[ins.offset] = (ins.opname, None, _chain(node.func), None, ast.unparse(node.func), [None, None])
         elif ins.opname in _SUBSCR_OPS:
             base = key = None
             if isinstance(node, ast.Subscript):
@@ -718,7 +737,12 @@ class Run:
 
     # ---- tracing your code -----------------------------------------------------------------
     def _global_trace(self, frame, event, arg):
-        if event != "call" or frame.f_code.co_filename not in self.traced:
+        if event != "call":
+            return None
+        if frame.f_code.co_filename not in self.traced:
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_filename in self.traced:
+                self._entered_library(caller, frame.f_code)
             return None
         table = _table(frame.f_code)
         frame.f_trace_opcodes = True
@@ -742,6 +766,20 @@ class Run:
 
         return local
 
+    def _entered_library(self, caller, code) -> None:
+        """Your code entered library code without a call instruction (an operator, a property, a
+        descriptor, an iterator): as for a call, unless our own models or the scenario."""
+        if code.co_filename in _TRUSTED_CODE or self.finished:
+            return
+        info = _table(caller.f_code).get(caller.f_lasti)
+        if info is not None and info[0] in _CALL_OPS:
+            return  # the call instruction was the point (or a harmless callee)
+        label = ("call", code.co_qualname)
+        real = self._racy_access(self.current, label, label, True)
+        if self.record and real:
+            self._event_at(self.current, caller, f"entered {code.co_qualname}")
+        self.point(real=real)
+
     def _visible(self, frame, info) -> None:
         """An instruction of your code that touches data: maybe a scheduling point."""
         if self.finished:
@@ -751,6 +789,16 @@ class Run:
         if self.record and me.pending is not None:
             self._flush_write(me)
         op, name, base, key, text, verdict = info
+        if op in _CALL_OPS:
+            callee = _eval_chain(base, frame)  # every time: the same text may name another callee
+            if callee is not _MISSING and self._harmless_call(callee):
+                return
+            label = ("call", text)
+            real = self._racy_access(me, label, label, True)
+            if self.record and real:
+                self._event_at(me, frame, f"called {text}(...)")
+            self.point(real=real)
+            return
         write = op.startswith(("STORE", "DELETE"))
         if op in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
             if verdict[0] is None or self.record:
@@ -861,6 +909,18 @@ class Run:
     def _event_at(self, me, frame, action, line=None):
         line = line or frame.f_lineno
         self.events.append((me.name, line, linecache.getline(frame.f_code.co_filename, line).strip(), action))
+
+    def _harmless_call(self, f) -> bool:
+        """A callee whose effects we see anyway (your traced code, our models) or that has none."""
+        if id(f) in _HARMLESS_CALLS:
+            return True
+        fn = getattr(f, "__func__", f)  # a bound method: its function
+        if isinstance(fn, types.FunctionType):
+            where = fn.__code__.co_filename
+            return where in self.traced or where in _TRUSTED_CODE
+        if isinstance(f, type):  # making an object of your class or one of our models
+            return f.__module__ in _TRUSTED_MODULES or f.__module__ in self.student_modules
+        return False
 
     def _boring(self, v) -> bool:
         """Values whose reads cannot race: code, modules, locks, your objects' references."""
