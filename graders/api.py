@@ -97,8 +97,8 @@ class Answer:
         with the one message for it (ch13lib/cell.py: ``not_defined``; ``cell_name``: the cell it
         names, its grade_id by default). Returns what :meth:`get` said of the names."""
         info = self.get(*names)
-        for name in cell.missing(names, info, need_callable=need_callable)[:1]:
-            raise Fail(cell.not_defined(name, cell_name or self.grade_id, what))
+        if absent := cell.missing(names, info, need_callable=need_callable):
+            raise Fail(cell.not_defined(absent[0], cell_name or self.grade_id, what))
         return info
 
     def call(self, name: str, *args, **kwargs):
