@@ -86,6 +86,7 @@ def main(argv=None, key: bytes | None = None) -> int:
     ap.add_argument("--budget", type=float, help="the cell's budget in CPU-seconds (default: the grader's timeout_s)")
     args = ap.parse_args(argv)
 
+    from ch13lib.cell import filename
     from graders.screen import refusals, screen
 
     if args.plan:
@@ -107,7 +108,7 @@ def main(argv=None, key: bytes | None = None) -> int:
     seal_memory()
     refused = refusals(source)
     try:
-        compile(source, f"<answer cell {args.grade_id}>", "exec")
+        compile(source, filename(args.grade_id), "exec")
         compile_error = ""
     except SyntaxError as e:
         compile_error = f"the cell does not compile: line {e.lineno}: {e.msg}"

@@ -63,9 +63,7 @@ def grid() -> list[Case]:
 
 def require(answer: Answer, fn_name: str) -> None:
     """Fail unless the cell defines ``fn_name`` as a function (asked of the subject, not run)."""
-    info = answer.get(fn_name)[fn_name]
-    if not info.get("defined") or not info.get("callable"):
-        raise Fail(f"the cell does not define a function `{fn_name}(tensor, comm)`")
+    answer.require(fn_name, what=f"the contract needs a function `{fn_name}(tensor, comm)`")
 
 
 def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:

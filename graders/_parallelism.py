@@ -27,10 +27,9 @@ REAL_WORLD = 3  # processes; the cases use sub-groups of 1, 2 and 3 of them
 
 
 def require(answer: Answer, name: str, what: str) -> None:
-    """Fail unless the cell defines ``name`` as something callable (asked of the subject, not run)."""
-    info = answer.get(name)[name]
-    if not info.get("defined") or not info.get("callable"):
-        raise Fail(f"the cell does not define {what}")
+    """Fail unless the cell defines ``name`` as something callable (asked of the subject, not run);
+    ``what``: what the contract needs, ``a function `tp_mlp(...)` ``."""
+    answer.require(name, what=f"the contract needs {what}")
 
 
 def observe(answer: Answer, harness: str, case, **kwargs) -> dict:

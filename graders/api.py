@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from hypothesis import HealthCheck, settings
 from hypothesis._settings import local_settings
 
+from ch13lib import cell
+
 # Every test runs under these, set here in the judge: no profile that anything else loads can
 # weaken the search (derandomized, no example database on disk, no deadline).
 PINNED = settings(
@@ -72,7 +74,7 @@ class Answer:
     def __init__(self, grade_id: str, source: str, subject) -> None:
         self.grade_id = grade_id
         self.source = source  # text only: read it, never execute it here
-        self.filename = f"<answer cell {grade_id}>"
+        self.filename = cell.filename(grade_id)
         self.subject = subject
         self.gpu = bool(subject.gpu)
         self.device = "gpu" if self.gpu else "cpu"
@@ -90,12 +92,14 @@ class Answer:
         """name -> {"defined", "callable", "type", and "value" (plain data) or "unsendable"}."""
         return self._ask("get", None, names)
 
-    def require(self, *names: str, what: str = "") -> None:
-        """Fail unless every name is defined (and callable) in the cell."""
+    def require(self, *names: str, what: str = "", need_callable: bool = True, cell_name: str = "") -> dict:
+        """Fail unless every name is defined (and callable, unless not ``need_callable``) in the cell,
+        with the one message for it (ch13lib/cell.py: ``not_defined``; ``cell_name``: the cell it
+        names, its grade_id by default). Returns what :meth:`get` said of the names."""
         info = self.get(*names)
-        for name in names:
-            if not info[name].get("defined") or not info[name].get("callable"):
-                raise Fail(f"`{name}` is not defined in the {self.grade_id} cell" + (f" ({what})" if what else ""))
+        if absent := cell.missing(names, info, need_callable=need_callable):
+            raise Fail(cell.not_defined(absent[0], cell_name or self.grade_id, what))
+        return info
 
     def call(self, name: str, *args, **kwargs):
         """``name(*args, **kwargs)`` in the subject; its return value as plain data."""

@@ -107,9 +107,7 @@ def _rank_problem(scenario: str, world: int, res: dict, i: int, scaled: bool):
 
 
 def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
-    info = answer.get(FN)[FN]
-    if not info.get("defined") or not info.get("callable"):
-        raise Fail(f"the cell does not define a function `{FN}(model)`")
+    answer.require(FN, what=f"the contract needs a function `{FN}(model)`")
     _smoke(answer, scenario)
     worlds = [("gloo", WORLD, "cpu")]
     if answer.gpu and torch.cuda.is_available():

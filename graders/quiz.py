@@ -1,5 +1,6 @@
 """Hidden grader of the quiz: 2 points per question, each checked in its own test."""
 
+from ch13lib.cell import missing, not_defined
 from ch13lib.quiz import HINTS, canonical
 from graders.api import Answer, Fail, Grader
 
@@ -27,8 +28,8 @@ EXPLAIN = {
 def _value(answer: Answer, name: str):
     """The cell's value of ``name``, as plain data sent by the subject (kit/subject.py)."""
     info = answer.get(name)[name]
-    if not info.get("defined"):
-        raise Fail(f"`{name}` is not defined in the quiz cell")
+    if missing([name], {name: info}, need_callable=False):
+        raise Fail(not_defined(name, "quiz"))
     if info.get("type") == "ellipsis" or ("value" in info and info["value"] is None):
         raise Fail(f"`{name}` is not answered yet")
     if "value" not in info:

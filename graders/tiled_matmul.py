@@ -16,6 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
+from ch13lib.cell import missing, not_defined
 from graders.api import Answer, Fail, Grader
 from graders.vec_add import check_cases, failing_case
 
@@ -37,12 +38,14 @@ def small_mm(draw):
 def _required(answer: Answer):
     """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
     info = answer.get("tiled_matmul", "launch_tiled_matmul", "TILE")
-    for name in ("tiled_matmul", "launch_tiled_matmul"):
-        if not info[name].get("defined"):
-            raise Fail(
-                f"`{name}` is not defined in the tiled_matmul cell (it needs TILE = 16, the kernel "
-                f"`tiled_matmul(A, B, C)` and `launch_tiled_matmul(A, B)`)"
+    if absent := missing(("tiled_matmul", "launch_tiled_matmul"), info, need_callable=False):
+        raise Fail(
+            not_defined(
+                absent[0],
+                "tiled_matmul",
+                "it needs TILE = 16, the kernel `tiled_matmul(A, B, C)` and `launch_tiled_matmul(A, B)`",
             )
+        )
     tile = info["TILE"]
     tile = tile.get("value") if "value" in tile or not tile.get("defined") else f"a {tile.get('type')}"
     if type(tile) is bool or tile != cc.TILE:

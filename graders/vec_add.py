@@ -43,13 +43,12 @@ def vec_case(draw):
 
 def _required(answer: Answer, *names):
     """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
-    info = answer.get(*names)
-    for name in names:
-        if not info[name].get("defined"):
-            raise Fail(
-                f"`{name}` is not defined in the vec_add cell (the contract needs "
-                f"`vec_add(a, b, c, n)` decorated with @cuda.jit and `launch_vec_add(a, b, threads_per_block=256)`)"
-            )
+    answer.require(
+        *names,
+        need_callable=False,
+        what="the contract needs `vec_add(a, b, c, n)` decorated with @cuda.jit and "
+        "`launch_vec_add(a, b, threads_per_block=256)`",
+    )
     return cc.remote(answer.run)
 
 
@@ -58,13 +57,13 @@ def _required(answer: Answer, *names):
 
 def required_kernel(answer: Answer, cell: str, kernel: str, launcher: str):
     """The cell's ``ask`` once ``kernel`` and ``launcher`` exist (asked of the subject, not run)."""
-    info = answer.get(kernel, launcher)
-    for name in (kernel, launcher):
-        if not info[name].get("defined"):
-            raise Fail(
-                f"`{name}` is not defined in the {cell} cell (the contract needs the kernel `{kernel}` "
-                f"decorated with @cuda.jit and its launcher `{launcher}`)"
-            )
+    answer.require(
+        kernel,
+        launcher,
+        need_callable=False,
+        cell_name=cell,
+        what=f"the contract needs the kernel `{kernel}` decorated with @cuda.jit and its launcher `{launcher}`",
+    )
     return cc.remote(answer.run)
 
 

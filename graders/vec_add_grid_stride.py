@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
-from graders.api import Answer, Fail, Grader
+from graders.api import Answer, Grader
 from graders.vec_add import check_cases
 
 grader = Grader("vec_add_grid_stride", timeout_s=180, harness=("ch13lib.cuda_check",))
@@ -40,14 +40,12 @@ def stride_case(draw):
 
 def _required(answer: Answer, *names):
     """The cell's ``ask`` (cuda_check's observations, run in the subject) once the names exist."""
-    info = answer.get(*names)
-    for name in names:
-        if not info[name].get("defined"):
-            raise Fail(
-                f"`{name}` is not defined in the vec_add_grid_stride cell (it needs the kernel "
-                f"`vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
-                f"threads_per_block)`)"
-            )
+    answer.require(
+        *names,
+        need_callable=False,
+        what="it needs the kernel `vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
+        "threads_per_block)`",
+    )
     return cc.remote(answer.run)
 
 

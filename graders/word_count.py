@@ -66,14 +66,14 @@ def _run(answer: Answer, name: str, *args, **kwargs):
 
 
 def _contract(answer: Answer) -> None:
-    names = ("map_fn", "reduce_fn", "partition", "run_mapreduce")
-    info = answer.get(*names)
-    for name in names:
-        if not info[name].get("defined") or not info[name].get("callable"):
-            raise Fail(
-                f"`{name}` is not defined in the answer cell (the contract needs map_fn, "
-                "reduce_fn, partition and run_mapreduce)"
-            )
+    answer.require(
+        "map_fn",
+        "reduce_fn",
+        "partition",
+        "run_mapreduce",
+        cell_name="answer",
+        what="the contract needs map_fn, reduce_fn, partition and run_mapreduce",
+    )
 
 
 def _shown(x) -> bool:

@@ -19,6 +19,7 @@ from kit.cells import TEST_PREFIX
 SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)
 RELEASE_DIR = os.path.join(ROOT, "release", ASSIGNMENT)
 _SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
+_SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
 
 
 def nbgrader_meta(cell) -> dict:
@@ -49,6 +50,16 @@ def hidden_test_cells(nb) -> dict[str, object]:
 def strip_solution_markers(source: str) -> str:
     """The reference solution of a source answer cell, markers removed."""
     return _SOLUTION_MARKERS.sub("", source)
+
+
+def solution_regions(source: str) -> list[str]:
+    """The text inside each solution region of a source cell (what the release must not show)."""
+    return _SOLUTION_REGION.findall(source)
+
+
+def outside_solutions(source: str) -> str:
+    """A source cell with its solution regions, markers included, removed (what the release shows)."""
+    return _SOLUTION_REGION.sub("", source)
 
 
 def source_notebooks() -> list[str]:

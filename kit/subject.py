@@ -22,16 +22,21 @@ from __future__ import annotations
 
 import functools
 import importlib
-import linecache
+import importlib.util
 import os
 import random
 import sys
-import traceback
 import types
 
+from kit import ASSIGNMENT, ROOT
 from kit.audit import classify, library_roots
 
-STUDENT_PREFIX = "<answer cell"
+# The cell's naming, loading and tracebacks: ch13lib/cell.py, imported from where the judge put it
+# on PYTHONPATH (kit/judge.py), else from source/ (a test that imports this module in-process).
+if importlib.util.find_spec("ch13lib") is None:
+    sys.path.append(os.path.join(ROOT, "source", ASSIGNMENT))
+from ch13lib.cell import MODULE_PREFIX, compile_cell, filename, module_name, new_module, text, traceback_text  # noqa: E402
+
 # Libraries whose attributes a grader relies on: replacing one from the cell is tampering.
 WATCHED_MODULES = (
     "math",
@@ -58,7 +63,6 @@ WATCHED_MODULES = (
     "sys",
     "builtins",
 )
-MESSAGE_CAP = 4000
 
 
 class Cell:
@@ -67,21 +71,15 @@ class Cell:
     def __init__(self, grade_id: str, source: str) -> None:
         self.grade_id = grade_id
         self.source = source
-        self.filename = f"{STUDENT_PREFIX} {grade_id}>"
+        self.filename = filename(grade_id)
         self._count = 0
         self._module: types.ModuleType | None = None
-        self._code = compile(source, self.filename, "exec")  # once: schedulers load it thousands of times
-        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        self._code = compile_cell(source, self.filename)  # once: schedulers load it thousands of times
 
     def load(self) -> types.ModuleType:
         """Execute the cell in a new module (registered in sys.modules so pickling works)."""
         self._count += 1
-        name = f"answer_{self.grade_id}_{self._count}"
-        module = types.ModuleType(name)
-        module.__file__ = self.filename
-        sys.modules[name] = module
-        exec(self._code, module.__dict__)
-        return module
+        return new_module(self._code, module_name(self.grade_id, self._count))
 
     @property
     def module(self) -> types.ModuleType:
@@ -91,31 +89,14 @@ class Cell:
         return self._module
 
 
-def student_traceback(exc: BaseException, filename: str) -> str:
-    """The traceback of ``exc`` cut to the frames in the student's cell (or the last frame)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if f.filename == filename] or frames[-1:]
-    return "\n".join(f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own)
-
-
-def _text(x) -> str:
-    try:
-        s = str(x)
-        if type(s) is not str:
-            raise TypeError
-    except BaseException:  # noqa: BLE001 - a __str__ that raises or lies
-        s = f"<a {type(x).__name__} whose str() failed>"
-    return s[:MESSAGE_CAP]
-
-
 def raised(exc: BaseException, cell: Cell | None) -> dict:
     t = type(exc)
     module = str(type.__dict__["__module__"].__get__(t) or "") if isinstance(t, type) else ""
     return {
         "type": str(t.__name__)[:100],
         "module": module[:100],
-        "message": _text(exc),
-        "traceback": student_traceback(exc, cell.filename) if cell else "",
+        "message": text(exc),
+        "traceback": traceback_text(exc, cell.filename) if cell else "",
     }
 
 
@@ -152,7 +133,7 @@ def _from_answer(value, depth: int = 0) -> bool:
     if inner is not None:
         return _from_answer(inner, depth + 1)
     for t in ((value,) if isinstance(value, type) else ()) + (type(value),):
-        if str(getattr_static(t, "__module__", "") or "").startswith("answer_"):
+        if str(getattr_static(t, "__module__", "") or "").startswith(MODULE_PREFIX):
             return True
         for k in t.__mro__[:-1]:  # a method the cell wrote, whatever __module__ the class claims
             if any(_from_answer(v, depth + 1) for v in list(vars(k).values()) if _is_code(v)):
@@ -359,7 +340,7 @@ def main(argv: list[str]) -> int:
     # (no audit event covers that) but not this frame's variables. The kit's modules then leave
     # sys.modules, so `from kit import wire` is a fresh, audited import, which the hook refuses.
     read_frame, encode, write, check_tampered, answer_for = wire.read_frame, wire.encode, os.write, tampered, handle
-    describe, wire_error, text = raised, wire.WireError, _text
+    describe, wire_error, as_text = raised, wire.WireError, text
     for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
         del sys.modules[name]
     # `python -c "import sys, kit.subject; ..."` (or a zygote's -c) left `kit` in __main__'s globals,
@@ -395,7 +376,7 @@ def main(argv: list[str]) -> int:
                 "type": "WireError",
                 "module": "kit.wire",
                 "traceback": "",
-                "message": text(e)
+                "message": as_text(e)
                 if isinstance(e, wire_error)
                 else f"the value could not be sent back: {type(e).__name__}",
             }

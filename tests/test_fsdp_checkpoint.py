@@ -76,10 +76,10 @@ def test_offload_to_cpu_on_cpu_gets_a_hint():
 def test_held_write_makes_the_missing_barrier_fail_at_every_world_size():
     """The race is made deterministic: every save scenario reports the early return."""
     from ch13lib import fsdp_ckpt
+    from ch13lib.cell import load
 
     source = catalogue_source(GID, "wrong_no_barrier")
-    mod = types.ModuleType("nb_answer")
-    exec(compile(source, "<answer cell fsdp_checkpoint>", "exec"), mod.__dict__)
+    mod = load(source, GID, register=False)
     for world in (2, 3, 4):
         with tempfile.TemporaryDirectory() as d:
             run = fsdp_ckpt.run_save(mod.save_checkpoint, d, world=world)

@@ -20,6 +20,7 @@ import torch
 import graders
 from ch13lib import parallel_cases as pc
 from ch13lib import parallel_checks
+from ch13lib.cell import load
 from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
 from ch13lib.procgroup import CommError, SimWorld
 from graders import _catalogue as catalogue
@@ -33,8 +34,7 @@ FUNCTIONS = {"pipeline": "gpipe_step", "tensor_parallel": "tp_mlp", "zero1": "Ze
 
 def cell(grade_id: str, name: str = "right_reference"):
     """A catalogue entry loaded in this process, shaped like the subject's Cell (tests only)."""
-    module = types.ModuleType(f"answer_{grade_id}_{name}")
-    exec(compile(source(grade_id, name), f"<answer cell {grade_id}>", "exec"), module.__dict__)
+    module = load(source(grade_id, name), grade_id, name, register=False)
     return types.SimpleNamespace(module=module, source=source(grade_id, name), grade_id=grade_id)
 
 

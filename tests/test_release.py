@@ -12,7 +12,7 @@ import pytest
 
 from graders import grade_ids, load_grader
 from kit import ASSIGNMENT, ROOT
-from kit.answers import answer_cells, hidden_test_cells, source_notebooks
+from kit.answers import answer_cells, hidden_test_cells, outside_solutions, solution_regions, source_notebooks
 from kit.stubs import IN_PLACE_POINTER
 
 
@@ -84,11 +84,11 @@ def solution_region_lines() -> dict[str, list[str]]:
     for nb in notebooks:
         for cell in nb.cells:
             if cell.cell_type == "code":
-                outside = re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", cell.source, flags=re.S)
+                outside = outside_solutions(cell.source)
                 shown |= {line.strip() for line in outside.splitlines()}
     for nb in notebooks:
         for gid, cell in answer_cells(nb).items():
-            regions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S)
+            regions = solution_regions(cell.source)
             out[gid] = [
                 line.strip()
                 for region in regions

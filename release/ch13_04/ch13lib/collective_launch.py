@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import linecache
 import os
 import re
 import signal
@@ -28,8 +27,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-import traceback
 import types
+
+from ch13lib.cell import load, traceback_text
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
@@ -39,22 +39,14 @@ _zygote_in = None  # the zygote's answers, read from that socket
 
 
 def load_source(source: str, name: str = "answer") -> types.ModuleType:
-    """Execute a cell's source in a new module (tracebacks quote its lines)."""
-    filename = f"<answer cell {name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    module = types.ModuleType(f"answer_{name}")
-    module.__file__ = filename
-    sys.modules[module.__name__] = module
-    exec(compile(source, filename, "exec"), module.__dict__)
-    return module
+    """Execute a cell's source in a new module (tracebacks quote its lines): ch13lib.cell.load."""
+    return load(source, name)
 
 
 def own_traceback(exc: BaseException) -> str:
     """The exception with the frames of the answer cell (or the last frame)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if f.filename.startswith("<answer cell")] or frames[-1:]
-    lines = [f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own]
-    text = "\n".join(lines + [f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"])
+    where, first = traceback_text(exc), str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    text = "\n".join(([where] if where else []) + [f"{type(exc).__name__}: {first}"])
     # Addresses and ports change from run to run; the feedback must not.
     return re.sub(r"\[?\d+\.\d+\.\d+\.\d+\]?:\d+", "<address>", text)
 

@@ -32,7 +32,6 @@ import numbers
 import os
 import re
 import tempfile
-import traceback
 import warnings
 import zipfile
 from collections.abc import Mapping
@@ -40,6 +39,8 @@ from collections.abc import Mapping
 import torch
 
 from . import fsdp_train as ft
+from .cell import text as _text
+from .cell import traceback_text
 from .fsdp_world import World, WorldError, run_world
 
 RTOL, ATOL = 1e-9, 1e-12
@@ -610,23 +611,6 @@ def _preload() -> None:
     import torch.distributed.fsdp  # noqa: F401
 
 
-def cell_traceback(exc: BaseException, filename: str) -> str:
-    """The traceback of ``exc`` cut to the frames of the answer cell (or the last frame)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if f.filename == filename] or frames[-1:]
-    return "\n".join(f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in own)
-
-
-def _text(x, cap: int = 4000) -> str:
-    try:
-        text = str(x)
-        if type(text) is not str:
-            raise TypeError
-    except Exception:  # noqa: BLE001 - a __str__ that raises or lies
-        text = f"<a {type(x).__name__} whose str() failed>"
-    return text[:cap]
-
-
 def error_observation(err: WorldError | None, filename: str) -> dict | None:
     """A failed world as plain data: its kind and message (a hang is described by the world),
     the rank, and the rank's exception (type, message, the cell's lines of its traceback)."""
@@ -638,7 +622,7 @@ def error_observation(err: WorldError | None, filename: str) -> dict | None:
         out["exc"] = {
             "type": _text(type(exc).__name__, 100),
             "message": _text(exc),
-            "traceback": cell_traceback(exc, filename),
+            "traceback": traceback_text(exc, filename),
         }
     return out
 

@@ -18,6 +18,8 @@ import math
 
 import torch
 
+from ch13lib.cell import not_defined
+
 RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
@@ -255,7 +257,11 @@ def observe_sim(
         torch.set_num_threads(1)
     fn = getattr(cell.module, fn_name, None)
     if not callable(fn):
-        raise SimFailure(f"the cell does not define a function `{fn_name}(tensor, comm)`")
+        raise SimFailure(
+            not_defined(
+                fn_name, getattr(cell, "grade_id", "answer"), f"the contract needs a function `{fn_name}(tensor, comm)`"
+            )
+        )
     _, outputs, world = run_on_sim(fn, case, api=api, device=device, fn_name=fn_name, guard_s=guard_s)
     return {
         "outputs": [t.detach().to("cpu").clone() for t in outputs],

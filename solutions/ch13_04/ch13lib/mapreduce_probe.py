@@ -189,7 +189,7 @@ _PARTITION_CHILD = r"""
 import json, os, sys
 channel = os.fdopen(os.dup(1), "w")        # the table goes here; the cell's prints go to stderr
 os.dup2(2, 1)
-keys, ns, grade_id = json.loads(sys.argv[1])
+keys, ns, grade_id, lib = json.loads(sys.argv[1])
 source = sys.stdin.read()
 try:
     from kit import audit
@@ -202,14 +202,17 @@ if audit is not None:
     module = cell.load()
     partition = module.partition
 else:
-    namespace = {"__name__": "answer_%s_child" % grade_id}
-    exec(compile(source, "<answer cell %s>" % grade_id, "exec"), namespace)
-    partition = namespace["partition"]
+    sys.path.append(lib)                   # ch13lib, from where the caller imported it
+    from ch13lib.cell import load
+    partition = load(source, grade_id, "child", register=False).partition
 table = [[partition(k, n) for n in ns] for k in keys]
 refused = refused_now() if audit is not None else []
 channel.write(json.dumps({"table": table, "refused": refused}) + "\n")
 channel.flush()
 """
+
+
+_LIB_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds ch13lib
 
 
 def _environ() -> dict:
@@ -229,7 +232,7 @@ def partition_elsewhere(cell, keys, ns, seeds, timeout_s: float = 120.0):
     _warm()
     env = _environ()
     env = {k: v for k, v in env.items() if not k.startswith("RAY_ADDRESS")}
-    arg = json.dumps([list(keys), list(ns), cell.grade_id])
+    arg = json.dumps([list(keys), list(ns), cell.grade_id, _LIB_PARENT])
     procs = []
     for seed in seeds:
         procs.append(

@@ -55,6 +55,8 @@ import threading
 import time
 import types
 
+from ch13lib.cell import compile_cell, new_module
+
 __all__ = [
     "explore",
     "scenario_main",
@@ -100,16 +102,10 @@ class Source:
     def __init__(self, source: str, filename: str = "<your cell>") -> None:
         self.source = source
         self.filename = filename
-        self._code = compile(source, filename, "exec")
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        self._code = compile_cell(source, filename)  # ch13lib/cell.py: a pseudo file name only
 
     def load(self) -> types.ModuleType:
-        name = f"ch13_sched_{next(self._count)}"
-        module = types.ModuleType(name)
-        module.__file__ = self.filename
-        sys.modules[name] = module
-        exec(self._code, module.__dict__)
-        return module
+        return new_module(self._code, f"ch13_sched_{next(self._count)}")
 
 
 def cell_source(obj) -> str:

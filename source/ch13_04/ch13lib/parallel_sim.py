@@ -23,6 +23,7 @@ from fractions import Fraction
 import torch
 from torch import nn
 
+from ch13lib.cell import not_defined
 from ch13lib.collective_cases import SimFailure
 from ch13lib.parallel_cases import (
     LOSSES,
@@ -47,10 +48,11 @@ def _one_thread() -> None:
         torch.set_num_threads(1)
 
 
-def _function(module, name: str, what: str):
-    fn = getattr(module, name, None)
+def _function(cell, name: str, what: str):
+    """The cell's ``name``, which must be callable (``what``: what the contract needs)."""
+    fn = getattr(cell.module, name, None)
     if not callable(fn):
-        raise SimFailure(f"the cell does not define {what}")
+        raise SimFailure(not_defined(name, getattr(cell, "grade_id", "answer"), f"the contract needs {what}"))
     return fn
 
 
@@ -145,7 +147,7 @@ def observe_pipeline(cell, case: PipeCase, *, fn_name: str = "gpipe_step", guard
 
     _one_thread()
     case = _as_case(case, PipeCase)
-    fn = _function(cell.module, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
+    fn = _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
     P = case.stages
     world = SimWorld(P, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
     stages = make_stages(case)
@@ -186,7 +188,7 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 
     _one_thread()
     case = _as_case(case, TPCase)
-    fn = _function(cell.module, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
+    fn = _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
     W = case.world_size
     full = make_mlp(case, device)
     args = [tp_shard(full, case, r) for r in range(W)]
@@ -265,7 +267,7 @@ def observe_zero(
 
     _one_thread()
     case = _as_case(case, ZeroCase)
-    cls = _function(cell.module, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
     W = case.world_size
     seen = [None] * W
     world = SimWorld(W, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)

@@ -1,0 +1,144 @@
+"""A student's answer cell: the one home of how the kit names it, loads it and reports on it.
+
+Both sides import this module: the judge (graders/, kit/) and the side that runs the cell (the
+subject, ch13lib's harnesses, a launched world's ranks, a student's notebook). ch13lib ships to
+students beside the notebooks, so this module imports nothing of kit or graders.
+
+* Naming: an answer cell is compiled from the file name ``<answer cell GRADE_ID>`` (:func:`filename`)
+  and runs in modules named ``answer_...`` (:data:`MODULE_PREFIX`). :func:`is_cell` tells whether a
+  file name, code object, function, frame or traceback entry comes from an answer cell. It only
+  decides which frames a student's traceback shows: what the subject's audit hook counts as the
+  student's code is wider (anything compiled from a file that is neither a library's nor the
+  harness's: kit/audit.py, ``classify``), and is decided there alone.
+* Loading: :func:`compile_cell` (once: tracebacks quote the cell's lines through linecache) and
+  :func:`new_module` (a fresh module each time, registered in sys.modules so pickling works);
+  :func:`load` does both. Only pseudo file names (``<...>``) are compiled or run here, so code
+  loaded through this module is always the student's to the audit hook, whoever calls it.
+* Reporting: :func:`traceback_text` (an exception's traceback cut to the cell's frames) and
+  :func:`text` (a ``str()`` that cannot raise or lie).
+* The contract: :func:`missing` (the required names a cell does not define) and
+  :func:`not_defined` (the one message that says so).
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+import traceback
+import types
+
+PREFIX = "<answer cell"  # an answer cell's file name: f"{PREFIX} {grade_id}>"
+MODULE_PREFIX = "answer_"  # the modules an answer cell runs in: f"{MODULE_PREFIX}{grade_id}..."
+MESSAGE_CAP = 4000  # characters of an exception's message sent back
+_ABSENT = object()
+
+
+def filename(grade_id: str) -> str:
+    """The file name the answer cell ``grade_id`` is compiled from (what its tracebacks show)."""
+    return f"{PREFIX} {grade_id}>"
+
+
+def module_name(grade_id: str, suffix: object = "") -> str:
+    """The name of a module the cell runs in: ``answer_<grade_id>`` or ``answer_<grade_id>_<suffix>``."""
+    return f"{MODULE_PREFIX}{grade_id}" + (f"_{suffix}" if suffix != "" else "")
+
+
+def is_cell(where) -> bool:
+    """Whether ``where`` (a file name, code object, function, frame or traceback entry) comes from
+    an answer cell."""
+    name = where
+    if isinstance(where, types.FunctionType):
+        where = where.__code__
+    if isinstance(where, types.FrameType):
+        where = where.f_code
+    if isinstance(where, types.CodeType):
+        name = where.co_filename
+    elif isinstance(where, traceback.FrameSummary):
+        name = where.filename
+    return type(name) is str and name.startswith(PREFIX)
+
+
+def _pseudo(name) -> bool:
+    """A file name no real file has (``<answer cell counter>``, ``<your cell>``), and not one of the
+    interpreter's frozen modules: the audit hook counts code compiled from it as the student's."""
+    return type(name) is str and name.startswith("<") and not name.startswith("<frozen")
+
+
+def compile_cell(source: str, name: str) -> types.CodeType:
+    """The cell's code, compiled from the pseudo file ``name`` (``filename(grade_id)``, or a
+    self-check's ``<your cell>``), its lines cached so that tracebacks quote them."""
+    if not _pseudo(name):
+        raise ValueError(f"not a cell's file name: {name!r} (a pseudo name such as {filename('counter')!r})")
+    code = compile(source, name, "exec")
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    return code
+
+
+def new_module(
+    code: types.CodeType, name: str, *, register: bool = True, _module=types.ModuleType, _modules=sys.modules
+) -> types.ModuleType:
+    """Execute the cell's ``code`` (from :func:`compile_cell`) in a new module called ``name``,
+    registered in sys.modules (so that its classes pickle) unless ``register`` is false. What it
+    runs with is bound when this module is imported: rebinding this module's globals changes
+    nothing here."""
+    if type(code) is not types.CodeType or not _pseudo(code.co_filename):
+        raise ValueError("not a cell's code: compile it with compile_cell")
+    module = _module(name)
+    module.__file__ = code.co_filename
+    if register:
+        _modules[name] = module
+    exec(code, module.__dict__)
+    return module
+
+
+def load(source: str, grade_id: str, suffix: object = "", *, register: bool = True) -> types.ModuleType:
+    """The answer cell ``grade_id`` executed once, in a fresh module (tracebacks quote its lines)."""
+    return new_module(compile_cell(source, filename(grade_id)), module_name(grade_id, suffix), register=register)
+
+
+def cell_frames(exc: BaseException, name: str | None = None) -> list[traceback.FrameSummary]:
+    """The frames of ``exc``'s traceback in the cell compiled from ``name`` (None: in any answer
+    cell), or its last frame when none is."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if (f.filename == name if name is not None else is_cell(f.filename))]
+    return own or frames[-1:]
+
+
+def traceback_text(exc: BaseException, name: str | None = None) -> str:
+    """The traceback of ``exc`` cut to the frames of the cell (:func:`cell_frames`), one line each:
+    ``  line 3, in f: x = 1 / 0``."""
+    return "\n".join(f"  line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in cell_frames(exc, name))
+
+
+def text(x, cap: int = MESSAGE_CAP) -> str:
+    """``str(x)``, at most ``cap`` characters, even for an object whose ``__str__`` raises or lies."""
+    try:
+        s = str(x)
+        if type(s) is not str:
+            raise TypeError
+    except BaseException:  # noqa: BLE001 - a __str__ that raises or lies
+        s = f"<a {type(x).__name__} whose str() failed>"
+    return s[:cap]
+
+
+def missing(names, found, *, need_callable: bool = True) -> list[str]:
+    """The names among ``names`` that the cell does not define (or defines as something not
+    callable, when ``need_callable``). ``found``: the cell's module (subject side), or what the
+    subject reported of each name (judge side, ``Answer.get``: ``{"defined", "callable", ...}``)."""
+    out = []
+    for name in names:
+        if isinstance(found, types.ModuleType):
+            value = getattr(found, name, _ABSENT)
+            ok = value is not _ABSENT and (callable(value) or not need_callable)
+        else:
+            info = found.get(name) or {}
+            ok = bool(info.get("defined")) and (bool(info.get("callable")) or not need_callable)
+        if not ok:
+            out.append(name)
+    return out
+
+
+def not_defined(name: str, cell: str, needs: str = "") -> str:
+    """What a student reads when the cell lacks a name of the contract:
+    ``\\`tp_mlp\\` is not defined in the tensor_parallel cell (the contract needs ...)``."""
+    return f"`{name}` is not defined in the {cell} cell" + (f" ({needs})" if needs else "")
