@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from kit import ASSIGNMENT, ROOT
+from kit import ASSIGNMENT, ROOT, judges
 from kit.course import Course, nbgrader_env
 from kit.jobs import job_pids, job_rss, kill_job, new_token
 from kit.launch import run_nbgrader
@@ -90,7 +90,12 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
     env["CH13_JOB_STUDENT"] = token
     try:
         done = run_nbgrader(
-            argv, cwd=course.root, env=env, timeout=timeout, on_start=lambda pid: setattr(sampler, "pid", pid)
+            argv,
+            cwd=course.root,
+            env=env,
+            timeout=timeout,
+            on_start=lambda pid: setattr(sampler, "pid", pid),
+            zygotes=judges.share(nbgrader_env()),  # one pair for the whole class (kit/judges.py)
         )
         ok = done.returncode == 0
         err = "" if ok else f"autograde stopped after {timeout:g} s" if done.timed_out else _first_error(done.log)
@@ -98,6 +103,7 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
         sampler.done.set()
         sampler.join()
         run.peak_mb = max(run.peak_mb, sampler.peak / 2**20)
+        judges.end_student(token)
         kill_job(token)
     return ok, err
 

@@ -102,6 +102,38 @@ def _connect(env: dict) -> socket.socket | None:
         return _ctl
 
 
+def share(env: dict) -> tuple | None:
+    """Both zygotes' sockets (started now if need be), for processes this one starts to
+    :func:`adopt`: the class runner's students then share one pair of zygotes instead of each
+    importing the graders and harnesses again. None when judges are exec'd."""
+    if not _enabled(False):
+        return None
+    ctl = _connect(env)
+    return None if ctl is None else (ctl, _subjects)
+
+
+def adopt(zygotes: tuple | None) -> None:
+    """Use the zygotes :func:`share` gave (in a process started with them): requests from many
+    processes are whole messages on one SOCK_SEQPACKET socket, each with its own answer socket."""
+    global _ctl, _subjects
+    if zygotes is not None:
+        with _lock:
+            _ctl, _subjects = zygotes
+
+
+def end_student(token: str) -> None:
+    """A student's autograde is over (or was killed): the shared zygote kills its judges still
+    running. Their environment is the zygote's, so ``kit.jobs.kill_job`` cannot find them by
+    ``CH13_JOB_STUDENT``; a zygote of the student's own process was found, and its judges with it."""
+    with _lock:
+        ctl = _ctl
+    if ctl is not None and token:
+        try:
+            ctl.send(json.dumps({"end_student": token}).encode())
+        except OSError:
+            pass
+
+
 def _enabled(gpu: bool) -> bool:
     return not gpu and os.environ.get("CH13_JUDGE_LAUNCH", "fork") != "exec"
 
@@ -206,6 +238,7 @@ def _zygote(fd: int, subjects_fd: int = -1) -> None:
 
     todo: list[str] = []  # graders to import
     children = zygote.Children()
+    students: dict[int, str] = {}  # judge pid -> the student whose autograde asked for it
     while True:
         got = children.next_request(ctl, max_fds=1, idle=bool(todo))
         if got is None:
@@ -217,8 +250,20 @@ def _zygote(fd: int, subjects_fd: int = -1) -> None:
         request, fds = got
         if "warm" in request:
             todo += [g for g in request["warm"] if f"graders.{g}" not in sys.modules and g not in todo]
+        if "end_student" in request:  # its autograde is over (or was killed): so are its judges
+            running = {pid for pid, _ in children.running.values()}  # not reaped: no pid reused
+            for pid in [p for p, who in students.items() if p not in running or who == request["end_student"]]:
+                if pid in running:
+                    try:
+                        os.killpg(pid, 9)  # a judge leads its own session
+                    except OSError:
+                        pass
+                del students[pid]
         if len(fds) == 1:
-            children.fork(socket.socket(fileno=fds[0]), lambda: _judge(request, subjects_fd))
+            pid = children.fork(socket.socket(fileno=fds[0]), lambda: _judge(request, subjects_fd))
+            student = request.get("env", {}).get("CH13_JOB_STUDENT")
+            if pid and student:
+                students[pid] = student
         else:
             for x in fds:
                 os.close(x)

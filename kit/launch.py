@@ -63,9 +63,14 @@ class _Process(context.ForkServerProcess):
         return _Popen(process_obj)
 
 
-def _nbgrader_main(argv: list[str], cwd: str, env: dict, log_path: str) -> None:
-    """In the forked child: become ``python -m nbgrader <argv>`` run in ``cwd`` with ``env``."""
+def _nbgrader_main(argv: list[str], cwd: str, env: dict, log_path: str, zygotes=None) -> None:
+    """In the forked child: become ``python -m nbgrader <argv>`` run in ``cwd`` with ``env``
+    (its judges forked from ``zygotes``, kit.judges.share's, when given)."""
     os.setsid()  # its own session, as start_new_session gave
+    if zygotes is not None:
+        from kit import judges
+
+        judges.adopt(zygotes)
     null = os.open(os.devnull, os.O_RDONLY)
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(null, 0)
@@ -102,15 +107,16 @@ class Finished:
         self.returncode, self.log, self.timed_out = returncode, log, timed_out
 
 
-def run_nbgrader(argv: list[str], *, cwd: str, env: dict, timeout: float, on_start=None) -> Finished:
+def run_nbgrader(argv: list[str], *, cwd: str, env: dict, timeout: float, on_start=None, zygotes=None) -> Finished:
     """Run nbgrader with ``argv`` (e.g. ["autograde", "ch13_04", "--student=ada"]); ``on_start``
-    gets the process id once it runs. The caller kills the job's other processes afterwards."""
+    gets the process id once it runs; ``zygotes`` (kit.judges.share) are passed to it (forked
+    runs only). The caller kills the job's other processes afterwards."""
     fd, log_path = tempfile.mkstemp(prefix="ch13-nbgrader-", suffix=".log")
     os.close(fd)
     try:
         if os.environ.get("CH13_LAUNCH") == "exec":
             return _exec(argv, cwd, env, timeout, on_start, log_path)
-        proc = _Process(target=_nbgrader_main, args=(argv, cwd, env, log_path))
+        proc = _Process(target=_nbgrader_main, args=(argv, cwd, env, log_path, zygotes))
         proc.start()
         if on_start:
             on_start(proc.pid)

@@ -61,11 +61,12 @@ class Children:
     def __init__(self) -> None:
         self.running: dict[int, tuple[int, socket.socket]] = {}  # pidfd -> (pid, answers)
 
-    def fork(self, answers: socket.socket, child) -> None:
-        """Fork; the child runs ``child()``, which must never return (it ends with os._exit)."""
+    def fork(self, answers: socket.socket, child) -> int | None:
+        """Fork; the child runs ``child()``, which must never return (it ends with os._exit).
+        The child's pid, or None when not forked (the caller execs instead)."""
         if not single_threaded():
-            answers.close()  # the caller execs instead
-            return
+            answers.close()
+            return None
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -74,6 +75,7 @@ class Children:
             os._exit(1)  # not reached
         answers.send(json.dumps({"pid": pid}).encode())
         self.running[os.pidfd_open(pid)] = (pid, answers)
+        return pid
 
     def reap(self, pidfd: int) -> None:
         """The child behind ``pidfd`` ended: send its status to its caller."""

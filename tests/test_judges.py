@@ -76,6 +76,32 @@ def test_a_forked_judge_that_outlives_its_wait_is_killed_with_its_session(tmp_pa
     assert job_pids(token) == []
 
 
+def test_a_shared_zygote_ends_one_students_judges_only(tmp_path):
+    """The class runner's students share one zygote (judges.share/adopt): when one student's
+    autograde ends, its judges still running are killed, the other student's are not."""
+    answer = tmp_path / "answer.py"
+    answer.write_text(HANG)
+    assert judges.share(dict(os.environ)) is not None
+    started = {}
+    for student in ("ada", "ben"):
+        token = new_token()
+        env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(tmp_path), "CH13_JOB": token}
+        env["CH13_JOB_STUDENT"] = f"student-{student}"
+        argv = ["counter", str(answer), str(tmp_path / f"{student}.jsonl"), "--no-sandbox", "--budget", "60"]
+        judge = judges.start(argv, env=env, cwd=os.getcwd(), log=str(tmp_path / student), key=b"k" * 32)
+        started[student] = (judge, token)
+    judges.end_student("student-ada")
+    ada, ben = started["ada"][0], started["ben"][0]
+    assert ada.wait(timeout=30) == -9
+    with pytest.raises(subprocess.TimeoutExpired):
+        ben.wait(timeout=1.0)
+    judges.end_student("student-ben")
+    assert ben.wait(timeout=30) == -9
+    for _, token in started.values():
+        kill_job(token)  # their subjects, found by their tokens
+        assert job_pids(token) == []
+
+
 def test_warming_imports_graders_without_grading(tmp_path):
     judges.warm(["counter", "no_such_grader"], env=dict(os.environ))
     # the zygote keeps serving after a grader it could not import
