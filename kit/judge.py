@@ -119,8 +119,12 @@ class Subject:
         sandbox: bool = True,
         gpu: bool = False,
         course: str | None = None,
+        sandbox_args: list[str] | None = None,
     ) -> None:
         self.grade_id, self.source, self.harness = grade_id, source, list(harness)
+        # kit.sandbox's limits (kit.config.Sandbox.sandbox_args, from the judge's command line);
+        # None: kit.sandbox's own defaults
+        self.sandbox_args = list(sandbox_args or [])
         self.budget_s = budget_s  # CPU-seconds (and idle wall seconds) for the whole cell
         self.sandbox, self.gpu, self.course = sandbox, gpu, course
         self.token = os.environ.get("CH13_JOB") or secrets.token_hex(16)
@@ -157,6 +161,7 @@ class Subject:
             self.work,
             "--hide",
             os.path.join(ROOT, "graders"),
+            *self.sandbox_args,
         ]
         if self.course:
             cmd += ["--course", self.course]
