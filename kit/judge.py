@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from kit import ROOT, subjects, wire
+from kit import ROOT, SOURCE_DIR, subjects, wire
 from kit.jobs import job_pids, kill_as, remove_cpu_group, sandbox_uid
 
 IDLE_WINDOW_S = 5.0
@@ -35,7 +35,6 @@ IDLE_CPU_S = 0.5  # CPU-seconds over the idle window below which the job counts 
 BACKSTOP = 3.0
 POLL_S = 0.25
 TICKS = os.sysconf("SC_CLK_TCK")
-SOURCE_DIR = os.path.join(ROOT, "source", "ch13_04")
 
 
 class Lost(Exception):
