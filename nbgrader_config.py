@@ -82,3 +82,11 @@ c.Execute.timeout = 30  # per cell: answer cells only define things, self-checks
 c.Execute.interrupt_on_timeout = True
 c.Execute.raise_on_iopub_timeout = True
 c.ExternalGrade.timeout = 0.0  # 0: each grader's own hang guard (graders/<id>.py)
+
+# The kit's own knobs (kit/config.py; every one, its default and who sets it: docs/ta.md "Limits and
+# knobs"). Left at their defaults here; an environment variable (CH13_JOB_MEMORY_MB, ...) overrides.
+# c.Sandbox.job_memory_mb = 4096  # one job's processes together, resident MiB (the watchdog)
+# c.Sandbox.job_processes = 512  # one job's processes at once
+# c.Sandbox.proc_data_mb = 2048  # RLIMIT_DATA of each sandboxed process, MiB
+# c.Sandbox.namespaces = True  # False: the sandbox's limits-only tier
+# c.Judges.launch = "fork"  # "exec": a fresh `python -m graders` per answer cell

@@ -21,9 +21,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# ch13lib (main() imports its scheduler) is not part of the installed kit: the copy beside the notebooks.
-sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+from kit import ROOT, source_ch13lib
+
+source_ch13lib()  # main() imports ch13lib's scheduler: the copy beside the notebooks
 
 GRADE_IDS = ["counter", "semaphore_pool", "bounded_buffer", "bank_transfer"]
 STUB = "def nothing():\n    raise NotImplementedError()\n"

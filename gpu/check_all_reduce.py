@@ -21,11 +21,11 @@ import os
 import sys
 
 from gpu.common import grade_on_gpu
+from kit import source_ch13lib
 from kit.answers import reference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# ch13lib is not part of the installed kit: this check imports the pristine copy beside the notebooks.
-sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+source_ch13lib()  # this check imports the pristine copy beside the notebooks
 
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "all_reduce": ["wrong_gather_broadcast", "wrong_blocking_send_then_recv"],

@@ -25,9 +25,10 @@ import sys
 import tempfile
 import time
 
+from kit import source_ch13lib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# ch13lib is not part of the installed kit: this check imports the pristine copy beside the notebooks.
-sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))
+source_ch13lib()  # this check imports the pristine copy beside the notebooks
 
 GID = "fsdp_checkpoint"
 WRONG_ANY_SIZE = ["wrong_raw_sharded_optim", "wrong_no_optim_state"]

@@ -8,9 +8,10 @@ one in its own process; ``kit.external_grade`` does that for every test cell dur
 
 import importlib
 import os
-import sys
 
 from hypothesis import HealthCheck, settings
+
+from kit import source_ch13lib
 
 # Grading must be reproducible: no randomness from the clock, no example database on disk.
 settings.register_profile(
@@ -24,11 +25,9 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
 
 # The public simulators live beside the notebooks (they ship to students for self-checks);
-# graders import the pristine copy from source/, never a student's. Kept on purpose: ch13lib is not
-# part of the installed kit (a notebook's kernel must find the copy beside it, not one in the venv).
-SOURCE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "source", "ch13_04")
-if SOURCE_DIR not in sys.path:
-    sys.path.insert(0, SOURCE_DIR)
+# graders import the pristine copy from source/, never a student's (ch13lib is not installed:
+# kit.source_ch13lib says why).
+SOURCE_DIR = source_ch13lib()
 
 
 def load_grader(grade_id: str):

@@ -84,6 +84,9 @@ def main(argv=None, key: bytes | None = None) -> int:
     ap.add_argument("--no-sandbox", action="store_true", help="run the subject without kit.sandbox (tests only)")
     ap.add_argument("--course", help="the course folder whose gradebook and submissions the subject must not see")
     ap.add_argument("--budget", type=float, help="the cell's budget in CPU-seconds (default: the grader's timeout_s)")
+    # kit.config.Sandbox, from the nbgrader process (kit/grading.py): handed on to the subject's kit.sandbox
+    ap.add_argument("--data-mb", type=int, help="RLIMIT_DATA of each subject process, MiB (kit.sandbox --data-mb)")
+    ap.add_argument("--no-namespaces", action="store_true", help="the subject's sandbox without namespaces")
     args = ap.parse_args(argv)
 
     from ch13lib.cell import filename
@@ -113,6 +116,10 @@ def main(argv=None, key: bytes | None = None) -> int:
     except SyntaxError as e:
         compile_error = f"the cell does not compile: line {e.lineno}: {e.msg}"
     options = {"sandbox": not args.no_sandbox, "gpu": args.gpu, "course": args.course}
+    if args.data_mb is not None or args.no_namespaces:
+        options["sandbox_args"] = (["--data-mb", str(args.data_mb)] if args.data_mb is not None else []) + (
+            ["--no-namespaces"] if args.no_namespaces else []
+        )
     # The subject starts next (kit.sandbox, an interpreter, the harness: a second or more) while
     # this process imports the grader (torch, for half of them): on two cores the waits overlap.
     subject = None if refused or compile_error else _early_subject(args, source, options)

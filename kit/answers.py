@@ -13,10 +13,9 @@ import re
 
 import nbformat
 
-from kit import ASSIGNMENT, ROOT
+from kit import ASSIGNMENT, ROOT, SOURCE_DIR
 from kit.cells import TEST_PREFIX
 
-SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)
 RELEASE_DIR = os.path.join(ROOT, "release", ASSIGNMENT)
 _SOLUTION_MARKERS = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", re.M)
 _SOLUTION_REGION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)

@@ -18,6 +18,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
 from kit import ROOT
+from kit.config import Sandbox
 from kit.jobs import Watchdog, job_pids, kill_job, new_token, sandbox_uid
 
 
@@ -27,10 +28,12 @@ class SandboxedKernelManager(AsyncKernelManager):
     The kernel talks to nbgrader over unix sockets (ZMQ's ``ipc`` transport) in a folder of its
     own, so it can live in a network namespace with no way out: the student's code in the
     notebook has no network either. A Watchdog kills it (and its children) past the job's memory.
+    Its limits are kit.config.Sandbox's, read from the config nbclient hands it (nbgrader's).
     """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.ch13_limits = Sandbox(parent=self)
         self.ch13_job = new_token()
         self.ch13_uid = sandbox_uid(self.ch13_job)
         self.ch13_ipc = ""
@@ -70,11 +73,15 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.ch13_ipc,
             "--course",
             course,
+            *self.ch13_limits.sandbox_args(),
         ]
         if self.ch13_uid is not None:
             sandbox += ["--uid", str(self.ch13_uid)]
         kernel_cmd = sandbox + ["--"] + list(kernel_cmd)
-        self.ch13_watchdog = Watchdog(self.ch13_job, self.ch13_uid)
+        limits = self.ch13_limits
+        self.ch13_watchdog = Watchdog(
+            self.ch13_job, self.ch13_uid, limit_mb=limits.job_memory_mb, max_processes=limits.job_processes
+        )
         self.ch13_watchdog.start()
         return await super()._async_launch_kernel(kernel_cmd, **kw)
 

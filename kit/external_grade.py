@@ -22,6 +22,7 @@ from nbgrader.utils import compute_checksum
 from traitlets import Bool, Float, Int
 
 from kit.answers import answer_cells, hidden_test_cells
+from kit.config import Judges, Sandbox
 from kit.grading import VERDICTS_SUFFIX, grade_cell, warm, write_verdicts
 
 
@@ -36,7 +37,7 @@ class WarmJudges(NbGraderPreprocessor):
     while the kernel runs the notebook, instead of after it."""
 
     def preprocess(self, nb, resources):
-        warm(hidden_test_cells(nb))
+        warm(hidden_test_cells(nb), launch=Judges(parent=self))
         return nb, resources
 
 
@@ -59,6 +60,9 @@ class ExternalGrade(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         answers = answer_cells(nb)
         tests = hidden_test_cells(nb)
+        # kit.config's knobs, from this nbgrader process's config (c.Sandbox..., c.Judges...) and
+        # the environment: handed to each grading explicitly (its watchdog, judge and subject)
+        limits, launch = Sandbox(parent=self), Judges(parent=self)
 
         def grade(grade_id: str):
             answer = answers.get(grade_id)
@@ -68,6 +72,8 @@ class ExternalGrade(NbGraderPreprocessor):
                 timeout_s=self.timeout or None,
                 sandbox=self.sandbox,
                 untouched=answer is not None and _untouched(answer),
+                limits=limits,
+                launch=launch,
             )
 
         width = max(1, min(len(tests), self.cells_at_once or os.cpu_count() or 1))

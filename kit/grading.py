@@ -18,6 +18,7 @@ import tempfile
 import time
 
 from kit import ROOT, judges
+from kit.config import Judges, Sandbox
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 from kit.judge import BACKSTOP
 
@@ -176,14 +177,16 @@ def harness_modules() -> list[str]:
     return sorted({m for harness in heavy for m in harness})
 
 
-def warm(grade_ids) -> None:
+def warm(grade_ids, launch: Judges | None = None) -> None:
     """Have these graders' judges imported now, ahead of their cells, and the subjects' harnesses
-    where one of them needs them (kit/judges.py)."""
+    where one of them needs them (kit/judges.py). ``launch``: kit.config.Judges (None: its
+    defaults and the environment)."""
     from kit.subjects import worth_forking
 
     grade_ids = list(grade_ids)
     heavy = any(worth_forking(plans().get(g, {}).get("harness", [])) for g in grade_ids)
-    judges.warm(grade_ids, env=_env(""), subjects=heavy)
+    launch = launch or Judges()
+    judges.warm(grade_ids, env=_env(""), subjects=heavy, fork=launch.launch == "fork")
 
 
 def _env(token: str) -> dict:
@@ -211,9 +214,13 @@ def grade_cell(
     gpu: bool = False,
     sandbox: bool = True,
     untouched: bool = False,
+    limits: Sandbox | None = None,
+    launch: Judges | None = None,
 ) -> Verdict:
     """Run the grader for ``grade_id`` on ``source`` (None: the answer cell is missing;
-    ``untouched``: it is still the release's stub, so there is nothing to run)."""
+    ``untouched``: it is still the release's stub, so there is nothing to run). ``limits`` and
+    ``launch``: kit.config's knobs, as ExternalGrade read them from nbgrader's config (None: their
+    defaults and the environment); passed on explicitly to the watchdog and the judge."""
     info = plan(grade_id)
     planned = info["tests"]
     if source is None:
@@ -227,12 +234,13 @@ def grade_cell(
             grade_id, [_missing(t, "not implemented yet: the answer cell is still the release's stub") for t in planned]
         )
     timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
+    limits, launch = limits or Sandbox(), launch or Judges()
     work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
     started = time.time()
     token = new_token()
     uid = sandbox_uid(token) if sandbox else None
     key = new_token().encode()
-    watchdog = Watchdog(token, uid)
+    watchdog = Watchdog(token, uid, limit_mb=limits.job_memory_mb, max_processes=limits.job_processes)
     try:
         os.chmod(work, 0o755)
         answer = os.path.join(work, "answer.py")
@@ -245,7 +253,7 @@ def grade_cell(
         argv = (
             [grade_id, answer, results_file]
             + (["--gpu"] if gpu else [])
-            + (["--course", os.getcwd()] if sandbox else ["--no-sandbox"])
+            + (["--course", os.getcwd(), *limits.sandbox_args()] if sandbox else ["--no-sandbox"])
             + ["--budget", f"{timeout_s:g}"]
         )
         _python()  # the interpreter and the kit, reachable from inside the sandbox
@@ -254,7 +262,9 @@ def grade_cell(
         log = work + ".output.log"  # beside the work folder, not copied into the sandbox
         # TMPDIR: the subjects' folders and logs live inside ours, removed below even when the
         # judge itself was killed (a watchdog kill, a hang)
-        judge = judges.start(argv, env={**_env(token), "TMPDIR": work}, cwd=ROOT, log=log, key=key, gpu=gpu)
+        judge = judges.start(
+            argv, env={**_env(token), "TMPDIR": work}, cwd=ROOT, log=log, key=key, gpu=gpu, fork=launch.launch == "fork"
+        )
         watchdog.start()
         try:
             # The judge's own guard counts the subject's CPU time; this wall-clock one only ends a

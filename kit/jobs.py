@@ -30,14 +30,6 @@ import uuid
 
 UID_BASE = 200_000  # per-job uids: UID_BASE .. UID_BASE + UID_SPAN - 1 (no passwd entry)
 UID_SPAN = 1_000_000
-DEFAULT_JOB_MEMORY_MB = 4096  # CH13_JOB_MEMORY_MB overrides; measured peak: ~1 GiB (Ray, gloo)
-DEFAULT_JOB_PROCESSES = 512  # CH13_JOB_PROCESSES overrides; measured peak: ~15
-
-
-def _setting(name: str, default: int) -> int:
-    """Read when a job starts, not at import: nbgrader processes fork from a server that imported
-    this module earlier, under another environment (kit/launch.py)."""
-    return int(os.environ.get(name, default))
 
 
 def new_token() -> str:
@@ -201,6 +193,9 @@ def job_rss(token: str, uid: int | None = None, pids: list[int] | None = None) -
 class Watchdog(threading.Thread):
     """Kills a job whose processes together hold more than ``limit_mb`` MiB resident, or that
     runs more than ``max_processes`` processes at once (a fork bomb; RLIMIT_NPROC stops it too).
+    Not given: kit.config.Sandbox's ``job_memory_mb`` and ``job_processes`` (defaults and the
+    environment, read when the job starts, not at import: nbgrader processes fork from a server
+    that imported this module earlier, under another environment, kit/launch.py).
 
     ``problem`` says why once it has fired (else ""); ``peak_mb`` is the largest total seen.
     """
@@ -215,8 +210,13 @@ class Watchdog(threading.Thread):
     ) -> None:
         super().__init__(daemon=True, name=f"ch13-watchdog-{token[:8]}")
         self.token, self.uid = token, uid if uid is not None else sandbox_uid(token)
-        self.limit = (limit_mb or _setting("CH13_JOB_MEMORY_MB", DEFAULT_JOB_MEMORY_MB)) * 2**20
-        self.max_processes = max_processes or _setting("CH13_JOB_PROCESSES", DEFAULT_JOB_PROCESSES)
+        if not (limit_mb and max_processes):
+            from kit.config import Sandbox
+
+            limits = Sandbox()
+            limit_mb, max_processes = limit_mb or limits.job_memory_mb, max_processes or limits.job_processes
+        self.limit = limit_mb * 2**20
+        self.max_processes = max_processes
         self.interval_s = interval_s
         self.problem = ""
         self.peak_mb = 0.0

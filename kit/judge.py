@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from kit import ROOT, subjects, wire
+from kit import ROOT, SOURCE_DIR, subjects, wire
 from kit.jobs import job_pids, kill_as, remove_cpu_group, sandbox_uid
 
 IDLE_WINDOW_S = 5.0
@@ -35,7 +35,6 @@ IDLE_CPU_S = 0.5  # CPU-seconds over the idle window below which the job counts 
 BACKSTOP = 3.0
 POLL_S = 0.25
 TICKS = os.sysconf("SC_CLK_TCK")
-SOURCE_DIR = os.path.join(ROOT, "source", "ch13_04")
 
 
 class Lost(Exception):
@@ -119,8 +118,12 @@ class Subject:
         sandbox: bool = True,
         gpu: bool = False,
         course: str | None = None,
+        sandbox_args: list[str] | None = None,
     ) -> None:
         self.grade_id, self.source, self.harness = grade_id, source, list(harness)
+        # kit.sandbox's limits (kit.config.Sandbox.sandbox_args, from the judge's command line);
+        # None: kit.sandbox's own defaults
+        self.sandbox_args = list(sandbox_args or [])
         self.budget_s = budget_s  # CPU-seconds (and idle wall seconds) for the whole cell
         self.sandbox, self.gpu, self.course = sandbox, gpu, course
         self.token = os.environ.get("CH13_JOB") or secrets.token_hex(16)
@@ -157,6 +160,7 @@ class Subject:
             self.work,
             "--hide",
             os.path.join(ROOT, "graders"),
+            *self.sandbox_args,
         ]
         if self.course:
             cmd += ["--course", self.course]

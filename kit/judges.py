@@ -12,8 +12,8 @@ grading or by :func:`warm` (which ``kit.external_grade.WarmJudges`` calls before
 notebook, so the imports overlap the kernel), and ended when that process ends: its socket closes.
 It serves the simulators' device only; GPU judges are exec'd (a grader module may read the device
 when imported). As root it also starts the subjects' zygote (kit/subjects.py), whose socket every
-judge inherits. ``CH13_JUDGE_LAUNCH=exec`` execs every judge, and so every subject (for comparison,
-or where fork is unsafe).
+judge inherits. ``c.Judges.launch = "exec"`` (kit/config.py; or ``CH13_JUDGE_LAUNCH=exec``) execs
+every judge, and so every subject (for comparison, or where fork is unsafe).
 
 Why not :mod:`multiprocessing`'s forkserver (as kit/launch.py uses for nbgrader): it has one
 server per process with one preload list, started with the caller's environment; the judges need
@@ -106,7 +106,7 @@ def share(env: dict) -> tuple | None:
     """Both zygotes' sockets (started now if need be), for processes this one starts to
     :func:`adopt`: the class runner's students then share one pair of zygotes instead of each
     importing the graders and harnesses again. None when judges are exec'd."""
-    if not _enabled(False):
+    if not _enabled(False, None):
         return None
     ctl = _connect(env)
     return None if ctl is None else (ctl, _subjects)
@@ -134,14 +134,20 @@ def end_student(token: str) -> None:
             pass
 
 
-def _enabled(gpu: bool) -> bool:
-    return not gpu and os.environ.get("CH13_JUDGE_LAUNCH", "fork") != "exec"
+def _enabled(gpu: bool, fork: bool | None) -> bool:
+    """Fork this judge from the zygote? ``fork``: kit.config.Judges.launch == "fork", as the caller
+    read it (None: Judges' default and CH13_JUDGE_LAUNCH). GPU judges are always exec'd."""
+    if fork is None:
+        from kit.config import Judges
+
+        fork = Judges().launch == "fork"
+    return not gpu and fork
 
 
-def warm(grade_ids, env: dict, subjects: bool = False) -> None:
+def warm(grade_ids, env: dict, subjects: bool = False, fork: bool | None = None) -> None:
     """Have the judges' zygote import these graders now (it keeps serving meanwhile), and with
     ``subjects`` the subjects' zygote its harnesses."""
-    if not _enabled(False):
+    if not _enabled(False, fork):
         return
     ctl = _connect(env)
     for sock, message in [(ctl, {"warm": sorted(grade_ids)}), (_subjects if subjects else None, {"warm": True})]:
@@ -171,10 +177,13 @@ class Judge:
             pass
 
 
-def start(argv: list[str], *, env: dict, cwd: str, log: str, key: bytes, gpu: bool = False) -> Judge:
+def start(
+    argv: list[str], *, env: dict, cwd: str, log: str, key: bytes, gpu: bool = False, fork: bool | None = None
+) -> Judge:
     """Start ``python -m graders <argv>`` with ``env`` in ``cwd``, stdout and stderr appended to
-    ``log``, reading ``key`` as its first line of input."""
-    if _enabled(gpu):
+    ``log``, reading ``key`` as its first line of input; forked from the judges' zygote unless
+    ``fork`` is False (see :func:`_enabled`)."""
+    if _enabled(gpu, fork):
         judge = _forked(argv, env, cwd, log, key)
         if judge is not None:
             return judge

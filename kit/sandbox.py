@@ -19,11 +19,18 @@ Three tiers, chosen by what the machine allows (docs/sandbox.md):
    folders; the job runs under its own uid with no_new_privs (setuid binaries do nothing).
 2. not root, but unprivileged user namespaces work (a TA's laptop): the same namespaces inside a
    user namespace, under the TA's own uid.
-3. neither (or CH13_SANDBOX_NAMESPACES=0): resource limits, private HOME/TMPDIR and the caller's
+3. neither (or --no-namespaces): resource limits, private HOME/TMPDIR and the caller's
    wall-clock and memory watchdogs only; a line on stderr says what is missing.
 
-Every tier sets the resource limits of LIMITS (processes, file size, open files, data segment,
-CPU seconds, no core dumps). The wall-clock kill of the whole process tree and the job-wide memory
+    --data-mb MB       RLIMIT_DATA of each process of the job
+    --no-namespaces    the third tier wherever the machine stands
+
+Both come from kit.config.Sandbox (``proc_data_mb``, ``namespaces``): the kit's callers pass them
+explicitly (Sandbox.sandbox_args); a command line without them gets Sandbox's defaults and its
+environment variables (CH13_PROC_DATA_MB, CH13_SANDBOX_NAMESPACES=0).
+
+Every tier sets the resource limits of LIMITS (processes, file size, open files, CPU seconds, no
+core dumps) and the data segment's. The wall-clock kill of the whole process tree and the job-wide memory
 limit are the caller's (kit/grading.py, kit/execute.py with kit.jobs).
 """
 
@@ -50,9 +57,8 @@ LIMITS = {  # per process; generous for Ray, torch and numba
     resource.RLIMIT_NOFILE: 4096,
     resource.RLIMIT_CORE: 0,
     resource.RLIMIT_CPU: 900,  # CPU seconds: a last guard; budgets are in steps
-    resource.RLIMIT_DATA: int(os.environ.get("CH13_PROC_DATA_MB", "2048"))
-    * MB,  # heap + private maps (measured peak ~0.8 GiB);
-}  # RLIMIT_AS would break Ray/torch/numba (huge reservations)
+}  # RLIMIT_DATA (heap + private maps) is --data-mb, kit.config.Sandbox.proc_data_mb; RLIMIT_AS would
+# break Ray/torch/numba (huge reservations)
 TMPFS_MB = {"/tmp": 1024, "/var/tmp": 64, "/dev/shm": 1024, "/run/lock": 1}  # a disk bomb fills these, nothing else
 WORKDIR_MB = 512
 SANDBOX_USER = "nobody"
@@ -124,9 +130,10 @@ def _threads_of(uid: int) -> int:
     return n
 
 
-def set_limits(shared_uid: bool) -> None:
-    """LIMITS; RLIMIT_NPROC counts every thread of the uid: a uid shared with others gets headroom."""
-    for which, value in LIMITS.items():
+def set_limits(shared_uid: bool, data_mb: int) -> None:
+    """LIMITS and RLIMIT_DATA; RLIMIT_NPROC counts every thread of the uid: a uid shared with
+    others gets headroom."""
+    for which, value in {**LIMITS, resource.RLIMIT_DATA: data_mb * MB}.items():
         if which == resource.RLIMIT_NPROC and shared_uid:
             value += _threads_of(os.getuid())
         soft, hard = resource.getrlimit(which)
@@ -166,9 +173,10 @@ def loopback_up() -> None:
         sock.close()
 
 
-def enter_namespaces(network: bool) -> str:
-    """New mount (and network) namespaces: 'root', 'userns' or '' when none could be made."""
-    if os.environ.get("CH13_SANDBOX_NAMESPACES", "1") == "0":
+def enter_namespaces(network: bool, namespaces: bool = True) -> str:
+    """New mount (and network) namespaces: 'root', 'userns' or '' when none could be made (or
+    ``namespaces`` is False)."""
+    if not namespaces:
         return ""
     # Its own IPC namespace: SysV shared memory, semaphores and message queues die with the job.
     flags = CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWNET if network else 0)
@@ -412,6 +420,10 @@ def parse_args(argv: list[str]) -> tuple[dict, list[str]]:
     ap.add_argument("--workdir", help="a folder copied into a private tmpfs, the command's working directory")
     ap.add_argument("--uid", help="the unprivileged uid to run as (root only; default: the sandbox user)")
     ap.add_argument("--course", help="a course folder whose gradebook and submissions the job must not see")
+    ap.add_argument("--data-mb", type=int, help="RLIMIT_DATA of each process, MiB (default: kit.config.Sandbox)")
+    ap.add_argument(
+        "--no-namespaces", action="store_true", help="no namespaces: the limits-only tier (default: kit.config.Sandbox)"
+    )
     for name, what in [
         ("--writeback", "a file of the workdir written back to the host (repeatable)"),
         ("--keep", "a host folder bind-mounted at the same path (repeatable)"),
@@ -424,7 +436,14 @@ def parse_args(argv: list[str]) -> tuple[dict, list[str]]:
     cmd = argv[split + 1 :]
     if not cmd:
         ap.error("no command after --")
-    return vars(ap.parse_args(argv[:split])), cmd
+    opts = vars(ap.parse_args(argv[:split]))
+    if opts["data_mb"] is None:  # not from the kit's callers, which always pass it (a test, a hand run)
+        from kit.config import Sandbox
+
+        defaults = Sandbox()
+        opts["data_mb"] = defaults.proc_data_mb
+        opts["no_namespaces"] = opts["no_namespaces"] or not defaults.namespaces
+    return opts, cmd
 
 
 def main(argv: list[str], run=None) -> None:
@@ -439,7 +458,7 @@ def main(argv: list[str], run=None) -> None:
         uid, gid = os.getuid(), os.getgid()
     workdir = os.path.abspath(opts["workdir"]) if opts["workdir"] else None
     conn = read_connection_file(cmd)
-    tier = enter_namespaces(opts["no_network"])
+    tier = enter_namespaces(opts["no_network"], namespaces=not opts["no_namespaces"])
     if tier == "root":
         become_pid_one()
         enter_cpu_group(os.environ.get("CH13_JOB", ""))
@@ -469,7 +488,7 @@ def main(argv: list[str], run=None) -> None:
         if root and not tier:
             os.chown(workdir, uid, gid)
         os.chdir(workdir)
-    set_limits(shared_uid=not (root and opts["uid"]))
+    set_limits(shared_uid=not (root and opts["uid"]), data_mb=opts["data_mb"])
     drop_privileges(uid, gid, tier)
     if tier == "root":  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)

@@ -28,13 +28,13 @@ import random
 import sys
 import types
 
-from kit import ASSIGNMENT, ROOT
+from kit import source_ch13lib
 from kit.audit import classify, library_roots
 
 # The cell's naming, loading and tracebacks: ch13lib/cell.py, imported from where the judge put it
 # on PYTHONPATH (kit/judge.py), else from source/ (a test that imports this module in-process).
 if importlib.util.find_spec("ch13lib") is None:
-    sys.path.append(os.path.join(ROOT, "source", ASSIGNMENT))
+    source_ch13lib()
 from ch13lib.cell import MODULE_PREFIX, compile_cell, filename, module_name, new_module, text, traceback_text  # noqa: E402
 
 # Libraries whose attributes a grader relies on: replacing one from the cell is tampering.

@@ -85,12 +85,12 @@ def test_notebook_reference_passes_and_stub_says_not_implemented(tmp_path):
 
 # ---------------------------------------------------------------------------------------------
 # the checking simulator itself, in a child process (it must own numba's first import); the children
-# here put source/ch13_04 on sys.path themselves: ch13lib is not part of the installed kit
+# here import ch13lib from source/ through kit.source_ch13lib (ch13lib is not part of the installed kit)
 
 SIM_CASES = textwrap.dedent(r"""
     import os, sys, json
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    sys.path.insert(0, os.path.join(sys.argv[1], "source", "ch13_04"))
+    import kit; kit.source_ch13lib()        # ch13lib from source/
     if sys.argv[2] == "threads":
         sys.modules["greenlet"] = None      # the fallback: OS threads handing control over with locks
     import numpy as np
@@ -295,7 +295,7 @@ def test_checking_simulator_results_and_traffic(sim_cases):
 
 def test_backend_selection_never_imports_numba():
     code = (
-        "import os, sys; sys.path.insert(0, 'source/ch13_04'); os.environ.pop('NUMBA_ENABLE_CUDASIM', None);"
+        "import os, sys, kit; kit.source_ch13lib(); os.environ.pop('NUMBA_ENABLE_CUDASIM', None);"
         "from ch13lib.cuda_env import select_cuda_backend, gpu_present;"
         "b = select_cuda_backend(verbose=False);"
         "assert 'numba' not in sys.modules;"
@@ -311,7 +311,7 @@ def test_backend_selection_never_imports_numba():
 SELF_CHECK = textwrap.dedent(r"""
     import contextlib, io, json, os, sys
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    sys.path.insert(0, os.path.join(sys.argv[1], "source", "ch13_04"))
+    import kit; kit.source_ch13lib()        # ch13lib from source/
     from ch13lib import cuda_check as cc
     gid, out_path, paths = sys.argv[2], sys.argv[3], sys.argv[4:]
     kernel, launcher = {"vec_add": ("vec_add", "launch_vec_add"),
@@ -369,7 +369,9 @@ def test_self_checks(grade_id, tmp_path):
 
 
 def _gpu_available() -> bool:
-    sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))  # ch13lib is not installed
+    from kit import source_ch13lib
+
+    source_ch13lib()
     from ch13lib.cuda_env import gpu_present
 
     if not gpu_present():

@@ -306,12 +306,11 @@ def test_the_tamper_report_compares_what_harness_functions_run():
     """``f.__code__ = ...`` keeps the function object: the report compares code, defaults, kw-defaults
     (the audit hook refuses that assignment from the cell; this is the line behind it)."""
     import importlib
-    import os
-    import sys
 
+    from kit import source_ch13lib
     from kit.subject import snapshot, tampered
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "source", "ch13_04"))
+    source_ch13lib()
     sched = importlib.import_module("ch13lib.sched")
 
     snap = snapshot(["ch13lib.sched"])

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import base64
 import os
-import sys
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
+from kit import source_ch13lib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "source", "ch13_04"))  # ch13lib is not installed: the copy beside the notebooks
+source_ch13lib()  # the copy beside the notebooks
 
 from ch13lib import pictures  # noqa: E402
 

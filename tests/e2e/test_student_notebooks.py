@@ -17,18 +17,17 @@ import datetime
 import json
 import os
 import re
-import sys
 
 import nbformat
 import pytest
 
-from kit import ASSIGNMENT, ROOT
+from kit import ASSIGNMENT, ROOT, source_ch13lib
 from kit.answers import nbgrader_meta
 from kit.cells import TEST_PREFIX
 
 from .lab import NotebookPage, errors_of
 
-sys.path.insert(0, os.path.join(ROOT, "source", ASSIGNMENT))  # ch13lib is not installed: the copy beside the notebooks
+source_ch13lib()  # the copy beside the notebooks
 from ch13lib.cuda_env import gpu_present  # noqa: E402  (never imports numba)
 
 NOTEBOOKS = sorted(

@@ -15,10 +15,9 @@ import tomllib
 import nbformat
 import pytest
 
-from kit import ASSIGNMENT, ROOT
+from kit import ASSIGNMENT, ROOT, source_ch13lib
 
-SOURCE = os.path.join(ROOT, "source", ASSIGNMENT)
-sys.path.insert(0, SOURCE)  # ch13lib is not installed: the copy beside the notebooks
+SOURCE = source_ch13lib()  # ch13lib: the copy beside the notebooks
 from ch13lib.env import read_pins  # noqa: E402
 
 STDLIB = set(sys.stdlib_module_names)
