@@ -11,30 +11,21 @@ CPU seconds do not depend on the machine's load. Prints figures only; asserts no
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from common import notebook_table
+from common import notebook_main
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--no-sandbox", action="store_true", help="run the grader without kit.sandbox")
-    args = ap.parse_args(argv)
-    wall, cpu = notebook_table(
+    return notebook_main(
+        argv,
         "notebook 03 (simulator + real gloo worlds)",
         ["all_reduce", "ddp_average", "rs_ag_all_reduce"],
-        max(3, args.runs),
-        not args.no_sandbox,
+        lambda wall, cpu, cores: (
+            f"budget for a correct submission on 2 cores: 30 s; measured {wall:.1f} s "
+            f"(its {cpu:.1f} CPU s need at least {cpu / cores:.1f} s on {cores} idle cores)"
+        ),
     )
-    cores = os.cpu_count() or 1
-    print(
-        f"budget for a correct submission on 2 cores: 30 s; measured {wall:.1f} s "
-        f"(its {cpu:.1f} CPU s need at least {cpu / cores:.1f} s on {cores} idle cores)"
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -7,35 +7,26 @@ baseline measured in the same run. The sum of the medians is the time to grade o
 submission; the CPU seconds do not depend on the machine's load. Prints figures only; asserts
 nothing about time.
 
-    .venv/bin/python bench/bench_collectives.py [--runs 3] [--no-sandbox]
+    .venv/bin/python bench/bench_parallelism.py [--runs 3] [--no-sandbox]
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from common import notebook_table
+from common import notebook_main
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--no-sandbox", action="store_true", help="run the grader without kit.sandbox")
-    args = ap.parse_args(argv)
-    wall, cpu = notebook_table(
+    return notebook_main(
+        argv,
         "notebook 07 (simulator + real gloo worlds)",
         ["pipeline", "tensor_parallel", "zero1"],
-        max(3, args.runs),
-        not args.no_sandbox,
+        lambda wall, cpu, cores: (
+            f"a correct submission of notebook 07: {wall:.1f} s "
+            f"(its {cpu:.1f} CPU s need at least {cpu / cores:.1f} s on {cores} idle cores)"
+        ),
     )
-    cores = os.cpu_count() or 1
-    print(
-        f"a correct submission of notebook 07: {wall:.1f} s "
-        f"(its {cpu:.1f} CPU s need at least {cpu / cores:.1f} s on {cores} idle cores)"
-    )
-    return 0
 
 
 if __name__ == "__main__":

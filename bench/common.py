@@ -4,6 +4,7 @@ sandboxed process), timed in wall and CPU seconds."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -62,6 +63,18 @@ def notebook_table(title: str, grade_ids: list[str], runs: int, sandbox: bool) -
         f"{total_cpu:>8.1f}"
     )
     return total_ref, total_cpu
+
+
+def notebook_main(argv, title: str, grade_ids: list[str], summary) -> int:
+    """A notebook's benchmark script: ``--runs``, ``--no-sandbox``, the table, then
+    ``summary(wall, cpu, cores)``'s line."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-sandbox", action="store_true", help="run the grader without kit.sandbox")
+    args = ap.parse_args(argv)
+    wall, cpu = notebook_table(title, grade_ids, max(3, args.runs), not args.no_sandbox)
+    print(summary(wall, cpu, os.cpu_count() or 1))
+    return 0
 
 
 def runner_once(grade_id: str, source: str, env: dict) -> tuple[float, float]:
