@@ -180,6 +180,22 @@ def test_calls_under_one_lock_add_no_points():
     assert locked.schedules == plain.schedules
 
 
+def test_the_scheduler_is_one_set_of_files():
+    """sched.py and its _sched_*.py parts are the scheduler's own code: a frame or a callee in any of
+    them is never the code under test's. A part left out of the one set would add scheduling points
+    (its models' calls, its frames) and change every search."""
+    import glob
+    import sys
+
+    from ch13lib import _sched_code
+
+    files = {sched.__file__, *glob.glob(os.path.join(os.path.dirname(sched.__file__), "_sched_*.py"))}
+    assert _sched_code._SCHED_FILES == files
+    assert {sys.modules[m].__file__ for m in _sched_code._SCHED_MODULES} == files
+    assert _sched_code._SCHED_FILES <= _sched_code._TRUSTED_CODE
+    assert _sched_code._SCHED_MODULES <= _sched_code._TRUSTED_MODULES
+
+
 def test_schedule_replays_to_the_same_failure():
     rep = sync_checks.run(UNLOCKED, RACE, **sync_checks.PUBLIC_BUDGET)
     src = sched.Source(UNLOCKED, "<replayed>")

@@ -27,7 +27,7 @@ import types
 # a callee by its file (Run._user_call, _Sync._log, _TRUSTED_CODE) all use this one set, so that a
 # function moved from one part to another changes no scheduling point. sched.py checks at import
 # that it names exactly the modules loaded.
-_PARTS = ("sched", "_sched_code", "_sched_models")
+_PARTS = ("sched", "_sched_code", "_sched_models", "_sched_run")
 _SCHED_MODULES = frozenset(f"{__package__}.{p}" for p in _PARTS)
 _SCHED_FILES = frozenset(os.path.join(os.path.dirname(__file__), p + ".py") for p in _PARTS)
 

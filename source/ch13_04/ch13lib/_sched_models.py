@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ch13lib._sched_code import _SCHED_FILES, _line_text
 
 if TYPE_CHECKING:
-    from ch13lib.sched import Run, _Sim
+    from ch13lib._sched_run import Run, _Sim
 
 # The real things, saved before anyone patches anything.
 _real_lock = _thread.allocate_lock
