@@ -1,0 +1,204 @@
+"""What the scheduler sees of the code under test (a part of :mod:`ch13lib.sched`).
+
+Which bytecodes of your code are scheduling points and what they touch (the tables the tracer
+looks up at every opcode), which callees are no points (our own code, trusted stdlib), and the
+static reads (no property, no ``__getattr__`` run) that name the values for the lockset rule and
+the story. Nothing here runs or schedules anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import collections
+import concurrent.futures._base as _cf_base
+import concurrent.futures.thread as _cf_thread
+import linecache
+import os
+import queue as _queue_mod
+import types
+
+# --------------------------------------------------------------------------------------------
+# The scheduler's own code
+# --------------------------------------------------------------------------------------------
+
+# The scheduler is sched.py and its _sched_*.py parts, all in this folder. A frame or a code object
+# from one of these files is the scheduler's, never your code: the checks that walk frames or judge
+# a callee by its file (Run._user_call, _Sync._log, _TRUSTED_CODE) all use this one set, so that a
+# function moved from one part to another changes no scheduling point. sched.py checks at import
+# that it names exactly the modules loaded.
+_PARTS = ("sched", "_sched_code", "_sched_models", "_sched_run")
+_SCHED_MODULES = frozenset(f"{__package__}.{p}" for p in _PARTS)
+_SCHED_FILES = frozenset(os.path.join(os.path.dirname(__file__), p + ".py") for p in _PARTS)
+
+# --------------------------------------------------------------------------------------------
+# Which bytecodes of your code are scheduling points, and what they touch (for the story)
+# --------------------------------------------------------------------------------------------
+
+_ATTR_OPS = {"LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR"}
+_SUBSCR_OPS = {"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR"}
+_NAME_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STORE_DEREF", "LOAD_CLASSDEREF"}
+# A call may read or write shared data out of our sight (``setattr(self, "n", v)``,
+# ``object.__setattr__``, ``operator.setitem``, a C method of a container): unless the callee is
+# your own traced code, one of our models or a builtin that touches no shared data, the call is an
+# access to an unknown location, named by the callee's text, for the lockset rule.
+_CALL_OPS = {"CALL", "CALL_FUNCTION_EX"}
+_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS | _CALL_OPS
+# Calls that cannot reach shared state (no callable argument, no container they mutate), kept as
+# few as honest threads need: everything else is a scheduling point where it is racy.
+_HARMLESS_CALLS = frozenset(map(id, (len, range, isinstance, print, abs, id, repr)))
+# Code whose calls are no points: our models, the scenario, and the stdlib's thread-safe queues and
+# executors, whose own locking is trusted as at every synchronisation call they make (_user_call).
+_STDLIB_TRUSTED = (_queue_mod, _cf_thread, _cf_base)
+_TRUSTED_MODULES = _SCHED_MODULES | {m.__name__ for m in _STDLIB_TRUSTED}
+_TRUSTED_CODE = _SCHED_FILES | {m.__file__ for m in _STDLIB_TRUSTED} | {"<scenario>"}
+_code_tables: dict[int, tuple] = {}  # id(code) -> (code, {offset: op info})
+_ast_cache: dict[str, dict] = {}  # source text -> {span: ast node}
+
+
+def _chain(node):
+    """``self.a.b`` -> ('self', 'a', 'b'); a constant -> ('=', value); anything else -> None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return (node.id, *reversed(parts))
+    if isinstance(node, ast.Constant) and not parts:
+        return ("=", node.value)
+    return None
+
+
+def _spans(filename: str) -> dict:
+    text = "".join(linecache.getlines(filename))
+    spans = _ast_cache.get(text)
+    if spans is None:
+        spans = {}
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            tree = None
+        if tree is not None:
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+                    spans[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
+        _ast_cache[text] = spans
+    return spans
+
+
+def _table(code) -> dict:
+    entry = _code_tables.get(id(code))
+    if entry is not None and entry[0] is code:
+        return entry[1]
+    import dis
+
+    spans = _spans(code.co_filename)
+    table = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname not in _VISIBLE:
+            continue
+        pos = ins.positions
+        node = spans.get((pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset)) if pos else None
+        text = ast.unparse(node) if node is not None else None
+        if ins.opname in _ATTR_OPS:
+            base = _chain(node.value) if isinstance(node, ast.Attribute) and node.attr == ins.argval else None
+            table[ins.offset] = (ins.opname, ins.argval, base, None, text or f"?.{ins.argval}", [None, None])
+        elif ins.opname in _CALL_OPS:
+            if not isinstance(node, ast.Call):
+                continue  # a call no expression makes (a with block's __exit__): see _entered_library
+            table[ins.offset] = (ins.opname, None, _chain(node.func), None, ast.unparse(node.func), [None, None])
+        elif ins.opname in _SUBSCR_OPS:
+            base = key = None
+            if isinstance(node, ast.Subscript):
+                base, key = _chain(node.value), _chain(node.slice)
+            table[ins.offset] = (ins.opname, None, base, key, text or "?[?]", [None, None])
+        else:
+            table[ins.offset] = (ins.opname, ins.argval, None, None, ins.argval, [None, None])
+    _code_tables[id(code)] = (code, table)
+    return table
+
+
+_MISSING = object()
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, range)
+_CONTAINERS = (list, dict, set, collections.deque, bytearray)
+_rebound_cache: dict[str, set] = {}
+
+
+def _rebound(filename: str) -> set:
+    """Names that some code of ``filename`` assigns with STORE_GLOBAL/STORE_DEREF (or deletes).
+
+    A global or closure variable never rebound and holding an immutable value cannot race, so
+    its reads are not scheduling points."""
+    text = "".join(linecache.getlines(filename))
+    names = _rebound_cache.get(text)
+    if names is None:
+        import dis
+
+        names = set()
+        try:
+            todo = [compile(text, filename, "exec")]
+        except SyntaxError:
+            todo = []
+        while todo:
+            code = todo.pop()
+            for ins in dis.get_instructions(code):
+                if ins.opname in ("STORE_GLOBAL", "STORE_DEREF", "DELETE_GLOBAL", "DELETE_DEREF"):
+                    names.add(ins.argval)
+            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        _rebound_cache[text] = names
+    return names
+
+
+def _static_get(obj, name):
+    """getattr without running properties or __getattr__ (None-safe): _MISSING when unsure."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        d = None
+    for klass in type(obj).__mro__:
+        v = klass.__dict__.get(name, _MISSING)
+        if v is not _MISSING:
+            if hasattr(type(v), "__set__") or hasattr(type(v), "__delete__"):
+                return _MISSING if not isinstance(v, types.MemberDescriptorType) else _member(v, obj)
+            if d is not None and name in d:
+                return d[name]
+            return v
+    if isinstance(obj, type):
+        for klass in obj.__mro__:
+            if name in klass.__dict__:
+                return klass.__dict__[name]
+    if isinstance(obj, types.ModuleType) and d is not None:
+        return d.get(name, _MISSING)
+    if d is not None and name in d:
+        return d[name]
+    return _MISSING
+
+
+def _member(desc, obj):
+    try:
+        return desc.__get__(obj, type(obj))
+    except AttributeError:
+        return _MISSING
+
+
+def _eval_chain(chain, frame):
+    if chain is None:
+        return _MISSING
+    if chain[0] == "=":
+        return chain[1]
+    loc = frame.f_locals
+    if chain[0] in loc:
+        v = loc[chain[0]]
+    elif chain[0] in frame.f_globals:
+        v = frame.f_globals[chain[0]]
+    else:
+        v = getattr(builtins, chain[0], _MISSING)
+    for part in chain[1:]:
+        if v is _MISSING:
+            return v
+        v = _static_get(v, part)
+    return v
+
+
+def _line_text(filename, lineno) -> str:
+    return f"line {lineno}: {linecache.getline(filename, lineno).strip()}"

@@ -1,0 +1,727 @@
+"""Simulated threads and the run (a part of :mod:`ch13lib.sched`).
+
+A :class:`Run` is one execution of the scenario under one schedule: its simulated threads
+(:class:`_Sim`, real OS threads that run only while they hold the baton), the choice at every
+scheduling point, the tracer that finds those points in your code (with the tables of
+``_sched_code``), the lockset rule, the virtual clock, the failures it can end in and the story it
+records. The models (``_sched_models``) call into the run in progress; the search over schedules is
+in ``sched``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import dataclasses
+import linecache
+import re
+import sys
+import types
+
+from ch13lib._sched_code import (
+    _ATTR_OPS,
+    _CALL_OPS,
+    _CONTAINERS,
+    _HARMLESS_CALLS,
+    _IMMUTABLE,
+    _MISSING,
+    _SCHED_FILES,
+    _SUBSCR_OPS,
+    _TRUSTED_CODE,
+    _TRUSTED_MODULES,
+    _eval_chain,
+    _line_text,
+    _rebound,
+    _static_get,
+    _table,
+)
+from ch13lib._sched_models import Lock, RLock, Thread, _real_get_ident, _real_lock, _real_start, _Sync
+
+
+def _park():
+    """Block this OS thread for ever: its run is over (it failed) and it must not run on."""
+    lk = _real_lock()
+    lk.acquire()
+    lk.acquire()
+
+
+# An object's address as an int (a dict keyed by id(obj)): different on every run, so the story
+# would be too. No value of these exercises is that large otherwise.
+_ADDRESS = re.compile(r"(?<![\w.])\d{12,}(?![\w.])")
+
+
+def _short(v, limit=60) -> str:
+    s = _ADDRESS.sub("<id>", _shown(v))
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def _shown(v) -> str:
+    try:
+        if isinstance(v, (int, float, bool, str, type(None))):
+            s = repr(v)
+        elif isinstance(v, (list, tuple, dict, set, collections.deque)) and len(v) <= 8:
+            s = repr(v)
+        elif isinstance(v, (list, tuple, dict, set, collections.deque)):
+            s = f"<{type(v).__name__} of {len(v)}>"
+        elif isinstance(v, _Sync):
+            s = v._label()
+        else:
+            s = object.__repr__(v) if type(v).__repr__ is object.__repr__ else repr(v)
+            if " object at 0x" in s:
+                s = f"<{type(v).__name__}>"
+    except Exception:
+        s = f"<{type(v).__name__}>"
+    return s
+
+
+# --------------------------------------------------------------------------------------------
+# Simulated threads and the run
+# --------------------------------------------------------------------------------------------
+
+
+class _Sim:
+    """One simulated thread: a real OS thread that runs only when it holds the baton."""
+
+    def __init__(self, run: "Run", index: int, thread_obj, name: str) -> None:
+        self.run = run
+        self.index = index
+        self.name = name
+        self.thread = thread_obj
+        self.go = _real_lock()
+        self.go.acquire()
+        self.done = False
+        self.started = False
+        self.os_ident = None
+        self.waiting = None  # (description, object) while blocked
+        self.cond = None  # callable: True when it may proceed
+        self.deadline = None  # virtual time at which the wait times out
+        self.timed_out = False
+        self.settling = False
+        self.pending = None  # a write to report after it happened (story mode)
+        self.held: set = set()  # labels of the locks it holds (for the lockset rule)
+
+    def enabled(self) -> bool:
+        if self.done or not self.started:
+            return False
+        if self.cond is None:
+            return True
+        if self.timed_out:
+            return True
+        if self.deadline is not None and self.run.early_timeouts:
+            return True  # its timeout may fire now: time passing is a choice too
+        if self.settling:
+            return not any(t is not self and t.enabled() and not t.settling for t in self.run.threads)
+        return bool(self.cond())
+
+
+@dataclasses.dataclass
+class Failure:
+    """Why a run failed, and the interleaving that made it fail."""
+
+    kind: str  # check | exception | deadlock | blocked_at_exit | livelock | hang
+    message: str  # what went wrong, in words
+    schedule: str = ""  # pass to replay() to run exactly this interleaving again
+    preemptions: int = 0
+    story: str = ""  # the interleaving, in your own lines
+    events: list = dataclasses.field(default_factory=list)  # the same rows as data: [thread, line, text, action]
+    blocked: list = dataclasses.field(default_factory=list)  # [(thread, what, line)] at the end
+    exc: BaseException | None = None
+    scenario: str = ""
+
+    def explain(self) -> str:
+        parts = [self.message]
+        if self.story:
+            parts.append(
+                f"How it happened ({self.preemptions} preemption"
+                f"{'s' if self.preemptions != 1 else ''}; one line per step of your code):\n" + self.story
+            )
+        return "\n".join(parts)
+
+
+@dataclasses.dataclass
+class Report:
+    schedules: int
+    failure: Failure | None
+    exhaustive: bool  # every schedule within max_preemptions was tried
+    max_preemptions: int
+    random_schedules: int
+    seconds: float = 0.0
+    threads: int = 0  # the most threads (besides main) any schedule started
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+class Run:
+    """One execution of the scenario under one schedule."""
+
+    def __init__(
+        self,
+        prefix,
+        *,
+        rng=None,
+        record=False,
+        traced=(),
+        max_steps=20000,
+        max_opcodes=500_000,
+        switch_p=0.15,
+        early_timeouts=False,
+        racy=(),
+        follow=None,
+    ):
+        self.early_timeouts = early_timeouts
+        self.racy = set(racy)  # locations known to be accessed without a common lock
+        self.new_racy: set = set()
+        self.loc_state: dict = {}
+        self.follow = list(follow) if follow is not None else None  # replay of a step trace
+        self.all_points = follow is not None
+        self.k = 0  # steps passed (follow mode)
+        self.diverged = False
+        self.preemptions = 0
+        self.trace: list[int] = []  # which thread passed each potential point (record mode)
+        self.prefix = list(prefix)
+        self.rng = rng
+        self.switch_p = switch_p
+        self.record = record
+        self.traced = set(traced)
+        self.max_steps = max_steps
+        self.max_opcodes = max_opcodes
+        self.threads: list[_Sim] = []
+        self.decisions: list[tuple] = []  # (enabled indices, current index or None, chosen index)
+        self.current: _Sim | None = None
+        self.clock = 0.0
+        self.steps = 0
+        self.opcodes = 0
+        self.failure: Failure | None = None
+        self.finished = False
+        self.done = _real_lock()
+        self.done.acquire()
+        self.events: list[tuple] = []  # (thread name, line, text of line, action)
+        self.student_modules: set[str] = set()
+        self.result = None
+        self.sync_count = collections.Counter()
+        self.spawned = 0
+
+    # ---- threads -------------------------------------------------------------------------
+    def new_sim(self, thread_obj, name=None) -> _Sim:
+        index = len(self.threads)
+        sim = _Sim(self, index, thread_obj, name or ("main" if index == 0 else f"T{index}"))
+        self.threads.append(sim)
+        return sim
+
+    def launch(self, sim: _Sim, body) -> None:
+        run = self
+
+        def bootstrap():
+            sim.os_ident = _real_get_ident()
+            sim.go.acquire()  # wait for the baton
+            if run.finished:
+                _park()
+            sys.settrace(run._global_trace)
+            try:
+                body()
+            except BaseException as e:  # noqa: BLE001 - any exception in any thread fails the run
+                sys.settrace(None)
+                if not run.finished:
+                    run._thread_exception(sim, e)
+                _park()
+            sys.settrace(None)
+            run._finish_thread(sim)
+
+        sim.started = True
+        _real_start(bootstrap, ())
+
+    # ---- the baton -----------------------------------------------------------------------
+    def _transfer(self, me: _Sim, nxt: _Sim) -> None:
+        self.current = nxt
+        nxt.go.release()
+        me.go.acquire()
+        if self.finished:
+            _park()
+
+    def _choose(self, me: _Sim | None, origin: _Sim | None = None) -> _Sim | None:
+        enabled = [t for t in self.threads if t.enabled()]
+        if not enabled:
+            return None
+        cur = me if (me is not None and me in enabled) else None
+        if self.follow is not None:
+            want = self.follow[self.k] if self.k < len(self.follow) else None
+            t = next((t for t in enabled if t.index == want), None)
+            if t is None:
+                if want is not None:
+                    self.diverged = True
+                t = cur if cur is not None else enabled[0]
+            if t.cond is not None and t.deadline is not None and not t.timed_out and not t.cond():
+                t.timed_out = True
+                self.clock = max(self.clock, t.deadline)
+            if cur is not None and t is not cur:
+                self.preemptions += 1
+            return t
+        if len(enabled) == 1:
+            t = enabled[0]
+            if t.cond is not None and t.deadline is not None and not t.timed_out and not t.cond():
+                t.timed_out = True
+                self.clock = max(self.clock, t.deadline)
+            return t
+        i = len(self.decisions)
+        chosen = None
+        if i < len(self.prefix):
+            want = self.prefix[i]
+            chosen = next((t for t in enabled if t.index == want), None)
+        if chosen is None and self.rng is not None and i >= len(self.prefix):
+            if cur is None or self.rng.random() < self.switch_p:
+                chosen = self.rng.choice(enabled)
+        default = cur if cur is not None else self._round_robin(enabled, me or origin)
+        if chosen is None:
+            chosen = default
+        self.decisions.append(
+            (tuple(t.index for t in enabled), cur.index if cur else None, chosen.index, default.index)
+        )
+        if cur is not None and chosen is not cur:
+            self.preemptions += 1
+        if chosen.cond is not None and chosen.deadline is not None and not chosen.timed_out and not chosen.cond():
+            chosen.timed_out = True  # an early timeout: the clock jumps to it
+            self.clock = max(self.clock, chosen.deadline)
+        return chosen
+
+    def _user_call(self) -> bool:
+        """Was this synchronisation call made by your code or the scenario (not by the stdlib,
+        e.g. queue.Queue or concurrent.futures, on its behalf)? Only those are preemption points:
+        the stdlib's internal locking is trusted, and still blocks when it must."""
+        f = sys._getframe(2)
+        while f is not None and f.f_code.co_filename in _SCHED_FILES:
+            f = f.f_back
+        return f is not None and (f.f_code.co_filename in self.traced or f.f_code.co_filename == "<scenario>")
+
+    @staticmethod
+    def _round_robin(enabled, after):
+        """The default when the running thread blocks or ends: the next thread after it, in turn."""
+        if after is None:
+            return enabled[0]
+        return next((t for t in enabled if t.index > after.index), enabled[0])
+
+    def point(self, real: bool = True) -> None:
+        """A scheduling point of the current thread: another thread may run first.
+
+        ``real=False``: a potential point only (an access the lockset rule found harmless): no
+        choice is made, but the step is counted in the trace (and is a point when replaying one)."""
+        me = self.current
+        self.steps += 1
+        if self.steps > self.max_steps:
+            self._fail_livelock(me)
+        if real or self.follow is not None:
+            nxt = self._choose(me)
+            if nxt is not None and nxt is not me:
+                self._transfer(me, nxt)
+        self._passed(me)
+
+    def _passed(self, me: _Sim) -> None:
+        if self.follow is not None:
+            self.k += 1
+        if self.record:
+            self.trace.append(me.index)
+
+    def block(self, cond, deadline=None, waiting=("", None), point=False) -> bool:
+        """Wait until ``cond()`` (True) or virtual time passes ``deadline`` (False).
+
+        With ``point``, this is also a scheduling point when ``cond()`` already holds: another
+        thread may run first (and may make ``cond()`` false again: then this one waits).
+        """
+        me = self.current
+        if cond():
+            if not point or not self._user_call():
+                return True
+        elif self.record:
+            self._event(me, f"blocked: {waiting[0]}", depth=3)
+        me.cond, me.deadline, me.waiting, me.timed_out = cond, deadline, waiting, False
+        try:
+            while True:
+                self.steps += 1
+                if self.steps > self.max_steps:
+                    self._fail_livelock(me)
+                nxt = self._choose(me)
+                if nxt is None:
+                    nxt = self._advance_clock(me)
+                if nxt is not me:
+                    self._transfer(me, nxt)
+                if me.timed_out:
+                    if self.record:
+                        self._event(me, f"timed out waiting ({waiting[0]}) at t={self.clock:g}s", depth=3)
+                    self._passed(me)
+                    return False
+                if cond():
+                    self._passed(me)
+                    return True
+        finally:
+            me.cond, me.deadline, me.waiting, me.timed_out = None, None, None, False
+
+    def _advance_clock(self, me: _Sim) -> _Sim:
+        waiting = [t for t in self.threads if not t.done and t.started and t.deadline is not None]
+        if not waiting:
+            self._fail_stuck(me)
+        t = min(waiting, key=lambda s: (s.deadline, s.index))
+        self.clock = max(self.clock, t.deadline)
+        t.timed_out = True
+        return t
+
+    def _finish_thread(self, sim: _Sim) -> None:
+        if self.record:
+            self._event(sim, "finished", depth=0, student=False)
+        sim.done = True
+        nxt = self._choose(None, origin=sim)
+        if nxt is None:
+            if all(t.done for t in self.threads):
+                self.finished = True
+                self.done.release()
+                return
+            nxt = self._advance_clock(sim)
+        self.current = nxt
+        nxt.go.release()
+
+    # ---- failures ------------------------------------------------------------------------
+    def _end(self, failure: Failure) -> None:
+        if self.finished:
+            _park()
+        self.failure = failure
+        self.finished = True
+        self.done.release()
+        _park()
+
+    def _thread_exception(self, sim: _Sim, e: BaseException) -> None:
+        self.failure = Failure("exception", "", exc=e)
+        self.failure.message = f"{sim.name} raised {type(e).__name__}"
+        self.failure.blocked = [(sim.name, "raised", _exc_where(e, self.traced))]
+        self.finished = True
+        self.done.release()
+
+    def _fail_livelock(self, me: _Sim) -> None:
+        where = ", ".join(f"{t.name} at {self._where(t)}" for t in self.threads if not t.done and t.started)
+        self._end(
+            Failure(
+                "livelock",
+                f"no progress: after {self.max_steps} steps the threads were "
+                f"still running ({where}). A loop that waits by spinning "
+                f"(re-checking without blocking) never ends here.",
+                blocked=[(t.name, "running", self._where(t)) for t in self.threads if not t.done and t.started],
+            )
+        )
+
+    def _fail_stuck(self, me: _Sim) -> None:
+        def what(t):
+            if not t.waiting:
+                return "?"
+            obj = t.waiting[1]
+            if isinstance(obj, (Lock, RLock)):  # who holds it now, not when the wait began
+                return f"{obj._label()} (held by {obj._holder.name if obj._holder else 'nobody'})"
+            return t.waiting[0]
+
+        blocked = [(t.name, what(t), self._where(t)) for t in self.threads if not t.done and t.started]
+        main_done = self.threads[0].done
+        kind = "blocked_at_exit" if main_done else "deadlock"
+        cycle = self._cycle()
+        lines = []
+        for name, what, where in blocked:
+            lines.append(f"  {name} waits for {what}, at {where}")
+        if kind == "deadlock":
+            msg = "deadlock: every thread is blocked and none can ever wake the others.\n"
+        else:
+            msg = (
+                "threads left blocked: the program was over but these threads were still waiting "
+                "and nothing will ever wake them (a lost wakeup, a missing release/notify, or a "
+                "missing join's counterpart).\n"
+            )
+        if cycle:
+            msg += "The wait-for cycle:\n    " + "\n -> ".join(cycle) + "\n -> back to the first\nWho waits where:\n"
+        self._end(Failure(kind, msg + "\n".join(lines), blocked=blocked))
+
+    def _cycle(self) -> list[str]:
+        """Threads waiting for a lock held by a thread waiting for a lock held by ... itself."""
+
+        def holder(t):
+            if t.waiting and isinstance(t.waiting[1], (Lock, RLock)):
+                return t.waiting[1]._holder
+            return None
+
+        for start in self.threads:
+            seen = []
+            t = start
+            while t is not None and t not in seen and not t.done:
+                seen.append(t)
+                t = holder(t)
+            if t is not None and t in seen:
+                cyc = seen[seen.index(t) :]
+                out = []
+                for s in cyc:
+                    lk = s.waiting[1]
+                    out.append(
+                        f"{s.name} (at {self._where(s)}) waits for {lk._label()} held by "
+                        f"{lk._holder.name} since {lk._where or '?'}"
+                    )
+                return out
+        return []
+
+    # ---- where are we: your lines ----------------------------------------------------------
+    def _student_frame(self, frame):
+        while frame is not None and frame.f_code.co_filename not in self.traced:
+            frame = frame.f_back
+        return frame
+
+    def _where(self, t: _Sim) -> str:
+        frame = sys._current_frames().get(t.os_ident) if t.os_ident else None
+        f = self._student_frame(frame)
+        if f is None:
+            return "(not in your code)"
+        return _line_text(f.f_code.co_filename, f.f_lineno)
+
+    def _event(self, sim: _Sim, action: str, depth: int = 2, student=True) -> None:
+        f = self._student_frame(sys._getframe(depth)) if depth else None
+        if student and f is None:
+            return
+        line = f.f_lineno if f is not None else 0
+        text = linecache.getline(f.f_code.co_filename, line).strip() if f is not None else ""
+        self.events.append((sim.name, line, text, action))
+
+    # ---- tracing your code -----------------------------------------------------------------
+    def _global_trace(self, frame, event, arg):
+        if event != "call":
+            return None
+        if frame.f_code.co_filename not in self.traced:
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_filename in self.traced:
+                self._entered_library(caller, frame.f_code)
+            return None
+        table = _table(frame.f_code)
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        run = self
+
+        def local(frame, event, arg):
+            if event == "opcode":
+                run.opcodes += 1
+                info = table.get(frame.f_lasti)
+                if info is None:
+                    if run.opcodes > run.max_opcodes:
+                        run._fail_livelock(run.current)
+                    if run.record and run.current.pending is not None:
+                        run._flush_write(run.current)
+                    return local
+                run._visible(frame, info)
+            elif run.record and run.current.pending is not None:
+                run._flush_write(run.current)
+            return local
+
+        return local
+
+    def _entered_library(self, caller, code) -> None:
+        """Your code entered library code without a call instruction (an operator, a property, a
+        descriptor, an iterator): as for a call, unless our own models or the scenario."""
+        if code.co_filename in _TRUSTED_CODE or self.finished:
+            return
+        info = _table(caller.f_code).get(caller.f_lasti)
+        if info is not None and info[0] in _CALL_OPS:
+            return  # the call instruction was the point (or a harmless callee)
+        label = ("call", code.co_qualname)
+        real = self._racy_access(self.current, label, label, True)
+        if self.record and real:
+            self._event_at(self.current, caller, f"entered {code.co_qualname}")
+        self.point(real=real)
+
+    def _visible(self, frame, info) -> None:
+        """An instruction of your code that touches data: maybe a scheduling point."""
+        if self.finished:
+            sys.settrace(None)
+            _park()
+        me = self.current
+        if self.record and me.pending is not None:
+            self._flush_write(me)
+        op, name, base, key, text, verdict = info
+        if op in _CALL_OPS:
+            callee = _eval_chain(base, frame)  # every time: the same text may name another callee
+            if callee is not _MISSING and self._harmless_call(callee):
+                return
+            label = ("call", text)
+            real = self._racy_access(me, label, label, True)
+            if self.record and real:
+                self._event_at(me, frame, f"called {text}(...)")
+            self.point(real=real)
+            return
+        write = op.startswith(("STORE", "DELETE"))
+        if op in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
+            if verdict[0] is None or self.record:
+                if op == "LOAD_GLOBAL":
+                    v = frame.f_globals.get(name, _MISSING)
+                    if v is _MISSING:
+                        v = getattr(builtins, name, _MISSING)
+                else:
+                    v = frame.f_locals.get(name, _MISSING)
+                if verdict[0] is None:
+                    verdict[0] = self._boring(v) or (
+                        isinstance(v, _IMMUTABLE) and name not in _rebound(frame.f_code.co_filename)
+                    )
+            if verdict[0]:
+                return
+            if self.record:
+                self._event_at(me, frame, f"read {name} = {_short(v)}")
+        elif op == "LOAD_ATTR":
+            if verdict[0] is None or self.record:
+                obj = _eval_chain(base, frame)
+                v = _static_get(obj, name) if obj is not _MISSING else _MISSING
+                if verdict[0] is None:
+                    verdict[0] = v is not _MISSING and self._boring(v)
+            if verdict[0]:
+                return
+            if verdict[1] is None:
+                # reading a reference to a mutable container is how it gets mutated (append, pop,
+                # ...): for the lockset rule, count it as a write
+                verdict[1] = isinstance(v, _CONTAINERS)
+            write = verdict[1]
+            if self.record:
+                self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
+        elif op == "BINARY_SUBSCR":
+            if self.record:
+                v = self._subscr(base, key, frame)
+                self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
+        else:  # a write or a delete
+            if self.record:
+                me.pending = (frame, frame.f_lineno, op, name, base, key, text)
+        if op in _ATTR_OPS:
+            label = ("attr", name)
+            obj = _eval_chain(base, frame)
+            where = (id(obj), name) if obj is not _MISSING else label
+        elif op in _SUBSCR_OPS:
+            label = ("item", text.split("[")[0])
+            obj = _eval_chain(base, frame)
+            where = (id(obj), "[]") if obj is not _MISSING else label
+        else:
+            label = where = ("var", name)
+            obj = None
+        self.point(real=self._racy_access(me, where, label, write, obj))
+
+    def _racy_access(self, me: _Sim, where, label, write: bool, obj=None) -> bool:
+        """Eraser's lockset rule: is ``label`` shared, written, and not always under one lock?
+
+        Accesses to such locations are scheduling points; the others need none (a switch at the
+        lock operations around them is just as good), which keeps the search small."""
+        if self.all_points:
+            return True
+        # ``where`` is the location in this run (the object and attribute), ``label`` its name
+        # across runs (the attribute): one racy instance makes every access by that name a point.
+        st = self.loc_state.get(where)
+        if st is None:
+            # exclusive to its first thread; holding ``obj`` keeps its id from being reused
+            self.loc_state[where] = [me.index, write, None, obj]
+        elif st[0] == me.index:
+            st[1] = st[1] or write
+        else:
+            if st[0] >= 0:  # a second thread: now shared
+                st[0], st[1], st[2] = -1, write, frozenset(me.held)
+            else:
+                st[1] = st[1] or write
+                st[2] = st[2] & me.held
+            if st[1] and not st[2] and label not in self.racy:
+                self.racy.add(label)
+                self.new_racy.add(label)
+        return label in self.racy
+
+    def _subscr(self, base, key, frame):
+        c = _eval_chain(base, frame)
+        k = _eval_chain(key, frame)
+        if c is _MISSING or k is _MISSING or type(c) not in (list, dict, tuple, collections.deque):
+            return _MISSING
+        try:
+            return c[k]
+        except Exception:
+            return _MISSING
+
+    def _flush_write(self, me: _Sim) -> None:
+        frame, line, op, name, base, key, text = me.pending
+        me.pending = None
+        if op.startswith("DELETE"):
+            self._event_at(me, frame, f"deleted {text}", line)
+            return
+        if op == "STORE_GLOBAL":
+            v = frame.f_globals.get(name, _MISSING)
+        elif op == "STORE_DEREF":
+            v = frame.f_locals.get(name, _MISSING)
+        elif op == "STORE_ATTR":
+            obj = _eval_chain(base, frame)
+            v = _static_get(obj, name) if obj is not _MISSING else _MISSING
+        else:
+            v = self._subscr(base, key, frame)
+        if v is not _MISSING and self._boring(v) and not isinstance(v, _Sync):
+            return  # rebinding a function or class: not worth a line
+        self._event_at(me, frame, f"wrote {text} = {_short(v)}" if v is not _MISSING else f"wrote {text}", line)
+
+    def _event_at(self, me, frame, action, line=None):
+        line = line or frame.f_lineno
+        self.events.append((me.name, line, linecache.getline(frame.f_code.co_filename, line).strip(), action))
+
+    def _harmless_call(self, f) -> bool:
+        """A callee whose effects we see anyway (your traced code, our models) or that has none."""
+        if id(f) in _HARMLESS_CALLS:
+            return True
+        fn = getattr(f, "__func__", f)  # a bound method: its function
+        if isinstance(fn, types.FunctionType):
+            where = fn.__code__.co_filename
+            return where in self.traced or where in _TRUSTED_CODE
+        if isinstance(f, type):  # making an object of your class or one of our models
+            return f.__module__ in _TRUSTED_MODULES or f.__module__ in self.student_modules
+        return False
+
+    def _boring(self, v) -> bool:
+        """Values whose reads cannot race: code, modules, locks, your objects' references."""
+        if isinstance(
+            v,
+            (
+                types.ModuleType,
+                type,
+                types.FunctionType,
+                types.BuiltinFunctionType,
+                types.MethodType,
+                _Sync,
+                Thread,
+                types.MethodWrapperType,
+                staticmethod,
+                classmethod,
+            ),
+        ):
+            return True
+        if v is _MISSING:
+            return False
+        return getattr(type(v), "__module__", None) in self.student_modules
+
+    def story_events(self, limit: int = 40) -> list:
+        """The rows of :meth:`story` as plain data (for the swimlane picture): [thread, line, text,
+        action], a skipped stretch as ["...", 0, "", "N more steps"]."""
+        ev = self.events
+        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9) :]
+        return [
+            ["...", 0, "", f"{len(ev) - limit + 1} more steps"]
+            if e is None
+            else [str(e[0]), int(e[1] or 0), str(e[2])[:60], str(e[3])[:80]]
+            for e in rows
+        ]
+
+    def story(self, limit: int = 40) -> str:
+        ev = self.events
+        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9) :]
+        out = []
+        for e in rows:
+            if e is None:
+                out.append(f"  ... {len(ev) - limit + 1} more steps ...")
+                continue
+            name, line, text, action = e
+            loc = f"line {line:<3} {text[:40]:<40}" if line else " " * 50
+            out.append(f"  {name:<5} {loc}  {action}")
+        return "\n".join(out)
+
+
+def _exc_where(e: BaseException, traced) -> str:
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in traced]
+    if not frames:
+        return "(not in your code)"
+    f = frames[-1]
+    return f"line {f.lineno}: {(f.line or '').strip()}"
