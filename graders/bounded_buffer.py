@@ -110,6 +110,23 @@ assert got.index("a") < got.index("b"), f"the consumer got {got}: a was put befo
 ''',
         hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE),
     ),
+    Scenario(
+        "capacity 2, two producers at once, then two gets",
+        '''
+buf = m.BoundedBuffer(2)
+def producer(x):
+    buf.put(x)
+threads = [threading.Thread(target=producer, args=(x,)) for x in ("a", "b")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert len(buf) == 2, f"two puts into a buffer of capacity 2 left {len(buf)} items in it"
+got = sorted([buf.get(), buf.get()], key=str)
+assert got == ["a", "b"], f"after two producers put a and b at once, two gets gave {got}: an item was lost"
+''',
+        hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE),
+    ),
 ]
 
 
@@ -127,6 +144,6 @@ def producer_consumer(answer):
 
 @grader.test(2)
 def many_waiters(answer):
-    """Two consumers with one producer, two producers with one consumer: no lost wakeup, no overflow,
-    no item twice, FIFO per producer."""
+    """Two consumers with one producer, two producers with one consumer, two producers at once into
+    room for both: no lost wakeup, no overflow, no item lost or twice, FIFO per producer."""
     explore(answer, MANY)

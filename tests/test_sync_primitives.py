@@ -156,6 +156,38 @@ def test_a_write_through_a_call_is_a_scheduling_point(write):
     assert "T1" in rep.failure.story and "T2" in rep.failure.story
 
 
+# The red team's unlocked counters (tests/redteam, graded there through nbgrader): each hides its
+# read-modify-write from the scheduler in another way; on the scheduler alone each must lose an update.
+HIDDEN_COUNTERS = [
+    "c_counter_setattr_write",
+    "c_counter_operator_trampoline",
+    "c_counter_len_list",
+    "c_counter_print_sink",
+    "c_counter_fake_func",
+]
+
+
+@pytest.mark.parametrize("name", HIDDEN_COUNTERS)
+def test_the_red_teams_hidden_counters_lose_an_update(name):
+    with open(os.path.join(ROOT, "tests", "redteam", name + ".py"), encoding="utf-8") as f:
+        source = f.read()
+    rep = sync_checks.run(source, sync_checks.COUNTER_WORKERS, **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok and rep.failure.kind == "check", rep
+
+
+def test_library_code_is_no_more_atomic_than_yours():
+    """collections.Counter.update is Python (a read, then a write): the scheduler watches it."""
+    source = (
+        "import collections\n\n\nclass SafeCounter:\n"
+        "    def __init__(self):\n        self.counts = collections.Counter()\n\n"
+        "    def increment(self):\n        self.counts.update(n=1)\n\n"
+        "    @property\n    def value(self):\n        return self.counts['n']\n"
+    )
+    rep = sync_checks.run(source, RACE, **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok and rep.failure.kind == "check", rep
+    assert "(in Counter.update)" in rep.failure.story  # told at the student's line, naming the library code
+
+
 LOCKED_SETATTR = """
 import threading
 

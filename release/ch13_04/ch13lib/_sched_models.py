@@ -431,6 +431,9 @@ class Thread:
         if run is None:
             raise RuntimeError("this simulated thread can only start inside a scheduled run")
         sim = run.new_sim(self)
+        parent = run.current  # what it did so far happens before the child; what it does next, not
+        sim.vc = {**parent.vc, sim.index: 0}
+        parent.vc[parent.index] += 1
         self._sim = sim
         self._run_of = run
         self._ident = 1000 + sim.index
@@ -458,6 +461,10 @@ class Thread:
             raise RuntimeError("cannot join current thread")
         sim = self._sim
         if run.block(lambda: sim.done, _deadline(run, timeout), (f"{sim.name} to finish (join)", self), point=True):
+            me = run.current  # everything the joined thread did happens before what we do next
+            for k, v in sim.vc.items():
+                if me.vc.get(k, -1) < v:
+                    me.vc[k] = v
             if run.record:
                 run._event(run.current, f"joined {sim.name}", depth=1)
 

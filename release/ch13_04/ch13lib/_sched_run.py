@@ -25,10 +25,14 @@ from ch13lib._sched_code import (
     _HARMLESS_CALLS,
     _IMMUTABLE,
     _MISSING,
+    _NAME_OPS,
+    _OPERATOR_OPS,
+    _PLAIN_TYPES,
     _SCHED_FILES,
     _SUBSCR_OPS,
     _TRUSTED_CODE,
     _TRUSTED_MODULES,
+    _chain_text,
     _eval_chain,
     _line_text,
     _rebound,
@@ -99,6 +103,8 @@ class _Sim:
         self.settling = False
         self.pending = None  # a write to report after it happened (story mode)
         self.held: set = set()  # labels of the locks it holds (for the lockset rule)
+        # a vector clock of thread starts and joins: what of each thread happened before us
+        self.vc: dict[int, int] = {index: 0}
 
     def enabled(self) -> bool:
         if self.done or not self.started:
@@ -486,12 +492,21 @@ class Run:
     def _global_trace(self, frame, event, arg):
         if event != "call":
             return None
-        if frame.f_code.co_filename not in self.traced:
+        code = frame.f_code
+        if code.co_filename not in self.traced:
+            # Library code is watched like yours when your code (or library code it called) runs
+            # it: a pure-Python read-modify-write (collections.Counter.update) is no more atomic
+            # than yours. Our models, the scenario and the trusted stdlib are not.
             caller = frame.f_back
-            if caller is not None and caller.f_code.co_filename in self.traced:
-                self._entered_library(caller, frame.f_code)
-            return None
-        table = _table(frame.f_code)
+            if caller is None or code.co_filename in _TRUSTED_CODE or self.finished:
+                return None
+            if code.co_filename.startswith("<frozen "):  # the import system: no data of yours
+                return None
+            if caller.f_code.co_filename in self.traced:
+                self._entered_library(caller, code)
+            elif not getattr(caller.f_trace, "watched", False):
+                return None
+        table = _table(code)
         frame.f_trace_opcodes = True
         frame.f_trace_lines = False
         run = self
@@ -511,6 +526,7 @@ class Run:
                 run._flush_write(run.current)
             return local
 
+        local.watched = True
         return local
 
     def _entered_library(self, caller, code) -> None:
@@ -523,7 +539,7 @@ class Run:
             return  # the call instruction was the point (or a harmless callee)
         label = ("call", code.co_qualname)
         real = self._racy_access(self.current, label, label, True)
-        if self.record and real:
+        if self.record and label in self.racy:
             self._event_at(self.current, caller, f"entered {code.co_qualname}")
         self.point(real=real)
 
@@ -536,17 +552,18 @@ class Run:
         if self.record and me.pending is not None:
             self._flush_write(me)
         op, name, base, key, text, verdict = info
+        if op in _OPERATOR_OPS:
+            self._operator(me, frame, name, base, text)
+            return
         if op in _CALL_OPS:
-            callee = _eval_chain(base, frame)  # every time: the same text may name another callee
-            if callee is not _MISSING and self._harmless_call(callee):
-                return
-            label = ("call", text)
-            real = self._racy_access(me, label, label, True)
-            if self.record and real:
-                self._event_at(me, frame, f"called {text}(...)")
-            self.point(real=real)
+            self._call(me, frame, base, name, text)
             return
         write = op.startswith(("STORE", "DELETE"))
+        mine = frame.f_code.co_filename in self.traced
+        if not mine and op in _NAME_OPS:
+            return  # a library's own globals and closures: its business, not your data
+        # library code your code ran is told only where it races (its every read would drown the story)
+        tell = self.record and mine
         if op in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF"):
             if verdict[0] is None or self.record:
                 if op == "LOAD_GLOBAL":
@@ -561,7 +578,7 @@ class Run:
                     )
             if verdict[0]:
                 return
-            if self.record:
+            if tell:
                 self._event_at(me, frame, f"read {name} = {_short(v)}")
         elif op == "LOAD_ATTR":
             if verdict[0] is None or self.record:
@@ -576,14 +593,14 @@ class Run:
                 # ...): for the lockset rule, count it as a write
                 verdict[1] = isinstance(v, _CONTAINERS)
             write = verdict[1]
-            if self.record:
+            if tell:
                 self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
         elif op == "BINARY_SUBSCR":
-            if self.record:
+            if tell:
                 v = self._subscr(base, key, frame)
                 self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
         else:  # a write or a delete
-            if self.record:
+            if tell:
                 me.pending = (frame, frame.f_lineno, op, name, base, key, text)
         if op in _ATTR_OPS:
             label = ("attr", name)
@@ -596,7 +613,12 @@ class Run:
         else:
             label = where = ("var", name)
             obj = None
-        self.point(real=self._racy_access(me, where, label, write, obj))
+        if not mine:  # the library's code names its accesses (its `self.data` is not yours)
+            label = (frame.f_code.co_qualname, *label)
+        real = self._racy_access(me, where, label, write, obj)
+        if self.record and not mine and label in self.racy:
+            self._event_at(me, frame, f"{'wrote' if write else 'read'} {text}")
+        self.point(real=real)
 
     def _racy_access(self, me: _Sim, where, label, write: bool, obj=None) -> bool:
         """Eraser's lockset rule: is ``label`` shared, written, and not always under one lock?
@@ -608,14 +630,30 @@ class Run:
         # ``where`` is the location in this run (the object and attribute), ``label`` its name
         # across runs (the attribute): one racy instance makes every access by that name a point.
         st = self.loc_state.get(where)
+        held = frozenset(me.held)
         if st is None:
-            # exclusive to its first thread; holding ``obj`` keeps its id from being reused
-            self.loc_state[where] = [me.index, write, None, obj]
+            # exclusive to its first thread; holding ``obj`` keeps its id from being reused; for
+            # its writes, the owner's clock at the last one and the locks held at every one
+            self.loc_state[where] = [
+                me.index,
+                write,
+                None,
+                obj,
+                me.vc[me.index] if write else None,
+                held if write else None,
+            ]
         elif st[0] == me.index:
             st[1] = st[1] or write
+            if write:
+                st[4], st[5] = me.vc[me.index], held if st[5] is None else st[5] & held
         else:
             if st[0] >= 0:  # a second thread: now shared
-                st[0], st[1], st[2] = -1, write, frozenset(me.held)
+                if st[4] is not None and me.vc.get(st[0], -1) < st[4]:
+                    # Eraser would call this a hand-over after initialisation, but the owner wrote
+                    # while this thread ran (no start or join orders them): shared and written
+                    st[0], st[1], st[2] = -1, True, st[5] & held
+                else:
+                    st[0], st[1], st[2] = -1, write, held
             else:
                 st[1] = st[1] or write
                 st[2] = st[2] & me.held
@@ -653,21 +691,87 @@ class Run:
             return  # rebinding a function or class: not worth a line
         self._event_at(me, frame, f"wrote {text} = {_short(v)}" if v is not _MISSING else f"wrote {text}", line)
 
+    def _call(self, me: _Sim, frame, func_chain, arg_chains, text) -> None:
+        """A call: Python code is watched inside; a harmless builtin reads the containers it is
+        given; any other callee may change its receiver and the containers it is given, and
+        whatever else it reaches (the call itself is an access, named by its text)."""
+        callee = _eval_chain(func_chain, frame)  # every time: the same text may name another callee
+        kind = self._callee(callee, arg_chains, frame) if callee is not _MISSING else None
+        if kind == "python":
+            return
+        chains = list(arg_chains or ())
+        if kind is None and func_chain is not None and len(func_chain) > 1:
+            chains.append(func_chain[:-1])  # the receiver of a method
+        accesses = []
+        for c in chains:
+            v = _eval_chain(c, frame)
+            if v is not _MISSING and isinstance(v, _CONTAINERS):
+                accesses.append((v, c, kind is None))
+        if kind is None:
+            accesses.append((None, ("call", text), True))
+        self._touch(me, frame, accesses, f"called {text}(...)")
+
+    def _operator(self, me: _Sim, frame, inplace, chains, text) -> None:
+        """An operator: a write of its operand when it changes a mutable one in place, or when an
+        operand is no builtin value (its dunder may be anything, a C method included); a read of
+        a builtin container it looks into (``x in items``, ``items == []``)."""
+        accesses = []
+        for i, c in enumerate(chains):
+            v = _eval_chain(c, frame)
+            if v is _MISSING:
+                continue
+            if inplace and i == 0:
+                if not isinstance(v, _IMMUTABLE):  # an immutable target is rebound: its STORE is the access
+                    accesses.append((v, c, True))
+            elif type(v) not in _PLAIN_TYPES:
+                accesses.append((v, c, True))
+            elif isinstance(v, _CONTAINERS):
+                accesses.append((v, c, False))
+        self._touch(me, frame, accesses, f"changed {text} in place" if inplace else f"ran {text}")
+
+    def _touch(self, me: _Sim, frame, accesses, told: str) -> None:
+        """One potential scheduling point for these accesses: (object, its chain, write); an object
+        of None is a call's own location, its chain ("call", text)."""
+        if not accesses:
+            return
+        real = tell = False
+        for obj, chain, write in accesses:
+            if obj is None:
+                label = where = chain
+            else:
+                label, where = ("item", _chain_text(chain)), (id(obj), "[]")
+            real = self._racy_access(me, where, label, write, obj) or real
+            tell = tell or label in self.racy  # racy, not merely replayed as a point
+        if self.record and tell:
+            self._event_at(me, frame, told)
+        self.point(real=real)
+
     def _event_at(self, me, frame, action, line=None):
+        if frame.f_code.co_filename not in self.traced:  # library code your code ran: told at your line
+            inner = frame.f_code.co_qualname
+            frame, line = self._student_frame(frame), None
+            if frame is None:
+                return
+            action = f"{action} (in {inner})"
         line = line or frame.f_lineno
         self.events.append((me.name, line, linecache.getline(frame.f_code.co_filename, line).strip(), action))
 
-    def _harmless_call(self, f) -> bool:
-        """A callee whose effects we see anyway (your traced code, our models) or that has none."""
+    def _callee(self, f, arg_chains, frame) -> str | None:
+        """ "python": Python code (yours and the library's are watched inside, our models and the
+        trusted stdlib are points of their own), your classes and our models; "builtin": one of
+        _HARMLESS_CALLS given builtin values only; None: anything else."""
         if id(f) in _HARMLESS_CALLS:
-            return True
-        fn = getattr(f, "__func__", f)  # a bound method: its function
-        if isinstance(fn, types.FunctionType):
-            where = fn.__code__.co_filename
-            return where in self.traced or where in _TRUSTED_CODE
-        if isinstance(f, type):  # making an object of your class or one of our models
-            return f.__module__ in _TRUSTED_MODULES or f.__module__ in self.student_modules
-        return False
+            if arg_chains is None:
+                return None
+            values = [_eval_chain(c, frame) for c in arg_chains]
+            return "builtin" if all(v is not _MISSING and type(v) in _PLAIN_TYPES for v in values) else None
+        if type(f) is types.MethodType:  # exactly: anything can claim a __func__
+            f = f.__func__
+        if type(f) is types.FunctionType:
+            return "python"
+        if isinstance(f, type) and (f.__module__ in _TRUSTED_MODULES or f.__module__ in self.student_modules):
+            return "python"  # making an object of your class or one of our models
+        return None
 
     def _boring(self, v) -> bool:
         """Values whose reads cannot race: code, modules, locks, your objects' references."""

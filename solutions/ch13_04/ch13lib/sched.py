@@ -330,7 +330,8 @@ def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
     prefix = [d[2] for d in found.decisions]
     rec = _one(main, prefix, traced, check, None, record=True, racy=frozenset(found.racy - found.new_racy), **opts)
     steps = rec.trace
-    story_run = _one(main, (), traced, check, None, record=True, follow=steps, **opts)
+    # with the racy locations known, the story tells the calls and the library code that raced
+    story_run = _one(main, (), traced, check, None, record=True, follow=steps, racy=frozenset(found.racy), **opts)
     failure = story_run.failure or rec.failure or found.failure
     failure.schedule = format_schedule(story_run.trace if story_run.failure else steps)
     failure.preemptions = _preemptions(found.decisions)

@@ -43,10 +43,36 @@ _NAME_OPS = {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_DEREF", "STOR
 # your own traced code, one of our models or a builtin that touches no shared data, the call is an
 # access to an unknown location, named by the callee's text, for the lockset rule.
 _CALL_OPS = {"CALL", "CALL_FUNCTION_EX"}
-_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS | _CALL_OPS
-# Calls that cannot reach shared state (no callable argument, no container they mutate), kept as
-# few as honest threads need: everything else is a scheduling point where it is racy.
-_HARMLESS_CALLS = frozenset(map(id, (len, range, isinstance, print, abs, id, repr)))
+# An operator changes a mutable operand in place (``items += [x]``, ``ticks *= 0`` on a list) with
+# no STORE in sight, and on an object of your class it runs whatever its dunder holds (a C method
+# such as ``list.append`` runs no Python frame): both are writes of that operand.
+_OPERATOR_OPS = {"BINARY_OP", "COMPARE_OP", "CONTAINS_OP"}
+_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS | _CALL_OPS | _OPERATOR_OPS
+# Builtins that touch no shared data and run no code of their own choosing — when every argument
+# is a value of a builtin type (an object of your class could hold a C method in ``__len__``,
+# ``__index__``, ``__repr__``...). Kept as few as honest threads need: any other call is a
+# scheduling point where it is racy.
+_HARMLESS_CALLS = frozenset(map(id, (len, range, isinstance, abs, id, repr, super)))
+_PLAIN_TYPES = frozenset(
+    (
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        bool,
+        type(None),
+        tuple,
+        frozenset,
+        range,
+        list,
+        dict,
+        set,
+        collections.deque,
+        bytearray,
+        type,
+    )
+)
 # Code whose calls are no points: our models, the scenario, and the stdlib's thread-safe queues and
 # executors, whose own locking is trusted as at every synchronisation call they make (_user_call).
 _STDLIB_TRUSTED = (_queue_mod, _cf_thread, _cf_base)
@@ -69,6 +95,13 @@ def _chain(node):
     return None
 
 
+def _chain_text(chain) -> str:
+    """The source text of a chain: ('self', 'a') -> 'self.a'."""
+    if chain is None:
+        return "?"
+    return repr(chain[1]) if chain[0] == "=" else ".".join(chain)
+
+
 def _spans(filename: str) -> dict:
     text = "".join(linecache.getlines(filename))
     spans = _ast_cache.get(text)
@@ -80,7 +113,7 @@ def _spans(filename: str) -> dict:
             tree = None
         if tree is not None:
             for node in ast.walk(tree):
-                if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+                if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.AugAssign, ast.BinOp, ast.Compare)):
                     spans[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
         _ast_cache[text] = spans
     return spans
@@ -106,7 +139,32 @@ def _table(code) -> dict:
         elif ins.opname in _CALL_OPS:
             if not isinstance(node, ast.Call):
                 continue  # a call no expression makes (a with block's __exit__): see _entered_library
-            table[ins.offset] = (ins.opname, None, _chain(node.func), None, ast.unparse(node.func), [None, None])
+            # name: the arguments' chains (None for one that is no chain), for the harmless builtins
+            args = None if node.keywords or any(isinstance(a, ast.Starred) for a in node.args) else node.args
+            chains = tuple(_chain(a) for a in args) if args is not None else None
+            table[ins.offset] = (ins.opname, chains, _chain(node.func), None, ast.unparse(node.func), [None, None])
+        elif ins.opname in _OPERATOR_OPS:
+            if isinstance(node, ast.AugAssign):  # in place: the target is written
+                table[ins.offset] = (
+                    ins.opname,
+                    "inplace",
+                    (_chain(node.target), _chain(node.value)),
+                    None,
+                    ast.unparse(node.target),
+                    [None, None],
+                )
+            elif isinstance(node, ast.BinOp):
+                table[ins.offset] = (
+                    ins.opname,
+                    None,
+                    (_chain(node.left), _chain(node.right)),
+                    None,
+                    text,
+                    [None, None],
+                )
+            elif isinstance(node, ast.Compare):
+                chains = tuple(_chain(n) for n in (node.left, *node.comparators))
+                table[ins.offset] = (ins.opname, None, chains, None, text, [None, None])
         elif ins.opname in _SUBSCR_OPS:
             base = key = None
             if isinstance(node, ast.Subscript):
