@@ -769,6 +769,29 @@ assert sorted(got) == ["u", "v"], f"the two get() calls returned {got}, expected
             ),
         ),
     ),
+    Scenario(
+        "capacity 2, two producers at once, then two gets",
+        '''
+buf = m.BoundedBuffer(2)
+def producer(x):
+    buf.put(x)
+threads = [threading.Thread(target=producer, args=(x,)) for x in ("a", "b")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert len(buf) == 2, f"two puts into a buffer of capacity 2 left {len(buf)} items in it"
+got = sorted([buf.get(), buf.get()], key=str)
+assert got == ["a", "b"], f"after two producers put a and b at once, two gets gave {got}: an item was lost"
+''',
+        hints=(
+            (
+                "check",
+                "Two producers with room for both must not write the same slot: the index (or the "
+                "list) they both change needs the lock, even when semaphores count the free slots.",
+            ),
+        ),
+    ),
 ]
 
 _BOTH_LOCKS = (
