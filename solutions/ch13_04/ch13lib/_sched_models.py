@@ -423,6 +423,16 @@ class Thread:
         self._sim: _Sim | None = None
         self._run_of: Run | None = None
         self._ident = None
+        run = _run_now()
+        # A hash by order of creation in the run, not by address: the stdlib keeps threads in sets
+        # (ThreadPoolExecutor joins them in set order), and an address differs from run to run.
+        self._hash = 0
+        if run is not None:
+            run.made_threads += 1
+            self._hash = run.made_threads
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def start(self) -> None:
         run = _run_now()

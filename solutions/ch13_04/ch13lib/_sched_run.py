@@ -208,6 +208,7 @@ class Run:
         self.result = None
         self.sync_count = collections.Counter()
         self.spawned = 0
+        self.made_threads = 0  # Thread objects made in this run (their hash)
 
     # ---- threads -------------------------------------------------------------------------
     def new_sim(self, thread_obj, name=None) -> _Sim:
