@@ -10,7 +10,8 @@ retry loops that never make progress (a step budget).
 
 from ch13lib import sync_checks as sc
 from ch13lib.sync_checks import Scenario
-from graders.api import Fail, Grader
+from graders import _sync
+from graders.api import Grader
 
 grader = Grader("bank_transfer", timeout_s=120, harness=("ch13lib.sync_checks",))
 OBJ = "transfer"
@@ -18,13 +19,8 @@ OBJ = "transfer"
 BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=10, seed=23)
 
 
-def explore(answer, scenarios, **budget) -> None:
-    """Explore each scenario in the subject (sync_checks.explore_cell, plain data back); the first
-    failing schedule, found and told beside the cell, fails the test."""
-    for s in scenarios:
-        rep = answer.run(sc.explore_cell, s, OBJ, **(budget or BUDGET))
-        if not rep["ok"]:
-            raise Fail(rep["message"], rep["example"], sc.picture(rep))
+def explore(answer, scenarios) -> None:
+    _sync.explore(answer, scenarios, OBJ, BUDGET)
 
 
 SEQUENTIAL = [

@@ -8,6 +8,7 @@ default schedule (delay bounding, close to CHESS's preemption bounding) is tried
 
 from ch13lib import sync_checks as sc
 from ch13lib.sync_checks import Scenario
+from graders import _sync
 from graders.api import Fail, Grader
 
 grader = Grader("counter", timeout_s=120, harness=("ch13lib.sync_checks",))
@@ -18,18 +19,8 @@ BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=10, seed=1
 RACE = sc.public_scenario("two threads, two increments each")
 
 
-def explore_one(answer, scenario, obj_name="SafeCounter", **budget) -> dict:
-    """Explore ``scenario`` in the subject (sync_checks.explore_cell); its report as plain data.
-    A failing schedule (found and told beside the cell) fails the test."""
-    rep = answer.run(sc.explore_cell, scenario, obj_name, **(budget or BUDGET))
-    if not rep["ok"]:
-        raise Fail(rep["message"], rep["example"], sc.picture(rep))
-    return rep
-
-
-def explore(answer, scenarios, obj_name="SafeCounter", **budget) -> None:
-    for s in scenarios:
-        explore_one(answer, s, obj_name, **budget)
+def explore(answer, scenarios, obj_name="SafeCounter", **budget) -> dict | None:
+    return _sync.explore(answer, scenarios, obj_name, budget or BUDGET)
 
 
 SEQUENTIAL = [
@@ -126,7 +117,7 @@ def count_with_threads(answer):
     """count_with_threads starts the workers on one counter, joins them all, returns n*k."""
     explore(answer, [spy_scenario(2, 2), spy_scenario(3, 1), spy_scenario(1, 3)], "count_with_threads")
     # in the default schedule (no deviation), every requested worker is started
-    rep = explore_one(answer, FIRST_SCHEDULE, "count_with_threads", max_preemptions=0, max_schedules=1)
+    rep = explore(answer, [FIRST_SCHEDULE], "count_with_threads", max_preemptions=0, max_schedules=1)
     if rep["threads"] < 3:
         raise Fail(
             f"scenario '{FIRST_SCHEDULE.name}': count_with_threads(3, 1) started {rep['threads']} "
