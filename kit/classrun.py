@@ -26,6 +26,7 @@ import time
 
 from kit import ASSIGNMENT, ROOT, judges
 from kit.course import Course, nbgrader_env
+from kit.grading import judge_env
 from kit.jobs import job_pids, job_rss, kill_job, new_token
 from kit.launch import run_nbgrader
 from kit.preflight import UNGRADABLE, check_submission, release_folder
@@ -95,7 +96,7 @@ def _autograde(course: Course, student: str, notebook: str | None, timeout: floa
             env=env,
             timeout=timeout,
             on_start=lambda pid: setattr(sampler, "pid", pid),
-            zygotes=judges.share(nbgrader_env()),  # one pair for the whole class (kit/judges.py)
+            zygotes=judges.share(judge_env(nbgrader_env())),  # one pair for the whole class (kit/judges.py)
         )
         ok = done.returncode == 0
         err = "" if ok else f"autograde stopped after {timeout:g} s" if done.timed_out else _first_error(done.log)

@@ -189,8 +189,16 @@ def warm(grade_ids, launch: Judges | None = None) -> None:
     judges.warm(grade_ids, env=_env(""), subjects=heavy, fork=launch.launch == "fork")
 
 
-def _env(token: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NBGRADER_", "JPY_", "JUPYTER"))}
+def judge_env(base: dict | None = None) -> dict:
+    """The environment judges (and their zygotes) start from, ``base`` (default: ours) made a
+    grading's: a fixed hash seed, one OpenMP thread (a zygote that imported torch with more would
+    have threads, and refuse to fork), no Jupyter variables."""
+    return _env("", base)
+
+
+def _env(token: str, base: dict | None = None) -> dict:
+    base = os.environ if base is None else base
+    env = {k: v for k, v in base.items() if not k.startswith(("NBGRADER_", "JPY_", "JUPYTER"))}
     env.update(
         PYTHONPATH=ROOT,
         PYTHONHASHSEED="0",

@@ -46,7 +46,8 @@ def _zygote_env(env: dict) -> dict:
     """The judges' environment, minus what is each job's own; plus the CUDA simulator, which
     graders/__main__.py turns on for a judge without ``--gpu`` (numba reads it once, at its import)."""
     base = {k: v for k, v in env.items() if k not in ("CH13_JOB", "TMPDIR")}
-    return {**base, "NUMBA_ENABLE_CUDASIM": "1"}
+    # one OpenMP thread: a zygote that imported torch with more has threads, and refuses to fork
+    return {**base, "NUMBA_ENABLE_CUDASIM": "1", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
 
 def _subjects_env(env: dict) -> dict:
@@ -103,9 +104,10 @@ def _connect(env: dict) -> socket.socket | None:
 
 
 def share(env: dict) -> tuple | None:
-    """Both zygotes' sockets (started now if need be), for processes this one starts to
-    :func:`adopt`: the class runner's students then share one pair of zygotes instead of each
-    importing the graders and harnesses again. None when judges are exec'd."""
+    """Both zygotes' sockets (started now if need be, with ``env``: kit.grading.judge_env's),
+    for processes this one starts to :func:`adopt`: the class runner's students then share one
+    pair of zygotes instead of each importing the graders and harnesses again. None when judges
+    are exec'd."""
     if not _enabled(False, None):
         return None
     ctl = _connect(env)

@@ -12,7 +12,7 @@ import pytest
 
 from kit import judges
 from kit.answers import reference
-from kit.grading import grade_cell
+from kit.grading import grade_cell, judge_env
 from kit.jobs import job_pids, kill_job, new_token
 
 WRONG = """
@@ -81,7 +81,7 @@ def test_a_shared_zygote_ends_one_students_judges_only(tmp_path):
     autograde ends, its judges still running are killed, the other student's are not."""
     answer = tmp_path / "answer.py"
     answer.write_text(HANG)
-    assert judges.share(dict(os.environ)) is not None
+    assert judges.share(judge_env()) is not None
     started = {}
     for student in ("ada", "ben"):
         token = new_token()
@@ -100,6 +100,34 @@ def test_a_shared_zygote_ends_one_students_judges_only(tmp_path):
     for _, token in started.values():
         kill_job(token)  # their subjects, found by their tokens
         assert job_pids(token) == []
+
+
+def _adopt_and_grade(zygotes, out: str) -> None:
+    """In a process started as the class runner starts a student's nbgrader (kit/launch.py)."""
+    judges.adopt(zygotes)
+    verdict = grade_cell("counter", reference("counter"), sandbox=False)
+    with open(out, "w") as f:
+        f.write(f"{verdict.score} {judges._broken}")
+
+
+def test_a_students_process_forks_its_judges_from_the_class_zygote(tmp_path, monkeypatch):
+    """The class runner's environment (nbgrader's, not a grading's) must still give a zygote that
+    forks: one that imported torch with several OpenMP threads refused every fork, silently."""
+    from kit import launch
+    from kit.course import nbgrader_env
+
+    for name, fresh in (("_ctl", None), ("_subjects", None), ("_broken", False)):
+        monkeypatch.setattr(judges, name, fresh)  # a zygote pair of its own, started here
+    zygotes = judges.share(nbgrader_env())
+    judges.warm(["all_reduce", "counter"], env=nbgrader_env(), subjects=True)  # torch, in both
+    out = tmp_path / "out"
+    proc = launch._Process(target=_adopt_and_grade, args=(zygotes, str(out)))
+    proc.start()
+    proc.join(120)
+    for sock in zygotes:
+        if sock is not None:
+            sock.close()  # ends that pair
+    assert out.read_text() == "10.0 False"  # full marks, and no judge fell back to exec
 
 
 def test_warming_imports_graders_without_grading(tmp_path):
