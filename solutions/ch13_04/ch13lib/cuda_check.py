@@ -431,15 +431,9 @@ def check_vec_add_launch(
     want_blocks = blocks if blocks is not None else -(-n // tpb)
     if n == 0 and not launches:
         return (0,)  # nothing to do: not launching at all is right
-    if not launches:
-        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    if len(launches) > 1:
-        raise CheckFailed(
-            f"{launcher} launched {kernel_name} {len(launches)} times for n={n}: launch it once, "
-            f"with enough blocks for every element" + _replay(call)
-        )
-    g, bd = launches[0]["griddim"], launches[0]["blockdim"]
-    raw_g, raw_b = launches[0]["raw"]
+    g, bd, raw_g, raw_b = _one_launch(
+        launches, kernel_name, launcher, call, f" for n={n}", "with enough blocks for every element"
+    )
     if g is None:
         zero = ""
         if n == 0:
@@ -657,6 +651,20 @@ def _mm_call(m, k, n, launcher="launch_tiled_matmul"):
     return f"A, B = mat_inputs({m}, {k}, {n}); {launcher}(A, B)"
 
 
+def _one_launch(launches, kernel_name, launcher, call, where: str, how: str) -> tuple:
+    """The one launch a launcher must make: (griddim, blockdim, and both as the cell wrote them);
+    no launch or several fail with their message (``where``: " for n=...", ``how``: what one
+    launch must cover)."""
+    if not launches:
+        raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
+    if len(launches) > 1:
+        raise CheckFailed(
+            f"{launcher} launched {kernel_name} {len(launches)} times{where}: launch it once, {how}" + _replay(call)
+        )
+    raw_g, raw_b = launches[0]["raw"]
+    return launches[0]["griddim"], launches[0]["blockdim"], raw_g, raw_b
+
+
 def check_matmul_launch(
     ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
 ) -> tuple:
@@ -670,13 +678,7 @@ def check_matmul_launch(
         if m == 0 or n == 0:
             return ()
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    if len(launches) > 1:
-        raise CheckFailed(
-            f"{launcher} launched {kernel_name} {len(launches)} times: launch it once, "
-            f"with a 2-D grid of tiles" + _replay(call)
-        )
-    g, bd = launches[0]["griddim"], launches[0]["blockdim"]
-    raw_g, raw_b = launches[0]["raw"]
+    g, bd, raw_g, raw_b = _one_launch(launches, kernel_name, launcher, call, "", "with a 2-D grid of tiles")
     if g is None:
         raise CheckFailed(
             f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
