@@ -22,8 +22,12 @@ $(STAMP): pyproject.toml
 demo: setup            ## generate -> autograde -> feedback -> export on the demo class, then a score table
 	$(PY) -m kit.demo
 
+# Two pytest workers, a test file each at a time (module fixtures stay in one process): the serial
+# `nbgrader autograde` runs of one file overlap the grading pools of another (2 cores: 67 % -> 97 % busy).
+TEST_WORKERS ?= 2
+
 test: setup e2e-deps lint   ## the kit's whole test suite (browser tests required when chromium is here)
-	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q --durations=15
+	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 e2e-deps:              ## Debian's chromium and a CJK font for the browser tests (root; otherwise they skip)
 	@if [ -x /usr/bin/chromium ] && [ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ]; then :; \
@@ -38,7 +42,7 @@ lint: setup            ## ruff: the formatter and a small rule set (pyproject.to
 	$(VENV)/bin/ruff check .
 
 test-fast: setup       ## everything but the slow nbgrader round trips
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 release: setup         ## regenerate release/ and solutions/ from source/ (commit the result)
 	$(PY) -m kit.release

@@ -1,10 +1,13 @@
 """What the all-reduce graders share (all_reduce, rs_ag_all_reduce): cases, and the checks.
 
-The judge never runs the answer: the subject (kit/subject.py) runs it on the simulated process
-group (ch13lib.collective_cases.observe_sim) or starts a real torch.distributed world for it
-(ch13lib.collective_launch.launch_cell), and sends back each rank's tensor and the traffic as
-plain data. Here the inputs are regenerated from the Case (make_inputs is deterministic) and the
-verdict is reached: the exact sums (verdict), a ring's traffic (traffic_problem).
+The judge never runs the answer. The subject runs it on the simulated process group, its ranks
+threads (ch13lib.collective_cases.observe_sim), except for the bandwidth test: there each rank is a
+subject of its own (kit/subject.py running ch13lib.collective_cases.rank_sim) and this judge is the
+world's broker, which relays every message and counts the traffic itself
+(ch13lib.procgroup.SimWorld.run_remote). On a real torch.distributed world the subject starts the ranks
+(ch13lib.collective_launch.launch_cell) and sends back each rank's tensor as plain data. Here the
+inputs are regenerated from the Case (make_inputs is deterministic) and the verdict is reached:
+the exact sums (verdict), a ring's traffic (traffic_problem).
 
 A private module (its name starts with "_"): not a grade_id of its own.
 """
@@ -15,10 +18,11 @@ import types
 import torch
 from hypothesis import strategies as st
 
-from ch13lib.collective_cases import Case, make_inputs, observe_sim, traffic_problem, verdict
+from ch13lib.collective_cases import Case, make_inputs, observe_sim, traffic_problem, uneven_note, verdict
 from ch13lib.collective_launch import launch_cell
+from ch13lib.procgroup import CommError, RankError, RemoteRankRaised, SimWorld
 from graders.api import Answer, Fail, _flagged
-from kit.judge import Raised
+from kit.judge import Raised, Stalled
 
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
 HARNESS = ("ch13lib.collective_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
@@ -66,9 +70,13 @@ def require(answer: Answer, fn_name: str) -> None:
     answer.require(fn_name, what=f"the contract needs a function `{fn_name}(tensor, comm)`")
 
 
-def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
-    """The subject's run of the answer on ``case``: (each rank's tensor after the call, elements sent,
-    the messages for the picture of a failure)."""
+RANK_SIM = "ch13lib.collective_cases:rank_sim"
+STEP_S = 20.0  # CPU-seconds (or idle wall seconds) a rank may run between two comm calls
+
+
+def _observe_threads(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
+    """The subject's run of the answer on ``case``, its ranks threads of the cell's process: (each
+    rank's tensor after the call, elements sent, the messages for the picture of a failure)."""
     try:
         seen = answer.run(observe_sim, case, api=api, device=device, fn_name=fn_name)
     except Raised as e:
@@ -89,11 +97,66 @@ def _observe(answer: Answer, case: Case, *, api: str, device: str, fn_name: str)
     return outputs, sent, seen.get("messages")
 
 
+def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
+    """The answer on ``case``'s simulated world, each rank in a subject process of its own and this
+    judge the world's broker (ch13lib.procgroup.SimWorld.run_remote): what it returns is (each
+    rank's tensor after the call, the elements each rank sent, the messages for the picture of a
+    failure). The traffic and every message are observed here: ranks share no memory, so data
+    cannot move between them but through the broker, and nothing of the world is in their reach."""
+    world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed, guard_s=3 * STEP_S)
+    kwargs = {"api": api, "device": device, "fn_name": fn_name}
+    talks = [
+        s.converse(RANK_SIM, [case, r], kwargs, step_s=STEP_S) for r, s in enumerate(answer.siblings(case.world_size))
+    ]
+    replay = f"Replay: {case.replay(fn_name)}"
+
+    def finish(r: int, reply):
+        _flagged(reply)  # refused or tampered on rank r: not graded
+        value = reply.value
+        if type(value) is dict and type(value.get("raised")) is str:
+            raise RemoteRankRaised(value["raised"])
+        return value
+
+    try:
+        values = world.run_remote(talks, finish, p2p=api == "p2p", collectives=api == "collectives")
+    except RankError as e:
+        for reply in world.finals:  # a rank flagged before the world failed: that is the verdict
+            if reply is not None and (reply.refused or reply.tampered):
+                _flagged(reply)
+        exc = e.exc
+        if isinstance(exc, Fail):
+            raise exc from None
+        if isinstance(exc, Stalled):
+            raise Fail(
+                f"{case.label()}: no progress for {STEP_S:g} s: rank {e.rank} runs without calling comm "
+                f"(an endless loop?)\n{replay}"
+            ) from None
+        if isinstance(exc, RemoteRankRaised):
+            raise Fail(
+                f"{case.label()}: rank {e.rank} raised an exception:\n{exc.text}{uneven_note(case)}\n{replay}"
+            ) from None
+        if isinstance(exc, Raised) and exc.from_harness and not exc.flagged:
+            raise Fail(exc.message) from None
+        raise exc from None  # Lost, Raised (the stub's NotImplementedError): the test's runner says it
+    except CommError as e:  # a deadlock, misuse of comm
+        raise Fail(f"{case.label()}: {e}\n{replay}") from None
+    outputs = [v.get("output") if type(v) is dict else None for v in values]
+    if not all(isinstance(t, torch.Tensor) for t in outputs):
+        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+    return outputs, [int(t.sent_elements) for t in world.traffic], world.sends[:2000]
+
+
 def sim_check(
     answer: Answer, case: Case, *, fn_name: str, device: str = "cpu", api: str = "p2p", bandwidth: bool = False
 ) -> None:
-    """Fail unless the answer gives the right sums (and, if asked, a ring's traffic) on ``case``."""
-    outputs, sent, messages = _observe(answer, case, api=api, device=device, fn_name=fn_name)
+    """Fail unless the answer gives the right sums (and, if asked, a ring's traffic) on ``case``.
+
+    A traffic check runs on a relayed world (each rank a process of its own, the traffic counted
+    here); the others on the subject's threads world, about twenty times cheaper per case under
+    load, whose sums a cell can forge only by moving data between ranks that are threads
+    (docs/sandbox.md, "What remains")."""
+    observe = _observe_relayed if bandwidth else _observe_threads
+    outputs, sent, messages = observe(answer, case, api=api, device=device, fn_name=fn_name)
     problem = verdict(case, make_inputs(case), outputs, fn_name)
     if problem:
         raise Fail(problem, picture=_ring(messages, case, problem))

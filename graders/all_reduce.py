@@ -1,10 +1,13 @@
 """Hidden grader of `all_reduce`: ``ring_all_reduce(tensor, comm)`` from point-to-point messages.
 
-The subject (kit/subject.py) runs the answer on the deterministic simulated process group
-(ch13lib.procgroup: ranks as threads, rendezvous sends, traffic counted per rank, deadlocks
-reported at once), then unchanged on a real gloo world of processes it starts as torchrun starts
-them (and NCCL when graded with ``--gpu``). Each run sends back every rank's tensor and the
-traffic; this judge regenerates the inputs and decides (graders/_collectives.py).
+The subject runs the answer on the deterministic simulated process group (ch13lib.procgroup:
+rendezvous sends, traffic counted per rank, deadlocks reported at once); for the bandwidth test each
+rank is a subject process of its own (kit/subject.py) and this judge is the world's broker: it
+relays every message and counts the traffic itself, so ranks can move data only as messages it
+sees (graders/_collectives.py says why only there). Then the answer runs unchanged
+on a real gloo world of processes the subject starts as torchrun starts them (and NCCL when graded
+with ``--gpu``), which sends back every rank's tensor; this judge regenerates the inputs and
+decides (graders/_collectives.py).
 """
 
 from hypothesis import given, settings

@@ -12,15 +12,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis._settings import local_settings
 
 from ch13lib import cell
 
 # Every test runs under these, set here in the judge: no profile that anything else loads can
-# weaken the search (derandomized, no example database on disk, no deadline).
+# weaken the search (derandomized, no example database on disk, no deadline). No "explain" phase:
+# after shrinking it runs a failing test up to 500 more times per argument, only to annotate the
+# example with "or any other generated value"; each run is a request to the subject.
 PINNED = settings(
     settings.get_profile("default"),
+    phases=[p for p in Phase if p is not Phase.explain],
     derandomize=True,
     database=None,
     deadline=None,
@@ -78,6 +81,14 @@ class Answer:
         self.subject = subject
         self.gpu = bool(subject.gpu)
         self.device = "gpu" if self.gpu else "cpu"
+
+    def siblings(self, n: int) -> list:
+        """``n`` more subjects of this cell, each its own process and sandbox (the ranks of a
+        simulated world whose broker is the judge: they share no memory). Started when first
+        asked, kept for the cell's later tests, closed with its subject."""
+        while len(self.subject.group) <= n:
+            self.subject.sibling().start()  # all at once: their sandboxes build side by side
+        return self.subject.group[1 : n + 1]
 
     def _ask(self, op: str, name: str | None = None, args=(), kwargs=None):
         reply = self.subject.request(op, name, args, kwargs)
@@ -204,6 +215,7 @@ def _raised_text(e) -> str:
 def run_test(t: Test, answer: Answer) -> Result:
     from kit.judge import Lost, Raised
 
+    answer.subject.new_test()  # a refusal in the last test ends that test only
     try:
         with local_settings(PINNED):  # the judge's own settings, whatever profile is loaded
             t.func(answer)

@@ -1,10 +1,10 @@
 """Hidden grader of `rs_ag_all_reduce`: an all-reduce made of reduce-scatter then all-gather.
 
 ``rs_ag_all_reduce(tensor, comm)`` may use only ``comm.reduce_scatter_tensor`` and
-``comm.all_gather_into_tensor`` (torch.distributed's names and argument order). The subject runs
-it on the simulated process group (sums for hypothesis-generated cases, a ring's traffic) and
-unchanged on a real gloo world it starts (NCCL too with ``--gpu``); this judge decides from the
-outputs and traffic sent back (graders/_collectives.py).
+``comm.all_gather_into_tensor`` (torch.distributed's names and argument order). It runs on the
+simulated process group (sums for hypothesis-generated cases; a ring's traffic, each rank then a
+subject process of its own and this judge the world's broker, counting it), and unchanged on a real
+gloo world the subject starts (NCCL too with ``--gpu``); this judge decides (graders/_collectives.py).
 """
 
 from hypothesis import given, settings

@@ -28,7 +28,7 @@ from __future__ import annotations
 import collections
 import random
 
-from hypothesis import Phase, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graders.api import Answer, Fail, Grader, check_property
@@ -38,8 +38,6 @@ HARNESS = "ch13lib.mapreduce_probe"
 GUARD_S = 20.0  # hang guard of a barrier wait (a parallel solution passes it in milliseconds)
 CORPUS_EXAMPLES = 15  # hypothesis corpora per property (each run may start actors: keep it bounded)
 MARK = "InjectedFault"  # in the message of every exception the probes raise (ch13lib.mapreduce_probe.MARK)
-# No "explain" phase: each Fail carries its own replayable example (the shrunk input).
-PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink]
 
 
 class WordCountGrader(Grader):
@@ -194,7 +192,7 @@ def map_and_reduce_functions(answer: Answer):
     _run(answer, "map_pairs", "a b")  # a stub's NotImplementedError surfaces as "not implemented yet"
     _run(answer, "reduce_once", "a", [1])
 
-    @settings(max_examples=150, phases=PHASES)
+    @settings(max_examples=150)
     @given(record=records_st)
     def prop_map(record):
         got = _run(answer, "map_pairs", record)
@@ -211,7 +209,7 @@ def map_and_reduce_functions(answer: Answer):
 
     check_property(prop_map)
 
-    @settings(max_examples=60, phases=PHASES)
+    @settings(max_examples=60)
     @given(key=st.sampled_from(POOL), values=st.lists(st.integers(0, 10**6), max_size=12))
     def prop_reduce(key, values):
         got = _run(answer, "reduce_once", key, values)
@@ -253,7 +251,7 @@ PARTITION_KEYS = [
     "naïve",
 ]
 PARTITION_NS = [1, 2, 3, 4, 7, 16]
-SEEDS = (1, 2, 3)
+SEEDS = (1, 2)  # with the grading process's own seed, three different salts (a third fresh process caught nothing more)
 
 
 @grader.test(3)
@@ -263,7 +261,7 @@ def partition_is_stable(answer: Answer):
     _contract(answer)
     _run(answer, "partition_table", ["a"], [2])  # a stub's NotImplementedError: "not implemented yet"
 
-    @settings(max_examples=100, phases=PHASES)
+    @settings(max_examples=100)
     @given(
         key=st.one_of(st.sampled_from(PARTITION_KEYS), st.text(st.characters(exclude_categories=("Cs",)))),
         n_reduce=st.integers(1, 16),
@@ -336,6 +334,8 @@ def _check_corpus(answer, records, n_map, n_reduce, value="one"):
     except Raised as e:
         if e.type == "NotImplementedError" or e.flagged:
             raise
+        if e.type == "RayDidNotStart" and e.from_harness:  # the machine's fault: say so, not "your code raised"
+            raise Fail(e.message) from None
         # the student's run_mapreduce crashed on this corpus
         first = (e.message.strip().splitlines() or [""])[0]
         raise Fail(f"run_mapreduce raised {e.type}: {first}", replay) from None
@@ -380,7 +380,7 @@ def run_mapreduce_counts(answer: Answer):
     for records, n_map, n_reduce in fixed:
         _check_corpus(answer, records, n_map, n_reduce)
 
-    @settings(max_examples=CORPUS_EXAMPLES, phases=PHASES)
+    @settings(max_examples=CORPUS_EXAMPLES)
     @given(records=corpora, extra_maps=st.integers(-11, 4), n_reduce=st.integers(1, 4))
     def prop(records, extra_maps, n_reduce):
         n_map = max(1, len(records) + extra_maps)

@@ -27,7 +27,7 @@ import time
 from kit import ASSIGNMENT, ROOT, judges
 from kit.course import Course, nbgrader_env
 from kit.grading import judge_env
-from kit.jobs import job_pids, job_rss, kill_job, new_token
+from kit.jobs import job_memory, job_pids, kill_job, new_token
 from kit.launch import run_nbgrader
 from kit.preflight import UNGRADABLE, check_submission, release_folder
 
@@ -64,10 +64,10 @@ def up_to_date(course: Course, student: str) -> bool:
 
 
 class _MemorySampler(threading.Thread):
-    """Samples the summed resident memory of one student's processes: the nbgrader process
+    """Samples the memory (kit.jobs.job_memory) of one student's processes: the nbgrader process
     (``pid``, once known) and every process of its job (kernel, graders, their children)."""
 
-    def __init__(self, token: str, interval_s: float = 0.25) -> None:
+    def __init__(self, token: str, interval_s: float = 1.0) -> None:  # a proportional read costs ~2 ms a process
         super().__init__(daemon=True)
         self.token, self.interval_s, self.peak = token, interval_s, 0
         self.pid: int | None = None
@@ -76,7 +76,7 @@ class _MemorySampler(threading.Thread):
     def run(self) -> None:
         while not self.done.wait(self.interval_s):
             pids = set(job_pids(self.token)) | ({self.pid} if self.pid else set())
-            self.peak = max(self.peak, job_rss(self.token, pids=list(pids)))
+            self.peak = max(self.peak, job_memory(self.token, pids=list(pids), settled_at=self.peak))
 
 
 def _autograde(course: Course, student: str, notebook: str | None, timeout: float, run: StudentRun) -> tuple[bool, str]:

@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 
 from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
@@ -134,10 +135,18 @@ class SafeExecute(Execute):
         "exhaust nbgrader's memory)",
     ).tag(config=True)
 
+    notebook_timeout = Integer(
+        0,
+        help="Per notebook, the last guard against a wedged kernel: past this many seconds the "
+        "kernel's whole job is killed and the outputs so far are kept (0: every code cell's "
+        "timeout plus the startup timeout, plus 60 s; no guard when cells have no timeout)",
+    ).tag(config=True)
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self._ch13_output: dict[int, int] = {}
+        self._ch13_expired = 0.0
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -163,15 +172,41 @@ class SafeExecute(Execute):
             return None
         return super().output(outs, msg, display_id, cell_index)
 
+    def _ch13_limit(self, nb) -> float:
+        if self.notebook_timeout > 0:
+            return float(self.notebook_timeout)
+        if self.timeout is None or self.timeout <= 0:
+            return 0.0
+        cells = sum(c.cell_type == "code" for c in nb.cells)
+        return cells * float(self.timeout) + float(self.startup_timeout) + 60.0
+
+    def _ch13_expire(self, limit: float) -> None:
+        """The notebook ran past its limit: kill the kernel's job. A kernel whose ZMQ sockets the
+        student's code wrote garbage into can flood the client with messages, and nbclient, which
+        only times a cell out when no message comes, then waits forever (the whole class's
+        autograde with it); with the kernel dead, nbclient sees it and raises DeadKernelError."""
+        km = getattr(self, "_ch13_km", None)
+        if isinstance(km, SandboxedKernelManager):
+            self._ch13_expired = limit
+            kill_job(km.ch13_job, km.ch13_uid)
+
     def preprocess(self, nb, resources, retry=None):
         self._ch13_output = {}
         self._ch13_km = None
+        self._ch13_expired = 0.0
         timing = _usage() if os.environ.get("CH13_TIMINGS") else None
+        limit = self._ch13_limit(nb)
+        guard = threading.Timer(limit, self._ch13_expire, (limit,)) if limit else None
+        if guard is not None:
+            guard.daemon = True
+            guard.start()
         try:
             return super().preprocess(nb, resources)
         except Exception as e:  # dead kernel, IOPub timeout, ...: keep the outputs so far
             km = getattr(self, "_ch13_km", None)
             memory = km.ch13_problem() if isinstance(km, SandboxedKernelManager) else ""
+            if self._ch13_expired and not memory:  # the watchdog's reason, when it had one, comes first
+                memory = f"the notebook ran past {self._ch13_expired:g} s: its kernel was stopped"
             why = (
                 f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
                 + (f"({memory})\n" if memory else "")
@@ -183,6 +218,8 @@ class SafeExecute(Execute):
                 first.setdefault("outputs", []).insert(0, new_output("stream", name="stdout", text="[kit] " + why))
             return nb, resources
         finally:
+            if guard is not None:
+                guard.cancel()
             if timing is not None:
                 _record(timing, resources, getattr(self, "_ch13_km", None))
 

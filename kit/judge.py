@@ -41,6 +41,14 @@ class Lost(Exception):
     """The subject could not answer: the message says why, in the student's terms."""
 
 
+class Stalled(Lost):
+    """A conversation's subject sent no message within its step's guard (Subject.converse)."""
+
+
+class Forged(Exception):
+    """An answer frame without the seal of the subject's key (kit.wire.seal): the cell wrote it."""
+
+
 @dataclasses.dataclass
 class Reply:
     value: object = None
@@ -119,14 +127,17 @@ class Subject:
         gpu: bool = False,
         course: str | None = None,
         sandbox_args: list[str] | None = None,
+        token: str | None = None,
     ) -> None:
         self.grade_id, self.source, self.harness = grade_id, source, list(harness)
         # kit.sandbox's limits (kit.config.Sandbox.sandbox_args, from the judge's command line);
         # None: kit.sandbox's own defaults
         self.sandbox_args = list(sandbox_args or [])
-        self.budget_s = budget_s  # CPU-seconds (and idle wall seconds) for the whole cell
+        # CPU-seconds (and idle wall seconds) for the whole cell, shared with its siblings (budget_s)
+        self._budget = [budget_s]
         self.sandbox, self.gpu, self.course = sandbox, gpu, course
-        self.token = os.environ.get("CH13_JOB") or secrets.token_hex(16)
+        self.token = token or os.environ.get("CH13_JOB") or secrets.token_hex(16)
+        self.group = [self]  # this subject and its siblings (one job: stopping one stops them all)
         self.uid = sandbox_uid(self.token) if sandbox else None
         self.proc: subprocess.Popen | subjects.ForkedSubject | None = None
         self.dead_for_good = ""  # the cell hangs or dies as it first runs
@@ -136,8 +147,14 @@ class Subject:
         with open(os.path.join(self.work, "answer.py"), "w", encoding="utf-8") as f:
             f.write(source)
         self._ids = 0
+        self._key = b""  # the seal's key of the running subject (kit.wire.seal); new at each start
         self.starts = 0
         self.loaded = False
+        # The reply of a request the cell was refused in (or tampered during), shared by the group:
+        # it answers every later request at once until the test runner begins the next test
+        # (new_test). A refusal is the verdict; restarting a sandbox for each of hypothesis's
+        # shrinking steps only to be refused again took minutes.
+        self._flag: list[Reply | None] = [None]
 
     # ------------------------------------------------------------ process
     def _command(self) -> list[str]:
@@ -193,6 +210,7 @@ class Subject:
                 command[3:], env=self._env(), cwd=self.work, log_path=self.log_path, harness=self.harness
             )
             if self.proc is not None:
+                self._hand_key()
                 return
         log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child
         try:
@@ -207,18 +225,60 @@ class Subject:
             )
         finally:
             log.close()
+        self._hand_key()
+
+    def _hand_key(self) -> None:
+        """The first bytes on the request pipe: the key that seals every answer of this process. The
+        subject reads it before it loads anything of the student's; a dead subject shows at the
+        first request."""
+        self._key = secrets.token_bytes(wire.KEY_SIZE)
+        try:
+            os.write(self.proc.stdin.fileno(), self._key)  # 32 bytes on an empty pipe: written whole
+        except OSError:
+            pass
 
     def pids(self) -> list[int]:
         """The subject's processes: its uid's (as root) or its token's, never the judge itself."""
         found = job_pids(self.token, self.uid) if self.uid is not None else job_pids(self.token)
         return [p for p in found if p != os.getpid() and p != os.getppid()] or ([self.proc.pid] if self.proc else [])
 
+    @property
+    def budget_s(self) -> float:
+        """What is left of the cell's budget: one budget for the subject and all its siblings (a
+        cell whose ranks burn CPU spends it as one cell would)."""
+        return self._budget[0]
+
+    @budget_s.setter
+    def budget_s(self, value: float) -> None:
+        self._budget[0] = value
+
+    def sibling(self) -> Subject:
+        """Another subject of the same cell in the same job (a rank of a simulated world whose
+        broker is the judge): its own process and sandbox, so it shares no memory with this one.
+        They share the job's uid, so stopping one stops all: each then restarts when next asked."""
+        other = Subject(
+            self.grade_id,
+            self.source,
+            harness=self.harness,
+            budget_s=self.budget_s,
+            sandbox=self.sandbox,
+            gpu=self.gpu,
+            course=self.course,
+            sandbox_args=self.sandbox_args,
+            token=self.token,
+        )
+        other.group, other._budget, other._flag = self.group, self._budget, self._flag
+        self.group.append(other)
+        return other
+
     def stop(self) -> None:
         if self.proc is None:
             return
-        proc, self.proc = self.proc, None
+        for other in self.group:  # killed below with the rest of the job: forget their processes
+            if other is not self and other.proc is not None:
+                other._forget()
         try:
-            proc.stdin.close()
+            self.proc.stdin.close()
         except OSError:
             pass
         for _ in range(3):  # a dying parent may fork once more: sweep until none is left
@@ -233,14 +293,25 @@ class Subject:
                     os.kill(pid, 9)
                 except OSError:
                     pass
+        self._forget()
+
+    def _forget(self) -> None:
+        proc, self.proc = self.proc, None
+        for pipe in (proc.stdin, proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
         try:
             proc.kill()
         except OSError:
             pass
         proc.wait()
-        proc.stdout.close()
 
     def close(self) -> None:
+        if self.group[0] is self:
+            for other in self.group[1:]:
+                other.close()
         self.stop()
         remove_cpu_group(self.token)  # empty once the subject is gone (grade_cell's kill_job does it too)
         shutil.rmtree(self.work, ignore_errors=True)
@@ -259,6 +330,40 @@ class Subject:
 
     # ------------------------------------------------------------ requests
     def request(self, op: str, name: str | None = None, args=(), kwargs=None) -> Reply:
+        """Ask once; the subject's answer as a :class:`Reply` (or :class:`Raised`, :class:`Lost`)."""
+        loaded = self._prepare(op)
+        if loaded is not None:
+            return loaded
+        answer = self._exchange({"op": op, "name": name, "args": list(args), "kwargs": dict(kwargs or {})})
+        if "yield" in answer:  # only a conversation (converse) may talk back
+            self.stop()
+            raise Lost("the process running your code sent an answer without a value")
+        return self._finish(answer)
+
+    def converse(self, name: str, args=(), kwargs=None, *, step_s: float | None = None):
+        """Run a harness that talks back (a generator in the subject, kit/subject.py): a generator
+        here that yields each message the harness sends, is sent the answer to each, and returns
+        the final :class:`Reply` (or raises :class:`Raised`, :class:`Lost`). ``step_s``: the most
+        CPU-seconds (and idle wall seconds) the subject may take to send its next message."""
+        loaded = self._prepare("run")
+        if loaded is not None:
+            return loaded
+        message = {"op": "run", "name": name, "args": list(args), "kwargs": dict(kwargs or {})}
+        while True:
+            answer = self._exchange(message, step_s=step_s)
+            if "yield" not in answer:
+                return self._finish(answer)
+            message = {"op": "resume", "name": None, "args": [(yield answer["yield"])], "kwargs": {}}
+
+    def new_test(self) -> None:
+        """A new test begins: a refusal in the last one no longer answers for the cell."""
+        self._flag[0] = None
+
+    def _prepare(self, op: str) -> Reply | None:
+        """Start the subject (and load the cell first): a Reply when the load already answers, or
+        when the cell was refused something earlier in this test (new_test)."""
+        if self._flag[0] is not None:
+            return self._flag[0]
         if self.dead_for_good:
             raise Lost(self.dead_for_good)
         if self.budget_s <= 0:
@@ -271,20 +376,18 @@ class Subject:
             if loaded.refused or loaded.tampered:  # the cell's top level already did it: that is the answer
                 return loaded
             self.start()  # (a no-op unless the load stopped it)
+        return None
+
+    def _exchange(self, message: dict, step_s: float | None = None) -> dict:
+        """Write one sealed request and read its answer: a dict with the request's id and nonce."""
+        op = message["op"]
         self._ids += 1
         nonce = secrets.token_hex(8)
-        message = {
-            "id": self._ids,
-            "nonce": nonce,
-            "op": op,
-            "name": name,
-            "args": list(args),
-            "kwargs": dict(kwargs or {}),
-        }
+        message = {"id": self._ids, "nonce": nonce, **message}
         try:
-            wire.write_frame(self.proc.stdin.fileno(), message)
+            wire.write_frame(self.proc.stdin.fileno(), message, key=self._key)
             self.proc.stdin.flush()
-            answer = self._wait(self.proc.stdout.fileno())
+            answer = self._wait(self.proc.stdout.fileno(), step_s)
         except Lost as e:
             self.stop()
             if op == "load":
@@ -302,18 +405,26 @@ class Subject:
         except wire.WireError as e:
             self.stop()
             raise Lost(f"the process running your code sent something that is not plain data ({e})") from None
+        except Forged:
+            answer = None  # not sealed with this subject's key: the cell wrote it
         self.loaded = True
+        if type(answer) is dict and answer.get("forged") is True:  # the subject got a request we did not seal
+            answer = None
         if type(answer) is not dict or answer.get("id") != self._ids or answer.get("nonce") != nonce:
             self.stop()
             raise Lost(
                 "the channel to the grader carried a frame the harness did not write (flagged for the TA's review)"
             )
+        return answer
+
+    def _finish(self, answer: dict) -> Reply:
         reply = Reply(
             refused=[str(x) for x in answer.get("refused") or []][:20],
             tampered=[str(x) for x in answer.get("tampered") or []][:20],
         )
         if reply.tampered or reply.refused:
             self.stop()  # the next test gets a subject the cell has not changed
+            self._flag[0] = Reply(refused=reply.refused, tampered=reply.tampered)
         if "raised" in answer and type(answer["raised"]) is dict:
             error = Raised(answer["raised"])
             error.reply = reply
@@ -323,9 +434,10 @@ class Subject:
         reply.value = answer["ok"]
         return reply
 
-    def _wait(self, fd: int):
+    def _wait(self, fd: int, step_s: float | None = None):
         """Read one answer frame under the hang guard: a subject that sends part of a frame and
-        stops is as hung as one that sends nothing."""
+        stops is as hung as one that sends nothing. ``step_s``: a tighter guard for this frame
+        alone (:class:`Stalled`; the cell's budget is charged, not spent)."""
         start = time.monotonic()
         pids = None
         cpu0 = None
@@ -370,9 +482,15 @@ class Subject:
             if used > self.budget_s or (now > self.budget_s and idle) or now > BACKSTOP * self.budget_s:
                 self.budget_s = 0  # the cell's time is spent: later tests say so at once
                 raise Lost(self._hang_text())
+            if step_s is not None and (used > step_s or (now > step_s and idle) or now > BACKSTOP * step_s):
+                self.budget_s -= used
+                raise Stalled(f"no message for {step_s:g} s")
         if cpu0 is not None:
             self.budget_s -= max(0.0, _cpu_seconds(pids) - cpu0)
-        return wire.decode(bytes(buffer[wire.HEADER.size :]))
+        body = wire.unseal(self._key, bytes(buffer[wire.HEADER.size :]))
+        if body is None:
+            raise Forged
+        return wire.decode(body)
 
     def _hang_text(self) -> str:
         return (

@@ -23,9 +23,11 @@ kit/launch.py's server in the class runner and the tests.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -160,11 +162,17 @@ def warm(grade_ids, env: dict, subjects: bool = False, fork: bool | None = None)
                 pass
 
 
-class Judge:
-    """A running judge, with the part of subprocess.Popen that kit/grading.py uses."""
+PIDFD_SIGNAL_PROCESS_GROUP = 1 << 2  # linux/pidfd.h (Linux 6.9): the pidfd's process group
 
-    def __init__(self, pid: int, wait) -> None:
+
+class Judge:
+    """A running judge, with the part of subprocess.Popen that kit/grading.py uses. ``kill`` is
+    aimed through a handle that cannot name another process: a pidfd (a forked judge, whose parent
+    is the zygote) or a Popen that has not reaped its child (an exec'd one)."""
+
+    def __init__(self, pid: int, wait, pidfd: int | None = None, popen: subprocess.Popen | None = None) -> None:
         self.pid, self._wait, self.returncode = pid, wait, None
+        self._pidfd, self._popen = pidfd, popen
 
     def wait(self, timeout: float | None = None) -> int:
         """The exit status, as Popen.returncode; raises subprocess.TimeoutExpired."""
@@ -173,10 +181,28 @@ class Judge:
         return self.returncode
 
     def kill(self) -> None:
+        """SIGKILL to the judge's process group (it leads its own session), never to a process
+        that took its pid after it was reaped."""
+        if self.returncode is not None:
+            return  # waited for: the pid may be another process's by now
+        if self._popen is not None:
+            if self._popen.poll() is None:  # not reaped (only we reap it): the pid is still the judge's
+                try:
+                    os.killpg(self.pid, 9)
+                except OSError:  # its group already empty: nothing to kill
+                    pass
+            return
+        if self._pidfd is None:
+            return  # the judge was gone before its pidfd could be opened
         try:
-            os.killpg(self.pid, 9)  # the judge leads its own session (and so its own group)
-        except OSError:
-            pass
+            signal.pidfd_send_signal(self._pidfd, 9, None, PIDFD_SIGNAL_PROCESS_GROUP)
+        except OSError as e:
+            if e.errno == errno.EINVAL:  # a kernel older than 6.9: the judge alone (it starts no process)
+                try:
+                    signal.pidfd_send_signal(self._pidfd, 9)
+                except OSError:
+                    pass
+            # ESRCH: already exited and reaped by the zygote
 
 
 def start(
@@ -201,7 +227,7 @@ def start(
         )
     proc.stdin.write(key + b"\n")
     proc.stdin.close()
-    return Judge(proc.pid, lambda timeout: proc.wait(timeout))
+    return Judge(proc.pid, lambda timeout: proc.wait(timeout), popen=proc)
 
 
 def _forked(argv, env, cwd, log, key) -> Judge | None:
@@ -231,7 +257,7 @@ def _forked(argv, env, cwd, log, key) -> Judge | None:
             os.close(pidfd)
         return code
 
-    return Judge(pid, wait)
+    return Judge(pid, wait, pidfd=pidfd)
 
 
 # --- The zygote -----------------------------------------------------------------------------------

@@ -289,6 +289,24 @@ def handle(request: dict, cell: Cell, table: dict):
     raise LookupError(f"unknown request {op!r}")
 
 
+def _step(conversation, value) -> tuple[bool, object]:
+    """Advance a talking harness: (False, what it sends next) or (True, its return value)."""
+    try:
+        return False, conversation.send(value)
+    except StopIteration as e:
+        return True, e.value
+
+
+def _end(conversation) -> None:
+    """Close a talking harness the judge left (its ``finally`` ends the rank it drives)."""
+    if conversation is not None:
+        try:
+            conversation.close()
+        except BaseException:  # noqa: BLE001 - the cell's code may raise as it unwinds
+            pass
+    return None
+
+
 def _move_fd(fd: int) -> int:
     """Dup ``fd`` to a random high descriptor (close-on-exec) and close the original."""
     for _ in range(100):
@@ -308,6 +326,10 @@ def main(argv: list[str]) -> int:
     from kit import audit, wire
 
     requests_fd, answers_fd = _move_fd(0), _move_fd(1)
+    # The seal's key (kit.wire.seal), first on the pipe and read before any student code: the cell
+    # shares these descriptors and can read, steal or write frames on them, but it can neither write
+    # an answer the judge accepts nor change a request. Held in this frame's locals only.
+    key = wire.read_exact(requests_fd, wire.KEY_SIZE)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # the cell's prints go to the job's log, never onto the channel
@@ -340,6 +362,8 @@ def main(argv: list[str]) -> int:
     # (no audit event covers that) but not this frame's variables. The kit's modules then leave
     # sys.modules, so `from kit import wire` is a fresh, audited import, which the hook refuses.
     read_frame, encode, write, check_tampered, answer_for = wire.read_frame, wire.encode, os.write, tampered, handle
+    seal, unsealed = wire.seal, wire.Unsealed
+    step, end, generator, talking = _step, _end, types.GeneratorType, None
     describe, wire_error, as_text = raised, wire.WireError, text
     for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
         del sys.modules[name]
@@ -353,25 +377,45 @@ def main(argv: list[str]) -> int:
 
     while True:
         try:
-            request = read_frame(requests_fd, from_subject=False)
+            request = read_frame(requests_fd, from_subject=False, key=key)
+        except unsealed:  # the cell wrote on (or took over) the request pipe: say so, sealed
+            write(answers_fd, seal(key, encode({"forged": True})))
+            continue
         except (EOFError, OSError):
             return 0
-        rid, nonce = request.get("id"), request.get("nonce")
-        if request.get("op") == "exit":
+        rid, nonce, op = request.get("id"), request.get("nonce"), request.get("op")
+        if op == "exit":
             return 0
         answer = {"id": rid, "nonce": nonce}
         try:
-            if cell is None:
-                raise SyntaxError(compile_error)
-            answer["ok"] = answer_for(request, cell, table)
+            if op == "resume":  # the judge's answer to what a talking harness sent
+                if talking is None:
+                    raise LookupError("no conversation to resume")
+                done, value = step(talking, (request.get("args") or [None])[0])
+            else:
+                talking = end(talking)
+                if cell is None:
+                    raise SyntaxError(compile_error)
+                value, done = answer_for(request, cell, table), True
+                if op == "run" and type(value) is generator:  # a harness that talks back (Subject.converse)
+                    talking = value
+                    done, value = step(talking, None)
+            if done:
+                talking, answer["ok"] = None, value
+            else:
+                answer["yield"] = value
         except BaseException as e:  # noqa: BLE001 - the cell's exception, sent as plain data
+            talking = end(talking)
             answer["raised"] = describe(e, cell)
-        answer["refused"] = refused()
-        answer["tampered"] = check_tampered(snap)
+        if "yield" not in answer:  # a conversation's steps skip these; its last answer carries them
+            answer["refused"] = refused()
+            answer["tampered"] = check_tampered(snap)
         try:
             frame = encode(answer)
         except BaseException as e:  # noqa: BLE001 - a value that is not plain data
+            talking = end(talking)
             answer.pop("ok", None)
+            answer.pop("yield", None)
             answer["raised"] = {
                 "type": "WireError",
                 "module": "kit.wire",
@@ -381,7 +425,7 @@ def main(argv: list[str]) -> int:
                 else f"the value could not be sent back: {type(e).__name__}",
             }
             frame = encode(answer)
-        view = memoryview(frame)
+        view = memoryview(seal(key, frame))
         while view:
             view = view[write(answers_fd, view) :]
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import hmac
 import importlib
 import json
 import math
@@ -24,6 +25,15 @@ import struct
 
 MAX_FRAME = 64 * 2**20  # a subject that sends more has failed the test ("sent too much")
 HEADER = struct.Struct(">Q")
+# Frames between a judge and its subject are sealed both ways: the body is followed by
+# HMAC-SHA256(key, body), under a key the judge writes as the very first bytes on the request pipe,
+# which the subject reads before any student code runs (the cell shares the subject's descriptors:
+# it can read and write the pipes, but neither forge an answer nor change a request).
+KEY_SIZE = SEAL_SIZE = 32
+try:
+    from _hashlib import hmac_digest as _hmac_digest  # C (OpenSSL): not a function the cell can rebind
+except ImportError:  # a Python built without OpenSSL
+    _hmac_digest = hmac.digest
 DTYPES = {
     "bool",
     "int8",
@@ -229,8 +239,8 @@ def decode(body: bytes, *, from_subject: bool = True):
 # ---------------------------------------------------------------- frames over a file descriptor
 
 
-def write_frame(fd: int, obj) -> None:
-    data = encode(obj)
+def write_frame(fd: int, obj, key: bytes | None = None) -> None:
+    data = encode(obj) if key is None else seal(key, encode(obj))
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -248,8 +258,42 @@ def read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_frame(fd: int, *, from_subject: bool = True, limit: int = MAX_FRAME):
+def read_frame(fd: int, *, from_subject: bool = True, limit: int = MAX_FRAME, key: bytes | None = None):
+    """One frame's value; with ``key``, a sealed frame (:func:`seal`), else :class:`Unsealed`."""
     (n,) = HEADER.unpack(read_exact(fd, HEADER.size))
     if n > limit:
         raise WireError(f"a frame of {n} bytes, over the limit of {limit}")
-    return decode(read_exact(fd, n), from_subject=from_subject)
+    body = read_exact(fd, n)
+    if key is not None:
+        body = unseal(key, body)
+        if body is None:
+            raise Unsealed("a frame without the seal of the channel's key")
+    return decode(body, from_subject=from_subject)
+
+
+# ---------------------------------------------------------------- sealed frames
+
+
+class Unsealed(WireError):
+    """A frame whose seal is not the channel's key: written by someone else than the other end."""
+
+
+def seal(
+    key: bytes, frame: bytes, *, _digest=_hmac_digest, _pack=HEADER.pack, _header=HEADER.size, _size=SEAL_SIZE
+) -> bytes:
+    """``frame`` (from :func:`encode`) sealed: the header counts the seal, HMAC-SHA256(key, body),
+    which follows the body. What it computes with is bound when this module is imported, before
+    any student code runs in the subject (C functions and a C method: nothing the cell can rebind)."""
+    body = frame[_header:]
+    return _pack(len(body) + _size) + body + _digest(key, body, "sha256")
+
+
+def unseal(
+    key: bytes, payload: bytes, *, _digest=_hmac_digest, _compare=hmac.compare_digest, _size=SEAL_SIZE
+) -> bytes | None:
+    """The body of a sealed frame (``payload``: what followed the header), or None when the seal is
+    not the key's."""
+    body, mac = payload[:-_size], payload[-_size:]
+    if len(payload) < _size or not _compare(mac, _digest(key, body, "sha256")):
+        return None
+    return body

@@ -27,6 +27,14 @@ def test_naming_and_is_cell():
     assert m.C.__module__.startswith(cell.MODULE_PREFIX) and m.__file__ == "<answer cell counter>"
 
 
+def test_a_self_checks_copy_is_named_apart_from_the_graded_cell():
+    assert cell.self_check_filename() == "<your cell>" and cell.self_check_filename("s1") == "<your cell s1>"
+    assert cell.is_self_check_copy("<your cell s1>") and not cell.is_self_check_copy("<answer cell counter>")
+    assert not cell.is_cell(cell.self_check_filename()) and not cell.is_self_check_copy(None)
+    code = cell.compile_cell("x = 1\n", cell.self_check_filename("s1"))  # a pseudo name: accepted
+    assert code.co_filename == "<your cell s1>"
+
+
 def test_each_load_is_a_fresh_registered_module():
     a, b = cell.load(SOURCE, "counter", "a"), cell.load(SOURCE, "counter", "b")
     try:

@@ -312,3 +312,103 @@ def test_gpu_grading_of_the_reference():
     for gid in GRADE_IDS:
         results = grade(gid, catalogue.source(gid, "right_reference"), gpu=True)
         assert all(r.passed for r in results), report(results)
+
+
+# ---- ranks in processes of their own: the judge as the world's broker --------------------------
+def _cell(source: str):
+    import types
+
+    module = types.ModuleType("answer_cell")
+    exec(compile(source, "<answer cell>", "exec"), module.__dict__)
+    return module
+
+
+def _both_worlds(fn, case: Case, api: str):
+    """The same answer on the threads world (run) and on the relayed world (run_remote, here with
+    its ranks' halves in threads of this process): (outputs, traffic, sends, failure text) of each."""
+    from ch13lib.procgroup import RemoteRankRaised, serve_rank
+
+    seen = []
+    for remote in (False, True):
+        tensors = [x.clone() for x in make_inputs(case)]
+        world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed)
+        flags = {"p2p": api == "p2p", "collectives": api == "collectives"}
+        failure = ""
+        try:
+            if remote:
+                talks = [serve_rank(lambda c, t=t: fn(t, c), r, case.world_size, own=t) for r, t in enumerate(tensors)]
+
+                def finish(r, value):
+                    if value[0] == "raised":
+                        raise RemoteRankRaised(f"{type(value[1]).__name__}: {value[1]}")
+                    return value
+
+                world.run_remote(talks, finish, **flags)
+            else:
+                world.run(lambda r, c: fn(tensors[r], c), **flags)
+        except RankError as e:
+            exc = e.exc.text if remote else f"{type(e.exc).__name__}: {e.exc}"
+            failure = f"rank {e.rank} raised {exc}"
+        except CommError as e:
+            failure = str(e)
+        sends = world.sends if remote else None
+        seen.append(([t.tolist() for t in tensors], [t.sent_elements for t in world.traffic], sends, failure))
+    return seen
+
+
+REMOTE_CASES = [
+    Case(4, (10,), "float32", 3, "random", 2),
+    Case(3, (2, 3), "int64", 5, "round_robin"),
+    Case(5, (3,), "float64", 7, "stay"),
+    Case(1, (3,), "float64", 1),
+]
+
+
+@pytest.mark.parametrize(
+    "gid,name",
+    [(g, e.name) for g in ("all_reduce", "rs_ag_all_reduce") for e in catalogue.entries(g)],
+)
+def test_the_relayed_world_sees_what_the_threads_world_sees(gid, name):
+    """Every catalogue answer, relayed rank by rank through run_remote, ends with the same tensors,
+    the same traffic and the same failure (deadlock, misuse, a rank's exception) as on threads."""
+    module = _cell(catalogue.source(gid, name))
+    fn = getattr(module, "rs_ag_all_reduce" if gid == "rs_ag_all_reduce" else "ring_all_reduce")
+    for case in REMOTE_CASES:
+        threads, relayed = _both_worlds(fn, case, "collectives" if gid == "rs_ag_all_reduce" else "p2p")
+        assert relayed[:2] == threads[:2], (name, case)
+        assert relayed[3] == threads[3], (name, case)
+
+
+def test_the_broker_records_each_send_and_refuses_malformed_calls():
+    def ring(t, comm):
+        w = comm.isend(t[:1], (comm.rank + 1) % comm.world_size)
+        comm.recv(torch.empty(1), (comm.rank - 1) % comm.world_size)
+        w.wait()
+
+    from ch13lib.procgroup import serve_rank
+
+    tensors = [torch.arange(3.0) + r for r in range(3)]
+    world = SimWorld(3)
+    world.run_remote([serve_rank(lambda c, t=t: ring(t, c), r, 3, own=t) for r, t in enumerate(tensors)])
+    assert sorted(world.sends) == [[0, 0, 1, 1, 0], [1, 0, 2, 1, 0], [2, 0, 0, 1, 0]]
+    assert [t.sent_elements for t in world.traffic] == [1, 1, 1]
+
+    def liar(calls):  # a rank's process that sends whatever it likes
+        def talk():
+            for call in calls:
+                yield [call] if type(call) is dict else call  # a batch of calls, or garbage
+            return "done"
+
+        return talk()
+
+    bad = [
+        "not a dict",
+        {"call": "send", "t": {"shape": [2**30], "stride": [1], "dtype": "float32"}, "peer": 1},
+        {"call": "send", "t": {"shape": [2], "stride": [1], "dtype": "float32", "data": torch.ones(3)}, "peer": 1},
+        {"call": "send", "t": {"shape": [1], "stride": [1], "dtype": "object"}, "peer": 1},
+        {"call": "wait", "id": "7"},
+        {"call": "steal_the_count"},
+    ]
+    for call in bad:
+        with pytest.raises(CommError, match="malformed|not a call|never made|does not offer"):
+            SimWorld(2).run_remote([liar([call]), liar([])])

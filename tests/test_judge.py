@@ -7,13 +7,14 @@ so `make test-fast` covers the glue that every grading goes through.
 from __future__ import annotations
 
 import math
+import os
 import struct
 
 import numpy as np
 import pytest
 import torch
 
-from kit import wire
+from kit import source_ch13lib, wire
 from kit.judge import Lost, Raised, Subject
 
 # ---------------------------------------------------------------- the wire
@@ -243,6 +244,104 @@ def test_frames_the_cell_writes_itself_are_noticed():
         s.close()
 
 
+def test_sealed_frames_open_only_with_their_key():
+    import os
+
+    key, other = os.urandom(wire.KEY_SIZE), os.urandom(wire.KEY_SIZE)
+    frame = wire.seal(key, wire.encode({"id": 1, "ok": [1, 2.5, "x"]}))
+    payload = frame[wire.HEADER.size :]
+    assert struct.unpack(">Q", frame[: wire.HEADER.size])[0] == len(payload)
+    assert wire.decode(wire.unseal(key, payload)) == {"id": 1, "ok": [1, 2.5, "x"]}
+    assert wire.unseal(other, payload) is None
+    changed = payload.replace(b"2.5", b"9.5")
+    assert wire.unseal(key, changed) is None
+    assert wire.unseal(key, b"short") is None
+    r, w = os.pipe()
+    try:
+        wire.write_frame(w, {"op": "call"}, key=key)
+        assert wire.read_frame(r, from_subject=False, key=key) == {"op": "call"}
+        wire.write_frame(w, {"op": "call"})  # unsealed
+        with pytest.raises(wire.Unsealed):
+            wire.read_frame(r, from_subject=False, key=key)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+_TAKE_OVER = """
+import fcntl, json, os, stat, struct, threading
+
+def right(p, n):
+    return 1 / ((1 - p) + p / n)
+
+def amdahl_speedup(p, n):
+    return -1.0
+
+def _read(fd, n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+def _pipes():
+    fifos = [fd for fd in range(3, 1024) if _is_fifo(fd)]
+    readers = [fd for fd in fifos if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY]
+    return readers, [fd for fd in fifos if fd not in readers]
+
+def _is_fifo(fd):
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+def _steal(src, outs):  # answer every request ourselves, with its real id and nonce
+    while True:
+        (n,) = struct.unpack(">Q", _read(src, 8))
+        payload = _read(src, n)
+        try:
+            req = json.loads(payload)
+        except ValueError:
+            req = json.loads(payload[:-32])
+        body = json.dumps({"id": req["id"], "nonce": req["nonce"], "ok": right(*req["args"])}).encode()
+        for o in outs:
+            os.write(o, struct.pack(">Q", len(body)) + body)
+
+def _relay(src, dst):  # hand the loop each request with the function changed, its seal kept
+    while True:
+        (n,) = struct.unpack(">Q", _read(src, 8))
+        payload = _read(src, n)
+        body, seal = payload[:-32], payload[-32:]
+        body = body.replace(b'"amdahl_speedup"', b'"right"')
+        os.write(dst, struct.pack(">Q", len(body) + 32) + body + seal)
+
+readers, writers = _pipes()
+for fd in readers:
+    mine = os.dup(fd)
+    r, w = os.pipe()
+    os.dup2(r, fd, inheritable=False)
+    if MODE == "steal":
+        threading.Thread(target=_steal, args=(mine, writers), daemon=True).start()
+    else:
+        threading.Thread(target=_relay, args=(mine, w), daemon=True).start()
+"""
+
+
+@pytest.mark.parametrize("mode", ["steal", "relay"])
+def test_a_cell_that_takes_over_the_pipes_can_neither_answer_nor_change_a_question(mode):
+    """The cell shares the subject's descriptors: it can read the requests (their nonces are no
+    secret from it) and put a pipe of its own where the loop reads. Before the frames were sealed,
+    both of these scored a wrong amdahl_speedup as right."""
+    s = subject(f"MODE = {mode!r}\n" + _TAKE_OVER)
+    try:
+        with pytest.raises(Lost, match="did not write"):
+            s.request("call", "amdahl_speedup", [0.5, 2])
+    finally:
+        s.close()
+
+
 def test_too_much_data_costs_the_request():
     s = subject("def f():\n    return b'x' * (70 * 2**20)\n")
     try:
@@ -402,7 +501,32 @@ def test_replacing_a_library_function_is_reported_and_the_next_request_gets_a_fr
     try:
         reply = s.request("call", "f")
         assert reply.tampered == ["math.isclose"]
+        s.new_test()
         assert s.request("call", "g").value is False and s.starts == 2
+    finally:
+        s.close()
+
+
+def test_a_refusal_answers_the_rest_of_its_test_at_once_and_the_next_test_starts_fresh():
+    """Hypothesis shrinks a failing property: each of its examples would restart a sandbox only
+    to be refused again (an amdahl cell refused inside a thread took 120 s). The refusal is the
+    test's verdict; the next test gets a subject the cell has not touched."""
+    s = subject(
+        "import threading\ndef f():\n    t = threading.Thread(target=exec, args=('x = 1',))\n"
+        "    t.start(); t.join()\n    return 1\ndef g():\n    return 2\n"
+    )
+    sibling = s.sibling()
+    try:
+        first = s.request("call", "f")
+        assert "compile" in " ".join(first.refused) and s.proc is None and s.starts == 1
+        for _ in range(50):  # every later request of the test, on any subject of the group
+            again = s.request("call", "g")
+            assert again.refused == first.refused and again.value is None
+        assert sibling.request("call", "g").refused == first.refused
+        assert s.starts == 1 and s.proc is None and sibling.starts == 0
+        s.new_test()
+        reply = s.request("call", "g")
+        assert reply.value == 2 and not reply.refused and s.starts == 2
     finally:
         s.close()
 
@@ -424,3 +548,72 @@ def test_a_subject_that_sends_part_of_a_frame_and_stops_is_hung_not_waited_for()
             s.request("call", "f")
     finally:
         s.close()
+
+
+# ---------------------------------------------------------------- conversations and siblings
+_COLLECTIVES = ["ch13lib.collective_cases", "ch13lib.collective_launch", "ch13lib.procgroup"]
+source_ch13lib()  # the judge's own copy of ch13lib, for its Case
+
+
+def test_a_conversation_relays_each_call_and_ends_with_the_final_reply():
+    """A talking harness (a generator in the subject) sends each batch of calls; the judge answers
+    each; the harness's return value is the final Reply (ch13lib.collective_cases.rank_sim)."""
+    from ch13lib.collective_cases import Case
+
+    s = Subject(
+        "all_reduce",
+        "def ring_all_reduce(t, comm):\n    comm.send(t, 1)\n    comm.all_reduce(t)\n    t += 1\n",
+        harness=_COLLECTIVES,
+        budget_s=30.0,
+        sandbox=False,
+    )
+    try:
+        talk = s.converse("ch13lib.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0], {})
+        batch = next(talk)
+        assert [c["call"] for c in batch] == ["send", "all_reduce"]  # the send rode with the call that waits
+        assert batch[0]["peer"] == 1 and batch[0]["t"]["shape"] == [3] and "line 2" in batch[0]["where"]
+        with pytest.raises(StopIteration) as end:
+            talk.send([{}, {"data": torch.full((3,), 5.0)}])
+        assert torch.equal(end.value.value.value["output"], torch.full((3,), 6.0))
+        with pytest.raises(Lost, match="without a value"):  # a plain request gets no conversation
+            s.request("run", "ch13lib.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0])
+    finally:
+        s.close()
+
+
+def test_a_conversation_step_that_never_comes_is_stalled_not_waited_for():
+    from ch13lib.collective_cases import Case
+    from kit.judge import Stalled
+
+    s = Subject(
+        "all_reduce",
+        "def ring_all_reduce(t, comm):\n    while True:\n        pass\n",
+        harness=_COLLECTIVES,
+        budget_s=60.0,
+        sandbox=False,
+    )
+    try:
+        talk = s.converse("ch13lib.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0], {}, step_s=1.5)
+        with pytest.raises(Stalled):
+            next(talk)
+        assert s.budget_s > 50  # the step's guard, not the cell's budget
+    finally:
+        s.close()
+
+
+def test_siblings_run_apart_and_stopping_one_restarts_them_all():
+    s = subject("import os\ndef pid():\n    return os.getpid()\n")
+    sib = s.sibling()
+    try:
+        assert sib.token == s.token and s.group == [s, sib]
+        first, other = s.request("call", "pid").value, sib.request("call", "pid").value
+        assert first != other  # two processes: nothing in memory is shared
+        s.stop()  # one job: both are gone, and both start again when next asked
+        assert s.proc is None and sib.proc is None
+        assert sib.request("call", "pid").value not in (first, other)
+        sib.budget_s = 0  # one cell, one budget: spent by a sibling, spent for all
+        with pytest.raises(Lost, match="never finished"):
+            s.request("call", "pid")
+    finally:
+        s.close()
+    assert not os.path.exists(sib.work)

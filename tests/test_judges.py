@@ -76,6 +76,37 @@ def test_a_forked_judge_that_outlives_its_wait_is_killed_with_its_session(tmp_pa
     assert job_pids(token) == []
 
 
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "execd"])
+def test_kill_never_aims_at_a_pid_the_judge_no_longer_holds(tmp_path, monkeypatch, fork):
+    """A judge that ended by itself (and was reaped: by the zygote, or by Popen.poll) is not signalled
+    by its number: that pid may be another process's by then. kill() goes through a pidfd or an
+    unreaped Popen, so it cannot reach anything else."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "TMPDIR": str(tmp_path), "CH13_JOB": new_token()}
+    argv = ["no_such_grader", str(tmp_path / "a.py"), str(tmp_path / "r.jsonl"), "--no-sandbox"]
+    judge = judges.start(argv, env=env, cwd=os.getcwd(), log=str(tmp_path / "log"), key=b"k" * 32, fork=fork)
+    deadline = time.time() + 60
+    while time.time() < deadline:  # ends by itself (an unknown grader), reaped by its parent
+        try:
+            os.kill(judge.pid, 0)
+        except ProcessLookupError:
+            break
+        if not fork and judge._popen.poll() is not None:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the judge did not end by itself")
+
+    def by_number(*args):
+        raise AssertionError(f"signalled by pid: {args}")
+
+    monkeypatch.setattr(os, "killpg", by_number)
+    monkeypatch.setattr(os, "kill", by_number)
+    judge.kill()  # ESRCH through the pidfd, or a Popen that knows its child is gone: nothing sent
+    monkeypatch.undo()
+    assert judge.wait(timeout=30) != 0
+    judge.kill()  # after wait: a no-op
+
+
 def test_a_shared_zygote_ends_one_students_judges_only(tmp_path):
     """The class runner's students share one zygote (judges.share/adopt): when one student's
     autograde ends, its judges still running are killed, the other student's are not."""

@@ -1,16 +1,19 @@
 """The red-team corpus (tests/redteam/): hostile and broken submissions through real `nbgrader autograde`.
 
 Every file of the corpus is one attack (or one broken notebook) with the score it honestly earns and
-what the TA sees (tests/redteam/README.md). To keep the cost to ONE autograde run, attacks are packed:
-student i gets the i-th quiz-cell attack, the i-th amdahl-cell attack and the i-th kernel attack in
-one notebook (graders run each answer cell in its own sandboxed process, so they cannot meet);
-notebook-level breakage gets a student each. Two honest students, graded first and last, must keep
+what the TA sees (tests/redteam/README.md). To keep the cost low, attacks are packed: student i gets
+the i-th quiz-cell attack, the i-th amdahl-cell attack and the i-th kernel attack in one notebook
+(graders run each answer cell in its own sandboxed process, so they cannot meet); notebook-level
+breakage gets a student each. The students are split in two halves, graded by two plain
+`nbgrader autograde` runs side by side on one gradebook (as a TA with two terminals would): each
+attack also runs beside another half's student. Two honest students, graded first and last, must keep
 their exact scores. Afterwards nothing of the run may be left running, no connection may have
 reached the host, no file may have been planted.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 import dataclasses
 import glob
@@ -18,6 +21,7 @@ import hashlib
 import os
 import re
 import socket
+import subprocess
 import threading
 import time
 import uuid
@@ -39,7 +43,7 @@ HONEST = {
     "amdahl": "def amdahl_speedup(p, n):\n    return 1 / ((1 - p) + p / n)\n",
 }  # no input checks
 HONEST_SCORE = {"quiz": 0.0, "amdahl": 4.0}
-REFERENCE, LAST = "rt_00_reference", "rt_zz_honest"
+REFERENCE, LAST = "rta_00_reference", "rtb_zz_honest"  # rta_* and rtb_*: the two halves
 # Limits lowered for this run only, so that the bombs cost little on a shared machine.
 RUN_ENV = {"CH13_JOB_MEMORY_MB": "2048"}
 AUTOGRADE_ARGS = ["--Execute.timeout=5"]  # the kernel-side hangs; graders keep their own guards
@@ -170,7 +174,7 @@ def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
         LAST: {NOTEBOOK: _fill(copy.deepcopy(release), HONEST)},
     }
     for i in range(max(len(quiz), len(amdahl), len(kernel))):
-        student = f"rt_{i + 1:02d}_packed"
+        student = f"rt{_half(i + 1)}_{i + 1:02d}_packed"
         sources = dict(HONEST)
         for group in (quiz, amdahl):
             if i < len(group):
@@ -184,12 +188,14 @@ def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
         students[student] = {NOTEBOOK: nb}
     packed = [s for s in students if s.endswith("_packed")]
     riders = iter(packed)
+    n_notebook = 0
     for e in entries:
         if e.kind == "notebook" and not TOUCHES[e.notebook]:
             e.student = next(riders)
             students[e.student][NOTEBOOK] = _transform(e.notebook, students[e.student][NOTEBOOK], refs)
         elif e.kind == "notebook":
-            e.student = f"rt_n_{e.notebook}"
+            n_notebook += 1
+            e.student = f"rt{_half(n_notebook)}_n_{e.notebook}"
             students[e.student] = {NOTEBOOK: _transform(e.notebook, _fill(copy.deepcopy(release), HONEST), refs)}
     # Attacks on the other notebooks' answer cells ride along as a second notebook, holding only
     # that answer cell (the others are left out: their test cells score 0 at once, no grader runs).
@@ -199,6 +205,11 @@ def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
         nb.cells = [c for c in nb.cells if c not in answer_cells(nb).values() or c is answer_cells(nb)[e.target]]
         students[e.student][name] = _fill(nb, {e.target: e.source})
     return students, entries
+
+
+def _half(i: int) -> str:
+    """Which of the two autograde runs grades the i-th student of a kind: alternately a and b."""
+    return "ab"[i % 2]
 
 
 def _release_with(course, grade_id: str):
@@ -248,13 +259,18 @@ class Listener:
 
 
 def _notebook_text(course, student: str) -> str:
+    """Every output of the student's autograded notebooks, errors included; the attacked notebook
+    first (a kernel attack's cell, and the kit's note on a dead kernel, lead it)."""
     out = []
-    for path in glob.glob(course.path("autograded", student, ASSIGNMENT, "*.ipynb")):
+    paths = glob.glob(course.path("autograded", student, ASSIGNMENT, "*.ipynb"))
+    for path in sorted(paths, key=lambda p: (not os.path.basename(p).startswith(NOTEBOOK), p)):
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
             for o in cell.get("outputs", []):
                 out.append(o.get("text", "") if isinstance(o.get("text", ""), str) else "")
                 out.extend(str(v) for v in (o.get("data") or {}).values())
+                if o.get("output_type") == "error":
+                    out.append(f"{o.get('ename', '')}: {o.get('evalue', '')}")
     return "\n".join(out)
 
 
@@ -270,9 +286,27 @@ def redteam(course):
     saved = {k: os.environ.get(k) for k in list(RUN_ENV) + ["CH13_REDTEAM_RUN"]}
     os.environ.update(RUN_ENV, CH13_REDTEAM_RUN=marker)
     start = time.monotonic()
+
+    def autograde(half: str) -> subprocess.CompletedProcess:
+        try:
+            return course.nbgrader(
+                "autograde", ASSIGNMENT, "--force", f"--student={half}_*", *AUTOGRADE_ARGS, check=False, timeout=900
+            )
+        except subprocess.TimeoutExpired as e:  # say where it was: the log names each student and cell
+            tail = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else str(e.stderr or "")
+            raise AssertionError(
+                f"the red team's autograde of {half}_* ran past 900 s; its log ended:\n{tail[-6000:]}"
+            ) from None
+
     try:
-        proc = course.nbgrader(
-            "autograde", ASSIGNMENT, "--force", "--student=rt_*", *AUTOGRADE_ARGS, check=False, timeout=900
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            halves = list(pool.map(autograde, ("rta", "rtb")))
+        # one record of both runs: their logs one after the other, the worse exit status
+        proc = subprocess.CompletedProcess(
+            [p.args for p in halves],
+            max(p.returncode for p in halves),
+            "".join(p.stdout for p in halves),
+            "".join(p.stderr for p in halves),
         )
     finally:
         for k, v in saved.items():
@@ -294,7 +328,7 @@ def redteam(course):
         "text": {s: _notebook_text(course, s) for s in students},
         "ref_unchanged": hashlib.sha256(open(ref_file, "rb").read()).hexdigest() == ref_hash,
     }
-    print(f"\nred team: {len(entries)} submissions, {len(students)} students, one autograde run, {seconds:.0f} s")
+    print(f"\nred team: {len(entries)} submissions, {len(students)} students, two autograde runs, {seconds:.0f} s")
     return result
 
 
@@ -347,7 +381,8 @@ def test_submission_earns_exactly_its_honest_score(redteam, name):
             seen = redteam["text"][entry.student]
         else:
             seen = got[where].report if where in got else ""
-        assert what.lower() in seen.lower(), f"{entry.student} ({name}): {what!r} not in {where}:\n{seen[-3000:]}"
+        shown = seen if len(seen) <= 4000 else f"{seen[:2000]}\n[...]\n{seen[-2000:]}"  # a kit note leads a notebook
+        assert what.lower() in seen.lower(), f"{entry.student} ({name}): {what!r} not in {where}:\n{shown}"
 
 
 def test_honest_students_are_not_affected(redteam, course):

@@ -10,9 +10,9 @@ import sys
 import time
 
 if "CH13_DEVICE" in os.environ:
-    hog = "import time\nx = bytearray(400 * 2**20)\nfor i in range(0, len(x), 4096):\n    x[i] = 1\ntime.sleep(600)\n"
+    hog = "import time\nx = b'\\1' * (400 * 2**20)\ntime.sleep(600)\n"
     for _ in range(6):
-        subprocess.Popen([sys.executable, "-c", hog, "__MARKER__-memory-hog"])
+        subprocess.Popen([sys.executable, "-S", "-c", hog, "__MARKER__-memory-hog"])
     time.sleep(600)
 
 

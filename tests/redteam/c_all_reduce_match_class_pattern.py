@@ -3,8 +3,7 @@
 # target: all_reduce
 # score: all_reduce=12
 # message: all_reduce: not bandwidth-optimal
-# why: found by the fourth red team (12 -> 15/15, no flag). State that only the subject observes is still in the cell's process; the fix is the simulated world in a process of its own (issue 14)
-# known-bug: issue 14: the SimWorld's traffic counts live in the cell's process and a class pattern reads private attributes with no audit event
+# why: found by the fourth red team (12 -> 15/15, no flag): the simulated world, its traffic counts included, lived in the cell's process. The judge is now the world's broker and counts the traffic itself; a rank's comm (ch13lib.procgroup.RemoteComm) holds no world and no count
 import torch
 
 

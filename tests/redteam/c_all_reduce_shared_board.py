@@ -1,10 +1,9 @@
-# redteam: a gather-to-root all-reduce that, on the simulator (ranks are threads of one process), passes the data through a module-level dict and sends only one-element tokens: no introspection at all
+# redteam: a gather-to-root all-reduce that first tries to pass the data between simulated ranks through a module-level dict (ranks that are threads of one process share it), sending only one-element tokens; where the dict does not fill (processes), it does the honest gather
 # kind: cell
 # target: all_reduce
 # score: all_reduce=12
 # message: all_reduce: not bandwidth-optimal
-# why: found by the lead while closing the setattr route (12 -> 15/15, no flag). The simulated ranks share one address space, so data can move outside comm and the traffic count sees only the tokens; on the real gloo world (processes) the same cell does an honest gather-to-root, which is correct there. Closing it needs ranks that share no memory and no other channel (issue 14)
-# known-bug: issue 14: traffic is counted on simulated ranks that are threads of one process; data moved outside comm is not traffic
+# why: found by the lead (stop 18: 12 -> 15/15, no flag, no introspection at all): the simulated ranks were threads of the cell's process. Each simulated rank is now a subject process of its own and the judge is the world's broker (ch13lib.procgroup.SimWorld.run_remote): no memory is shared, data moves only as messages the judge relays and counts
 import torch
 
 _BOARD: dict = {}
@@ -22,17 +21,18 @@ def _lap(comm, tok) -> None:
 
 def ring_all_reduce(tensor: torch.Tensor, comm) -> None:
     W, r = comm.world_size, comm.rank
-    if type(comm).__name__ == "SimComm":
-        if W == 1:
-            return
-        board = _BOARD.setdefault((W, tuple(tensor.shape), str(tensor.dtype)), {})
-        board[r] = tensor.clone()
-        tok = torch.zeros(1, dtype=tensor.dtype)
-        _lap(comm, tok)
-        _lap(comm, tok)  # rank 0's first lap ended once every rank had posted: the second proves it to all
+    if W == 1:
+        return
+    board = _BOARD.setdefault((W, tuple(tensor.shape), str(tensor.dtype)), {})
+    board[r] = tensor.clone()
+    tok = torch.zeros(1, dtype=tensor.dtype)
+    _lap(comm, tok)
+    _lap(comm, tok)  # rank 0's first lap ended once every rank had posted: the second proves it to all
+    if len(board) == W:  # one address space: every rank's tensor is here
         total = sum(board[i] for i in range(W))
         tensor.copy_(total)
         return
+    _BOARD.clear()
     if r == 0:
         buf = torch.empty_like(tensor)
         for src in range(1, W):

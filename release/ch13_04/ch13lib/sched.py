@@ -66,7 +66,7 @@ from ch13lib._sched_models import (
     threads_started,
 )
 from ch13lib._sched_run import Failure, Report, Run
-from ch13lib.cell import compile_cell, new_module
+from ch13lib.cell import compile_cell, new_module, self_check_filename
 
 __all__ = [
     "explore",
@@ -103,7 +103,7 @@ class Source:
 
     _count = itertools.count(1)
 
-    def __init__(self, source: str, filename: str = "<your cell>") -> None:
+    def __init__(self, source: str, filename: str = self_check_filename()) -> None:
         self.source = source
         self.filename = filename
         self._code = compile_cell(source, filename)  # ch13lib/cell.py: a pseudo file name only

@@ -23,7 +23,7 @@ from ch13lib.cell import not_defined
 RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
-SUBJECT_API = ("observe_sim",)  # run in the subject on the answer cell (kit/subject.py)
+SUBJECT_API = ("observe_sim", "rank_sim")  # run in the subject on the answer cell (kit/subject.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,6 +244,17 @@ def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str |
     )
 
 
+def _contract_function(cell, fn_name: str):
+    fn = getattr(cell.module, fn_name, None)
+    if not callable(fn):
+        raise SimFailure(
+            not_defined(
+                fn_name, getattr(cell, "grade_id", "answer"), f"the contract needs a function `{fn_name}(tensor, comm)`"
+            )
+        )
+    return fn
+
+
 def observe_sim(
     cell, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce", guard_s: float = 20.0
 ) -> dict:
@@ -255,19 +266,40 @@ def observe_sim(
     """
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
-    fn = getattr(cell.module, fn_name, None)
-    if not callable(fn):
-        raise SimFailure(
-            not_defined(
-                fn_name, getattr(cell, "grade_id", "answer"), f"the contract needs a function `{fn_name}(tensor, comm)`"
-            )
-        )
+    fn = _contract_function(cell, fn_name)
     _, outputs, world = run_on_sim(fn, case, api=api, device=device, fn_name=fn_name, guard_s=guard_s)
     return {
         "outputs": [t.detach().to("cpu").clone() for t in outputs],
         "sent": [int(t.sent_elements) for t in world.traffic],
         "messages": messages(world, outputs),
     }
+
+
+def rank_sim(cell, case: Case, rank: int, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce"):
+    """Subject side of one rank of ``case`` in a world whose broker is the judge (one subject
+    process per rank: the ranks share no memory, and every byte between them is a message the
+    judge relays and counts; ch13lib.procgroup.SimWorld.run_remote). A talking harness: a
+    generator that yields each comm call and is sent the broker's answer (kit/subject.py).
+
+    Returns raw observations, no verdict: ``{"output": the rank's tensor after the call}``,
+    ``{"raised": its traceback}`` or ``{"stopped": True}`` (the world failed elsewhere).
+    Raises :class:`SimFailure` when the function is missing and ``NotImplementedError`` for the stub.
+    """
+    from ch13lib.collective_launch import own_traceback
+    from ch13lib.procgroup import serve_rank
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+    fn = _contract_function(cell, fn_name)
+    tensor = make_inputs(case, device)[rank].clone()
+    kind, item = yield from serve_rank(lambda comm: fn(tensor, comm), rank, case.world_size, own=tensor)
+    if kind == "raised":
+        if isinstance(item, NotImplementedError):
+            raise NotImplementedError
+        return {"raised": own_traceback(item)}
+    if kind == "stopped":
+        return {"stopped": True}
+    return {"output": tensor.detach().to("cpu").clone()}
 
 
 def messages(world, tensors) -> list:

@@ -28,6 +28,7 @@ import traceback
 import types
 
 PREFIX = "<answer cell"  # an answer cell's file name: f"{PREFIX} {grade_id}>"
+SELF_CHECK_PREFIX = "<your cell"  # a self-check's copy of the cell: f"{SELF_CHECK_PREFIX}>" (self_check_filename)
 MODULE_PREFIX = "answer_"  # the modules an answer cell runs in: f"{MODULE_PREFIX}{grade_id}..."
 MESSAGE_CAP = 4000  # characters of an exception's message sent back
 _ABSENT = object()
@@ -36,6 +37,17 @@ _ABSENT = object()
 def filename(grade_id: str) -> str:
     """The file name the answer cell ``grade_id`` is compiled from (what its tracebacks show)."""
     return f"{PREFIX} {grade_id}>"
+
+
+def self_check_filename(scenario: str = "") -> str:
+    """The file name a self-check compiles the student's cell from: ``<your cell>``, or
+    ``<your cell SCENARIO>`` for one scenario's copy (what the student's tracebacks show)."""
+    return f"{SELF_CHECK_PREFIX} {scenario}>" if scenario else f"{SELF_CHECK_PREFIX}>"
+
+
+def is_self_check_copy(filename) -> bool:
+    """Whether ``filename`` is a self-check's copy of the cell (:func:`self_check_filename`)."""
+    return type(filename) is str and filename.startswith(SELF_CHECK_PREFIX)
 
 
 def module_name(grade_id: str, suffix: object = "") -> str:

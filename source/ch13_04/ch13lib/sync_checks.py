@@ -21,6 +21,7 @@ import re
 import textwrap
 
 from ch13lib import grading, sched
+from ch13lib.cell import is_self_check_copy, self_check_filename
 
 # What the self-checks in the notebook may spend: every schedule with at most one deviation from the default order
 # (capped), then a few seeded random ones. Counted in schedules, never in seconds.
@@ -100,14 +101,13 @@ class Holders:
 # Running scenarios and telling what went wrong
 # --------------------------------------------------------------------------------------------
 
-FILENAME = "<your cell {}>"
 HELPERS = {"new_factory": new_factory, "Holders": Holders}  # names every scenario may use
 
 
 def run(source: str, scenario: Scenario, *, load=None, filename=None, **budget) -> sched.Report:
     """Explore ``scenario`` on the cell ``source`` (or on ``load``, a fresh-module loader)."""
     if load is None:
-        src = sched.Source(source, filename or FILENAME.format(scenario.name))
+        src = sched.Source(source, filename or self_check_filename(scenario.name))
         load, filename = src.load, src.filename
     main = sched.scenario_main(load, scenario.code, HELPERS)
     return sched.explore(main, traced={filename}, early_timeouts=scenario.early_timeouts, **budget)
@@ -177,7 +177,7 @@ def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple
 
 def replay(obj, scenario_code: str, schedule: str, early_timeouts: bool = False) -> None:
     """Run your cell (the one that defines ``obj``) on one scenario and one schedule; print the story."""
-    src = sched.Source(sched.cell_source(obj), "<your cell>")
+    src = sched.Source(sched.cell_source(obj), self_check_filename())
     main = sched.scenario_main(src.load, textwrap.dedent(scenario_code), HELPERS)
     failure = sched.replay(main, schedule, traced={src.filename}, early_timeouts=early_timeouts)
     if failure is not None:
@@ -272,7 +272,7 @@ def _raised_in(failure: sched.Failure) -> str:
     tb, where = getattr(failure.exc, "__traceback__", None), ""
     while tb is not None:
         code = tb.tb_frame.f_code
-        if code.co_filename.startswith("<your cell"):
+        if is_self_check_copy(code.co_filename):
             where = getattr(code, "co_qualname", code.co_name)
         tb = tb.tb_next
     return where
@@ -293,7 +293,7 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
         return False
     lines, ok, lanes = [], True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
     for sc in scenarios:
-        rep = run(source, sc, filename="<your cell>", **PUBLIC_BUDGET)
+        rep = run(source, sc, filename=self_check_filename(), **PUBLIC_BUDGET)
         if rep.ok:
             n = rep.schedules - rep.random_schedules
             lines.append(

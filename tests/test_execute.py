@@ -1,0 +1,40 @@
+"""kit/execute.py's last guard: a notebook whose kernel outlives every cell's timeout is stopped,
+its outputs so far kept, and the autograde goes on (a wedged kernel once held a whole class's run)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import nbformat
+
+
+def test_a_kernel_past_the_notebook_limit_is_stopped_and_the_notebook_kept(tmp_path):
+    from kit.execute import SafeExecute
+
+    work = tmp_path / "course" / "autograded" / "s1" / "a1"
+    work.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("print('first')"),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(600)"),  # within its own 900 s timeout
+        nbformat.v4.new_code_cell("print('never')"),
+    ]
+    run = SafeExecute(timeout=900, notebook_timeout=20)  # 20 s: the kernel starts even under load
+    start = time.monotonic()
+    out, _ = run.preprocess(nb, {"metadata": {"path": os.fspath(work)}})
+    took = time.monotonic() - start
+    assert took < 300, took  # the guard, not the cell's 600 s, ended it
+    first = "".join(o.get("text", "") for o in out.cells[0].outputs)
+    assert "the notebook ran past 20 s: its kernel was stopped" in first, first
+    assert not out.cells[2].outputs
+
+
+def test_the_default_limit_is_every_cell_timeout_plus_startup():
+    from kit.execute import SafeExecute
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("1"), nbformat.v4.new_markdown_cell("x"), nbformat.v4.new_code_cell("2")]
+    assert SafeExecute(timeout=30, startup_timeout=60)._ch13_limit(nb) == 2 * 30 + 60 + 60
+    assert SafeExecute(timeout=None)._ch13_limit(nb) == 0  # no per-cell timeout: no guard
+    assert SafeExecute(timeout=30, notebook_timeout=9)._ch13_limit(nb) == 9

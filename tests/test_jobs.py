@@ -1,0 +1,45 @@
+"""kit/jobs.py's memory measure: what the watchdog adds up for one job."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from kit.jobs import job_memory, process_memory
+
+MB = 2**20
+
+# 200 MiB written by a parent that then forks: until either writes it again, the child shares every
+# page with it (as a subject forked from a zygote shares the harnesses' pages).
+FORKED = r"""
+import os, sys, time
+block = bytearray(b"x") * (200 << 20)
+pid = os.fork()
+if pid == 0:
+    time.sleep(60)
+    os._exit(0)
+print(os.getpid(), pid, flush=True)
+sys.stdin.read()
+os.kill(pid, 9)
+"""
+
+
+def test_a_page_shared_by_forked_processes_counts_once():
+    proc = subprocess.Popen([sys.executable, "-c", FORKED], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        parent, child = map(int, proc.stdout.readline().split())
+        held = job_memory("unused", pids=[parent, child])
+        resident = sum(int(open(f"/proc/{p}/statm").read().split()[1]) * 4096 for p in (parent, child))
+        assert resident > 400 * MB  # each process's resident set holds the whole block
+        assert 200 * MB < held < 280 * MB, held / MB  # the two together hold it once
+        assert process_memory(parent) > 100 * MB and process_memory(child) > 100 * MB  # half each
+        # a resident sum at or under what the caller asks about settles it; above, the proportional sum
+        assert job_memory("unused", pids=[parent, child], settled_at=resident) == resident
+        assert abs(job_memory("unused", pids=[parent, child], settled_at=resident - 1) - held) < MB
+    finally:
+        proc.communicate("", timeout=30)
+
+
+def test_a_process_that_is_gone_holds_nothing():
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    assert process_memory(int(proc.stdout)) == 0
