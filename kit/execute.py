@@ -180,15 +180,22 @@ class SafeExecute(Execute):
         cells = sum(c.cell_type == "code" for c in nb.cells)
         return cells * float(self.timeout) + float(self.startup_timeout) + 60.0
 
-    def _ch13_expire(self, limit: float) -> None:
-        """The notebook ran past its limit: kill the kernel's job. A kernel whose ZMQ sockets the
-        student's code wrote garbage into can flood the client with messages, and nbclient, which
-        only times a cell out when no message comes, then waits forever (the whole class's
-        autograde with it); with the kernel dead, nbclient sees it and raises DeadKernelError."""
-        km = getattr(self, "_ch13_km", None)
-        if isinstance(km, SandboxedKernelManager):
-            self._ch13_expired = limit
-            kill_job(km.ch13_job, km.ch13_uid)
+    def _ch13_guard(self, limit: float, done: threading.Event) -> None:
+        """Past the notebook's limit, kill the kernel's job, and again every second until the
+        notebook ends: a kernel whose ZMQ sockets the student's code wrote garbage into can flood
+        the client with messages, and nbclient, which only times a cell out when no message comes,
+        then waits forever (the whole class's autograde with it); with the kernel dead, nbclient sees
+        it and raises DeadKernelError. Again, because a limit that falls while the kernel is still
+        starting finds no job yet to kill."""
+        if done.wait(limit):
+            return
+        self._ch13_expired = limit
+        while True:
+            km = getattr(self, "_ch13_km", None)
+            if isinstance(km, SandboxedKernelManager):
+                kill_job(km.ch13_job, km.ch13_uid)
+            if done.wait(1.0):
+                return
 
     def preprocess(self, nb, resources, retry=None):
         self._ch13_output = {}
@@ -196,10 +203,9 @@ class SafeExecute(Execute):
         self._ch13_expired = 0.0
         timing = _usage() if os.environ.get("CH13_TIMINGS") else None
         limit = self._ch13_limit(nb)
-        guard = threading.Timer(limit, self._ch13_expire, (limit,)) if limit else None
-        if guard is not None:
-            guard.daemon = True
-            guard.start()
+        done = threading.Event()
+        if limit:
+            threading.Thread(target=self._ch13_guard, args=(limit, done), daemon=True).start()
         try:
             return super().preprocess(nb, resources)
         except Exception as e:  # dead kernel, IOPub timeout, ...: keep the outputs so far
@@ -218,8 +224,7 @@ class SafeExecute(Execute):
                 first.setdefault("outputs", []).insert(0, new_output("stream", name="stdout", text="[kit] " + why))
             return nb, resources
         finally:
-            if guard is not None:
-                guard.cancel()
+            done.set()
             if timing is not None:
                 _record(timing, resources, getattr(self, "_ch13_km", None))
 
