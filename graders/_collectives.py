@@ -1,13 +1,16 @@
 """What the all-reduce graders share (all_reduce, rs_ag_all_reduce): cases, and the checks.
 
 The judge never runs the answer. The subject runs it on the simulated process group, its ranks
-threads (ch13lib.collective_cases.observe_sim), except for the bandwidth test: there each rank is a
-subject of its own (kit/subject.py running ch13lib.collective_cases.rank_sim) and this judge is the
-world's broker, which relays every message and counts the traffic itself
-(ch13lib.procgroup.SimWorld.run_remote). On a real torch.distributed world the subject starts the ranks
-(ch13lib.collective_launch.launch_cell) and sends back each rank's tensor as plain data. Here the
-inputs are regenerated from the Case (make_inputs is deterministic) and the verdict is reached:
-the exact sums (verdict), a ring's traffic (traffic_problem).
+threads (ch13lib.collective_cases.observe_sim): cheap, and what finds most wrong answers with their
+smallest example, but ranks that share a process can share memory, so a pass there proves nothing.
+What a test's pass rests on runs relayed: each rank a subject of its own (kit/subject.py running
+ch13lib.collective_cases.rank_sim) and this judge the world's broker, which relays every message and
+counts the traffic itself (ch13lib.procgroup.SimWorld.run_remote): a case per world size 2-8 after
+the threads grid (relayed_grid), the edge cases, the bandwidth cases. On a real torch.distributed
+world the subject starts the ranks (ch13lib.collective_launch.launch_cell) and sends back each
+rank's tensor as plain data. Here the inputs are regenerated from the Case (make_inputs is
+deterministic) and the verdict is reached: the exact sums (verdict), a ring's traffic
+(traffic_problem).
 
 A private module (its name starts with "_"): not a grade_id of its own.
 """
@@ -63,6 +66,15 @@ def grid() -> list[Case]:
             )
             k += 1
     return out
+
+
+def relayed_grid() -> list[Case]:
+    """The grid's cases that also run relayed, one per world size 2-8, its size, dtype and schedule
+    policy taken in turn (the threads grid runs them first)."""
+    per_world: dict[int, list[Case]] = {}
+    for c in grid():
+        per_world.setdefault(c.world_size, []).append(c)
+    return [per_world[w][w % len(per_world[w])] for w in range(2, 9)]
 
 
 def require(answer: Answer, fn_name: str) -> None:
@@ -147,15 +159,22 @@ def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_na
 
 
 def sim_check(
-    answer: Answer, case: Case, *, fn_name: str, device: str = "cpu", api: str = "p2p", bandwidth: bool = False
+    answer: Answer,
+    case: Case,
+    *,
+    fn_name: str,
+    device: str = "cpu",
+    api: str = "p2p",
+    bandwidth: bool = False,
+    relayed: bool = False,
 ) -> None:
     """Fail unless the answer gives the right sums (and, if asked, a ring's traffic) on ``case``.
 
-    A traffic check runs on a relayed world (each rank a process of its own, the traffic counted
-    here); the others on the subject's threads world, about twenty times cheaper per case under
-    load, whose sums a cell can forge only by moving data between ranks that are threads
-    (docs/sandbox.md, "What remains")."""
-    observe = _observe_relayed if bandwidth else _observe_threads
+    ``relayed`` (and every traffic check) runs on a relayed world: each rank a process of its own,
+    the traffic counted here. The others run on the subject's threads world, about twenty times
+    cheaper per case under load, whose sums a cell can forge by moving data between ranks that are
+    threads (docs/sandbox.md, "What remains"): only a relayed case can make a test pass."""
+    observe = _observe_relayed if bandwidth or relayed else _observe_threads
     outputs, sent, messages = observe(answer, case, api=api, device=device, fn_name=fn_name)
     problem = verdict(case, make_inputs(case), outputs, fn_name)
     if problem:

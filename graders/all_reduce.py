@@ -1,19 +1,19 @@
 """Hidden grader of `all_reduce`: ``ring_all_reduce(tensor, comm)`` from point-to-point messages.
 
 The subject runs the answer on the deterministic simulated process group (ch13lib.procgroup:
-rendezvous sends, traffic counted per rank, deadlocks reported at once); for the bandwidth test each
-rank is a subject process of its own (kit/subject.py) and this judge is the world's broker: it
-relays every message and counts the traffic itself, so ranks can move data only as messages it
-sees (graders/_collectives.py says why only there). Then the answer runs unchanged
-on a real gloo world of processes the subject starts as torchrun starts them (and NCCL when graded
-with ``--gpu``), which sends back every rank's tensor; this judge regenerates the inputs and
-decides (graders/_collectives.py).
+rendezvous sends, traffic counted per rank, deadlocks reported at once), its ranks threads for the
+grid and hypothesis; then each test's relayed cases: each rank a subject process of its own
+(kit/subject.py) and this judge the world's broker, which relays every message and counts the
+traffic itself, so ranks can move data only as messages it sees (graders/_collectives.py). Then
+the answer runs unchanged on a real gloo world of processes the subject starts as torchrun starts
+them (and NCCL when graded with ``--gpu``), which sends back every rank's tensor; this judge
+regenerates the inputs and decides (graders/_collectives.py).
 """
 
 from hypothesis import given, settings
 
 from ch13lib.collective_cases import Case
-from graders._collectives import HARNESS, cases, grid, require, sim_check, smoke
+from graders._collectives import HARNESS, cases, grid, relayed_grid, require, sim_check, smoke
 from graders._collectives import real_process_group as _real_process_group
 from graders.api import Answer, Grader, check_property
 
@@ -36,6 +36,8 @@ def sums_on_simulator(answer: Answer) -> None:
         sim_check(answer, case, fn_name=FN)
 
     check_property(prop)
+    for case in relayed_grid():  # what the pass rests on: ranks that share no memory
+        sim_check(answer, case, fn_name=FN, relayed=True)
 
 
 EDGE_CASES = [  # world size 1, and fewer elements than ranks (or an uneven split), under each policy
@@ -57,7 +59,7 @@ def world_size_1_and_tiny_tensors(answer: Answer) -> None:
     """World size 1, and tensors with fewer elements than ranks or an uneven split."""
     require(answer, FN)
     for case in EDGE_CASES:
-        sim_check(answer, case, fn_name=FN)
+        sim_check(answer, case, fn_name=FN, relayed=case.world_size > 1)
 
 
 BANDWIDTH_CASES = [

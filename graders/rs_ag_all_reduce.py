@@ -2,15 +2,16 @@
 
 ``rs_ag_all_reduce(tensor, comm)`` may use only ``comm.reduce_scatter_tensor`` and
 ``comm.all_gather_into_tensor`` (torch.distributed's names and argument order). It runs on the
-simulated process group (sums for hypothesis-generated cases; a ring's traffic, each rank then a
-subject process of its own and this judge the world's broker, counting it), and unchanged on a real
+simulated process group (sums for a grid and hypothesis-generated cases on threads, then a case per
+world size and a ring's traffic with each rank a subject process of its own and this judge the
+world's broker, counting it), and unchanged on a real
 gloo world the subject starts (NCCL too with ``--gpu``); this judge decides (graders/_collectives.py).
 """
 
 from hypothesis import given, settings
 
 from ch13lib.collective_cases import Case
-from graders._collectives import HARNESS, cases, grid, require, sim_check, smoke
+from graders._collectives import HARNESS, cases, grid, relayed_grid, require, sim_check, smoke
 from graders._collectives import real_process_group as _real_process_group
 from graders.api import Answer, Grader, check_property
 
@@ -34,6 +35,8 @@ def sums_on_simulator(answer: Answer) -> None:
         sim_check(answer, case, api=API, fn_name=FN)
 
     check_property(prop)
+    for case in relayed_grid():  # what the pass rests on: ranks that share no memory
+        sim_check(answer, case, api=API, fn_name=FN, relayed=True)
 
 
 @grader.test(1)

@@ -3,8 +3,7 @@
 # target: all_reduce
 # score: all_reduce=4
 # message: all_reduce: is wrong after the call
-# why: found by the lead (stop 19) when the relayed world proved too slow under load for every case: only the bandwidth test runs each rank in a process of its own. The sums tests still run the ranks as threads of the cell's process, where a shared dict makes any answer right; the real gloo world (up to 3 ranks) and the relayed bandwidth cases are honest, so a cell broken from W=4 on scores 12 instead of 4
-# known-bug: issue 14: the sums tests run simulated ranks as threads of one process (the relayed world, which closes it, is used only for the bandwidth test: its cost under load)
+# why: found by the lead (stop 19): the sums tests ran the ranks as threads of the cell's process, where a shared dict makes any answer right, so a cell broken from W=4 on (beyond the real gloo world's three ranks) scored 12 instead of 4. Each sums test now rests on relayed cases too (a world size 2-8 each, the edge cases), whose ranks are processes of their own
 import torch
 
 _BOARD: dict = {}
