@@ -1,6 +1,7 @@
 """Benchmark: the autograde time of each notebook (a correct submission), with the kit's config and
-with nbgrader's plain defaults on the same notebooks (kernel execution only, no graders, no sandbox).
-Prints medians and the kit's overhead; asserts nothing.
+with nbgrader's plain defaults on the same notebooks (kernel execution only, no graders, no sandbox),
+then of the whole assignment in one `nbgrader autograde` each, as a TA runs it (the kit's zygotes
+then start once for every notebook). Prints medians and the kit's overhead; asserts nothing.
 
     .venv/bin/python bench/bench_autograde.py [--runs 3] [--notebook 06_quiz ...]
 """
@@ -72,6 +73,22 @@ def main() -> int:
             f"{'' if full else '   (not all full marks!)'}"
         )
     print(f"{'all notebooks':<22} {total_kit:9.1f} {total_plain:10.1f}   kit/plain x{total_kit / total_plain:.2f}")
+    if args.notebook:
+        return 0
+    whole = {}
+    for label, course in (("kit", kit), ("plain", plain)):
+        runs = []
+        for _ in range(args.runs):
+            t = time.perf_counter()
+            course.nbgrader("autograde", ASSIGNMENT, "--student=bench", "--force", check=False)
+            runs.append(time.perf_counter() - t)
+        whole[label] = statistics.median(runs)
+    full = all(c.score == c.max_score for c in kit.scores("bench").values())
+    print(
+        f"{'whole assignment':<22} {whole['kit']:9.1f} {whole['plain']:10.1f}   kit/plain "
+        f"x{whole['kit'] / whole['plain']:.2f}   (one `nbgrader autograde` of every notebook)"
+        f"{'' if full else '   (not all full marks!)'}"
+    )
     return 0
 
 

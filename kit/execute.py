@@ -16,7 +16,7 @@ import threading
 from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
-from traitlets import Integer
+from traitlets import Enum, Integer
 
 from kit import ROOT
 from kit.config import Sandbox
@@ -133,6 +133,14 @@ class SafeExecute(Execute):
         help="Per cell: output beyond this is dropped while the "
         "kernel runs (a student printing gigabytes cannot "
         "exhaust nbgrader's memory)",
+    ).tag(config=True)
+
+    shutdown_kernel = Enum(
+        ["graceful", "immediate"],
+        default_value="immediate",
+        help="How the kernel ends once the notebook has run: nbclient's default, graceful, waits up to "
+        "KernelManager.shutdown_wait_time (5 s) for a kernel that does not exit on request (one that "
+        "ran gloo worlds or Ray, say), and its whole job is killed right after either way",
     ).tag(config=True)
 
     notebook_timeout = Integer(
