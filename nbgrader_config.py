@@ -18,7 +18,7 @@ from nbgrader.preprocessors import (
 )
 
 from kit.execute import SafeExecute
-from kit.external_grade import ExternalGrade, StartGrading
+from kit.external_grade import ExternalGrade, WarmJudges
 from kit.overwrite import RobustOverwriteCells
 from kit.stubs import ClearSolutionsInPlace
 
@@ -68,7 +68,7 @@ c.RobustOverwriteCells.add_missing_cells = True
 # NB: order matters. SafeExecute runs the (sandboxed) kernel; ExternalGrade then overwrites every
 # test cell's outputs with the graders' verdicts, before anything reads or limits those outputs.
 c.Autograde.autograde_preprocessors = [
-    StartGrading,
+    WarmJudges,
     SafeExecute,
     ExternalGrade,
     IgnorePattern,
@@ -90,4 +90,3 @@ c.ExternalGrade.timeout = 0.0  # 0: each grader's own hang guard (graders/<id>.p
 # c.Sandbox.proc_data_mb = 2048  # RLIMIT_DATA of each sandboxed process, MiB
 # c.Sandbox.namespaces = True  # False: the sandbox's limits-only tier
 # c.Judges.launch = "fork"  # "exec": a fresh `python -m graders` per answer cell
-c.SafeExecute.shutdown_kernel = "immediate"

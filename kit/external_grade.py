@@ -1,11 +1,10 @@
-"""nbgrader preprocessors: score every hidden-test cell with the kit's graders, outside the kernel.
+"""nbgrader preprocessor: score every hidden-test cell with the kit's graders, outside the kernel.
 
-For each locked test cell ``test_<grade_id>``, the source of the answer cell ``<grade_id>`` in the
-submitted notebook is graded in a separate sandboxed process (kit/grading.py). The grading starts
-before the kernel runs the notebook (StartGrading, autograde's first step: it needs nothing the
-kernel does) and ExternalGrade, after the kernel, collects the verdicts and replaces each test
-cell's outputs with the graders' report and the score. Whatever the student's kernel printed or did
-in that cell is discarded, so nothing done inside the kernel can change a score.
+Runs in nbgrader's autograde pipeline after the notebook was executed. For each locked test cell
+``test_<grade_id>`` it takes the source of the answer cell ``<grade_id>`` from the submitted
+notebook, grades it in a separate sandboxed process (kit/grading.py), and replaces the test cell's
+outputs with the graders' report and the score. Whatever the student's kernel printed or did in
+that cell is discarded, so nothing done inside the kernel can change a score.
 
 The verdicts themselves, as records (kit/grading.py: Verdict.to_json), go to one file beside the
 autograded notebook, ``<notebook>.verdicts.json`` (grade_id -> record): what the TA's report reads
@@ -15,7 +14,7 @@ autograded notebook, ``<notebook>.verdicts.json`` (grade_id -> record): what the
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -27,28 +26,18 @@ from kit.config import Judges, Sandbox
 from kit.grading import VERDICTS_SUFFIX, grade_cell, warm, write_verdicts
 
 
-def _source(cell) -> str | None:
-    return None if cell is None else cell.source
-
-
 def _untouched(cell) -> bool:
     """The release's stub, unchanged: nbgrader stored its checksum when it made the release."""
     stored = cell.metadata.get("nbgrader", {}).get("checksum")
     return bool(stored) and stored == compute_checksum(cell)
 
 
-_STARTED = "ch13_grading"  # in the notebook's resources: StartGrading's gradings, for ExternalGrade
-
-
-class StartGrading(NbGraderPreprocessor):
-    """Autograde's first step: every answer cell's grading starts now, while the kernel runs the
-    notebook, instead of after it (a cell is graded from its source alone, outside the kernel).
-    The judges' zygote (kit/judges.py) imports the notebook's graders first."""
+class WarmJudges(NbGraderPreprocessor):
+    """Autograde's first step: the judges' zygote (kit/judges.py) imports this notebook's graders
+    while the kernel runs the notebook, instead of after it."""
 
     def preprocess(self, nb, resources):
-        grader = ExternalGrade(parent=self)
-        warm(hidden_test_cells(nb), launch=Judges(parent=grader))
-        resources[_STARTED] = grader.start(nb)
+        warm(hidden_test_cells(nb), launch=Judges(parent=self))
         return nb, resources
 
 
@@ -68,9 +57,7 @@ class ExternalGrade(NbGraderPreprocessor):
         "and CPU-seconds.",
     ).tag(config=True)
 
-    def start(self, nb) -> dict[str, tuple[str | None, Future]]:
-        """Start grading every hidden-test cell's answer: grade_id -> (the source graded, its
-        verdict to come), ``cells_at_once`` at a time."""
+    def preprocess(self, nb, resources):
         answers = answer_cells(nb)
         tests = hidden_test_cells(nb)
         # kit.config's knobs, from this nbgrader process's config (c.Sandbox..., c.Judges...) and
@@ -90,18 +77,8 @@ class ExternalGrade(NbGraderPreprocessor):
             )
 
         width = max(1, min(len(tests), self.cells_at_once or os.cpu_count() or 1))
-        pool = ThreadPoolExecutor(width)
-        started = {g: (_source(answers.get(g)), pool.submit(grade, g)) for g in tests}
-        pool.shutdown(wait=False)  # its threads end with their last grading
-        return started
-
-    def preprocess(self, nb, resources):
-        tests = hidden_test_cells(nb)
-        started = resources.pop(_STARTED, None) or {}
-        answers = answer_cells(nb)
-        if set(started) != set(tests) or any(started[g][0] != _source(answers.get(g)) for g in tests):
-            started = self.start(nb)  # no StartGrading before (or a changed cell): grade now
-        graded = {g: future.result() for g, (_, future) in started.items()}
+        with ThreadPoolExecutor(width) as pool:
+            graded = dict(zip(tests, pool.map(grade, tests)))
         verdicts = {}
         for grade_id, cell in tests.items():
             verdict = graded[grade_id]
