@@ -109,17 +109,28 @@ def _observe_threads(answer: Answer, case: Case, *, api: str, device: str, fn_na
     return outputs, sent, seen.get("messages")
 
 
-def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
-    """The answer on ``case``'s simulated world, each rank in a subject process of its own and this
-    judge the world's broker (ch13lib.procgroup.SimWorld.run_remote): what it returns is (each
-    rank's tensor after the call, the elements each rank sent, the messages for the picture of a
-    failure). The traffic and every message are observed here: ranks share no memory, so data
-    cannot move between them but through the broker, and nothing of the world is in their reach."""
-    world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed, guard_s=3 * STEP_S)
-    kwargs = {"api": api, "device": device, "fn_name": fn_name}
-    talks = [
-        s.converse(RANK_SIM, [case, r], kwargs, step_s=STEP_S) for r, s in enumerate(answer.siblings(case.world_size))
-    ]
+def run_relayed(
+    answer: Answer,
+    target: str,
+    case,
+    world_size: int,
+    kwargs: dict,
+    *,
+    fn_name: str,
+    p2p: bool = True,
+    collectives: bool = False,
+    all_reduce: bool = False,
+    note: str = "",
+) -> tuple[list, SimWorld]:
+    """``case`` on a simulated world whose ranks are subject processes of their own (``target``, a
+    talking harness of ch13lib, run as rank r with ``[case, r]`` and ``kwargs``) and whose broker is
+    this judge (ch13lib.procgroup.SimWorld.run_remote). Returns (each rank's report, the world):
+    the world's traffic, call log, sends and logical clock were observed here, from the messages
+    alone. Ranks share no memory, so data cannot move between them but through the broker, and
+    nothing of the world is in their reach. A failure is a Fail that says which rank, and how to
+    replay it (``note``: added to a rank's traceback)."""
+    world = SimWorld(world_size, policy=case.policy, seed=case.schedule_seed, guard_s=3 * STEP_S)
+    talks = [s.converse(target, [case, r], kwargs, step_s=STEP_S) for r, s in enumerate(answer.siblings(world_size))]
     replay = f"Replay: {case.replay(fn_name)}"
 
     def finish(r: int, reply):
@@ -130,7 +141,7 @@ def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_na
         return value
 
     try:
-        values = world.run_remote(talks, finish, p2p=api == "p2p", collectives=api == "collectives")
+        values = world.run_remote(talks, finish, p2p=p2p, collectives=collectives, all_reduce=all_reduce)
     except RankError as e:
         for reply in world.finals:  # a rank flagged before the world failed: that is the verdict
             if reply is not None and (reply.refused or reply.tampered):
@@ -144,14 +155,37 @@ def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_na
                 f"(an endless loop?)\n{replay}"
             ) from None
         if isinstance(exc, RemoteRankRaised):
-            raise Fail(
-                f"{case.label()}: rank {e.rank} raised an exception:\n{exc.text}{uneven_note(case)}\n{replay}"
-            ) from None
+            raise Fail(f"{case.label()}: rank {e.rank} raised an exception:\n{exc.text}{note}\n{replay}") from None
         if isinstance(exc, Raised) and exc.from_harness and not exc.flagged:
             raise Fail(exc.message) from None
         raise exc from None  # Lost, Raised (the stub's NotImplementedError): the test's runner says it
     except CommError as e:  # a deadlock, misuse of comm
         raise Fail(f"{case.label()}: {e}\n{replay}") from None
+    return values, world
+
+
+def calls_by_rank(world: SimWorld) -> list[list[dict]]:
+    """Every comm call the broker performed, per rank, as the harnesses' ``calls`` report them."""
+    return [
+        [{k: v for k, v in c.items() if k != "rank"} for c in world.log if c["rank"] == r]
+        for r in range(world.world_size)
+    ]
+
+
+def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
+    """The answer on ``case``'s relayed world (:func:`run_relayed`): (each rank's tensor after the
+    call, the elements each rank sent, the messages for the picture of a failure), all observed here."""
+    values, world = run_relayed(
+        answer,
+        RANK_SIM,
+        case,
+        case.world_size,
+        {"api": api, "device": device, "fn_name": fn_name},
+        fn_name=fn_name,
+        p2p=api == "p2p",
+        collectives=api == "collectives",
+        note=uneven_note(case),
+    )
     outputs = [v.get("output") if type(v) is dict else None for v in values]
     if not all(isinstance(t, torch.Tensor) for t in outputs):
         raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")

@@ -16,7 +16,7 @@ import dataclasses
 import torch
 
 from ch13lib.collective_launch import launch_cell
-from graders._collectives import flagged_by_workers
+from graders._collectives import calls_by_rank, flagged_by_workers, run_relayed
 from graders.api import Answer, Fail
 from kit.judge import Raised
 
@@ -32,24 +32,95 @@ def require(answer: Answer, name: str, what: str) -> None:
     answer.require(name, what=f"the contract needs {what}")
 
 
-def observe(answer: Answer, harness: str, case, **kwargs) -> dict:
-    """The subject's run of the answer on ``case`` (cached per answer: several tests share cases)."""
+# The subject's harness for each kind of run: a whole threads world, and one rank of a relayed world.
+_COLLECTIVES = {"collectives": True, "all_reduce": True}  # what comm offers besides p2p (as observe_tp/_zero)
+RELAYED = {  # threads harness -> (rank harness, the case's world size field, the fn_name default, comm offers)
+    "observe_pipeline": ("ch13lib.parallel_sim:rank_pipeline", "stages", "gpipe_step", {}),
+    "observe_tp": ("ch13lib.parallel_sim:rank_tp", "world_size", "tp_mlp", _COLLECTIVES),
+    "observe_zero": ("ch13lib.parallel_sim:rank_zero", "world_size", "ZeroAdam", _COLLECTIVES),
+}
+
+
+def observe(answer: Answer, harness: str, case, *, relayed: bool = False, **kwargs) -> dict:
+    """The subject's run of the answer on ``case`` (cached per answer: several tests share cases).
+
+    On the threads world by default: each rank a thread of the subject, cheap, and what finds most
+    wrong answers with their smallest example; but ranks that share a process can share memory, and
+    the world's call log is in the cell's reach, so such a pass proves nothing. ``relayed`` (with
+    more than one rank): each rank a subject process of its own and this judge the broker, which
+    keeps the call log and the clock (graders._collectives.run_relayed). The tests' passes rest on
+    relayed cases (docs/sandbox.md)."""
+    target, size_field, fn_default, offers = RELAYED[harness]
+    relayed = relayed and getattr(case, size_field) > 1
     cache = answer.__dict__.setdefault("_observed", {})
-    key = (harness, repr(case), repr(sorted(kwargs.items())))
+    key = (harness, relayed, repr(case), repr(sorted(kwargs.items())))
     if key not in cache:
         try:
-            cache[key] = answer.run(f"ch13lib.parallel_sim:{harness}", case, **kwargs)
+            if relayed:
+                cache[key] = _observe_relayed(answer, harness, case, kwargs)
+            else:
+                cache[key] = answer.run(f"ch13lib.parallel_sim:{harness}", case, **kwargs)
         except Raised as e:
             if e.from_harness and not e.flagged:  # a deadlock, a crash, misuse of comm (SimFailure)
                 cache[key] = Fail(e.message)
             else:
                 raise
+        except Fail as f:
+            if relayed and not f.message.startswith("not graded"):
+                cache[key] = f
+            else:
+                raise
     seen = cache[key]
     if isinstance(seen, Fail):
-        raise Fail(seen.message)
+        raise Fail(seen.message, picture=seen.picture)
     if not isinstance(seen, dict):
         raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
     return seen
+
+
+def _observe_relayed(answer: Answer, harness: str, case, kwargs: dict) -> dict:
+    """``case`` on a relayed world: the ranks' own reports (rebuilt here from plain data) and what
+    this judge observed as the broker, in the shape the threads harness reports it."""
+    target, size_field, fn_default, offers = RELAYED[harness]
+    size = getattr(case, size_field)
+    values, world = run_relayed(
+        answer, target, case, size, kwargs, fn_name=kwargs.get("fn_name", fn_default), p2p=True, **offers
+    )
+    return relayed_report(harness, case, values, world)
+
+
+def relayed_report(harness: str, case, values: list, world) -> dict:
+    """The report of a relayed world's run, in the shape ``harness`` (the threads harness) reports
+    it: the ranks' own values (checked by exact type) and the broker's log and clock."""
+    malformed = Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+    if not all(type(v) is dict for v in values):
+        raise malformed
+    if harness == "observe_pipeline":
+        grads = [v.get("grads") for v in values]
+        if not all(type(g) is list and all(t is None or isinstance(t, torch.Tensor) for t in g) for g in grads):
+            raise malformed
+        return {
+            "returns": [v.get("returned") for v in values],
+            "grads": grads,
+            "length": float(world.length()),
+            "clock": [float(c) for c in world.clock],
+            "timeline": [(r, float(a), float(b), str(lab[0]), int(lab[1])) for r, a, b, lab in world.timeline],
+        }
+    if harness == "observe_tp":
+        outputs = [v.get("output") for v in values]
+        if not all(isinstance(o, torch.Tensor) or type(o) is str for o in outputs):
+            raise malformed
+        return {"outputs": outputs, "calls": calls_by_rank(world)}
+    steps = [v.get("steps") for v in values]
+    if not all(type(s) is list and all(isinstance(t, torch.Tensor) for t in s) for s in steps):
+        raise malformed
+    return {
+        "steps": steps,
+        "state_numel": [v.get("state_numel") for v in values],
+        "held": [v.get("held") for v in values],
+        "moved": [v.get("moved") for v in values],
+        "calls": calls_by_rank(world),
+    }
 
 
 def _where(backend: str, world: int) -> str:

@@ -4,6 +4,9 @@ The subject runs the answer on the simulated process group, one rank per stage, 
 wrapped so that its forward and its backward cost one tick of the group's logical clock per
 micro-batch's worth of rows (ch13lib.parallel_sim.observe_pipeline), and sends back every rank's
 .grad, return value and the schedule; then unchanged on a real gloo world (NCCL too with --gpu).
+The passes rest on relayed cases (each stage a subject process of its own and this judge the
+broker, which keeps the clock: graders/_parallelism.py): a grid case per P = 2-4, the schedule
+cases and the edge cases.
 This judge computes the single-process full-batch step of the whole model itself and compares
 (ch13lib.parallel_cases.pipeline_verdict); the schedule must be no longer than GPipe's 2(m+P-1).
 """
@@ -55,15 +58,19 @@ GRID = [  # every P = 1..4 with m below, at and above P; both losses; policies i
 ]
 
 
-def check_values(answer: Answer, case: PipeCase) -> None:
-    seen = observe(answer, "observe_pipeline", case)
+# The grid's cases that also run relayed (the threads grid runs them first): P = 2, 3, 4.
+RELAYED_GRID = [next(c for c in GRID if c.stages == P and c.n_micro > 1) for P in (2, 3, 4)]
+
+
+def check_values(answer: Answer, case: PipeCase, *, relayed: bool = False) -> None:
+    seen = observe(answer, "observe_pipeline", case, relayed=relayed)
     problem = pipeline_verdict(case, seen, FN)
     if problem:
         raise Fail(problem)
 
 
 def check_schedule(answer: Answer, case: PipeCase) -> None:
-    seen = observe(answer, "observe_pipeline", case)
+    seen = observe(answer, "observe_pipeline", case, relayed=True)
     problem = schedule_problem(case, seen, FN)
     if problem:
         raise Fail(problem, picture=_picture(case, seen, problem))
@@ -93,6 +100,8 @@ def gradients_and_loss(answer: Answer) -> None:
         check_values(answer, case)
 
     check_property(prop)
+    for case in RELAYED_GRID:  # what the pass rests on: ranks that share no memory
+        check_values(answer, case, relayed=True)
 
 
 SCHEDULE_CASES = [
@@ -129,7 +138,7 @@ def one_stage_and_accumulation(answer: Answer) -> None:
     (gradients accumulate on top of it: nothing is zeroed)."""
     require(answer, FN, WHAT)
     for case in EDGE_CASES:
-        check_values(answer, case)
+        check_values(answer, case, relayed=True)
 
 
 REAL_CASES = [

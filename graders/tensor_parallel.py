@@ -5,6 +5,9 @@ The subject runs the answer on the simulated process group with each rank's shar
 (NCCL too with --gpu). This judge computes the unsharded MLP itself and compares every rank's
 output with torch.allclose's default tolerances, and the calls: exactly one all_reduce (SUM) of
 y's size in x's dtype per rank when W > 1 (ch13lib.parallel_cases.tp_verdict, tp_traffic_problem).
+The passes rest on relayed cases (each rank a subject process of its own and this judge the broker,
+which keeps the call log: graders/_parallelism.py): a grid case per W = 2-4, the dtype cases, and
+every traffic check.
 """
 
 import math
@@ -59,8 +62,12 @@ GRID = [
 ]
 
 
-def _seen(answer: Answer, case: TPCase) -> dict:
-    seen = observe(answer, "observe_tp", case)
+# The grid's cases that also run relayed (the threads grid runs them first): W = 2, 3, 4.
+RELAYED_GRID = [next(c for c in GRID if c.world_size == W) for W in (2, 3, 4)]
+
+
+def _seen(answer: Answer, case: TPCase, *, relayed: bool = False) -> dict:
+    seen = observe(answer, "observe_tp", case, relayed=relayed)
     if not (
         isinstance(seen.get("outputs"), list)
         and len(seen["outputs"]) == case.world_size
@@ -71,14 +78,16 @@ def _seen(answer: Answer, case: TPCase) -> dict:
     return seen
 
 
-def check_output(answer: Answer, case: TPCase) -> None:
-    problem = tp_verdict(case, _seen(answer, case)["outputs"], FN)
+def check_output(answer: Answer, case: TPCase, *, relayed: bool = False) -> None:
+    problem = tp_verdict(case, _seen(answer, case, relayed=relayed)["outputs"], FN)
     if problem:
         raise Fail(problem)
 
 
 def check_traffic(answer: Answer, case: TPCase) -> None:
-    problem = tp_traffic_problem(case, _seen(answer, case)["calls"], FN)
+    """The calls as the broker of a relayed world performed them (a threads world's log is in the
+    cell's reach)."""
+    problem = tp_traffic_problem(case, _seen(answer, case, relayed=True)["calls"], FN)
     if problem:
         raise Fail(problem)
 
@@ -98,6 +107,8 @@ def matches_unsharded_mlp(answer: Answer) -> None:
         check_output(answer, case)
 
     check_property(prop)
+    for case in RELAYED_GRID:  # what the pass rests on: ranks that share no memory
+        check_output(answer, case, relayed=True)
 
 
 TRAFFIC_CASES = [
@@ -131,6 +142,7 @@ def dtype_and_world_size_1(answer: Answer) -> None:
     require(answer, FN, WHAT)
     for case in DTYPE_CASES:
         check_output(answer, case)
+        check_output(answer, case, relayed=True)
         check_traffic(answer, case)
 
 
@@ -158,4 +170,11 @@ def judge_real(case: TPCase, per_rank: list) -> str | None:
 def real_process_group(answer: Answer) -> None:
     """The same function on a real gloo world (sub-groups of 1-3 processes), NCCL on GPU runners."""
     require(answer, FN, WHAT)
-    _real_process_group(answer, "tp", FN, REAL_CASES, check_output, judge_real)
+    _real_process_group(answer, "tp", FN, REAL_CASES, check_before_real, judge_real)
+
+
+def check_before_real(answer: Answer, case: TPCase) -> None:
+    """The simulator's verdict on a real world's case: its output, and its calls on a relayed world
+    (what the real world's ranks report of their calls is in the cell's reach)."""
+    check_output(answer, case)
+    check_traffic(answer, case)

@@ -7,6 +7,9 @@ a real gloo world (NCCL too with --gpu). This judge computes DDP (gradients aver
 + ``torch.optim.Adam`` itself and compares (float64 within 1e-10, float32 within 1e-6), and checks
 the state (at most 2·⌈N/W⌉) and the traffic (one reduce_scatter_tensor and one
 all_gather_into_tensor of ⌈N/W⌉-element shards per step) (ch13lib.parallel_cases).
+The passes rest on relayed cases (each rank a subject process of its own and this judge the broker,
+which keeps the call log: graders/_parallelism.py): a grid case per W = 2-4, the tiny-gradient
+cases, and every state and traffic check.
 """
 
 from hypothesis import given, settings
@@ -71,8 +74,12 @@ GRID = [  # N = 18, 7, 1, 12: divisible by some W and not others; both dtypes
 ]
 
 
-def _seen(answer: Answer, case: ZeroCase) -> dict:
-    seen = observe(answer, "observe_zero", case)
+# The grid's cases that also run relayed (the threads grid runs them first): W = 2, 3, 4.
+RELAYED_GRID = [next(c for c in GRID if c.world_size == W) for W in (2, 3, 4)]
+
+
+def _seen(answer: Answer, case: ZeroCase, *, relayed: bool = False) -> dict:
+    seen = observe(answer, "observe_zero", case, relayed=relayed)
     W = case.world_size
     if not all(
         isinstance(seen.get(k), list) and len(seen[k]) == W for k in ("steps", "state_numel", "held", "calls", "moved")
@@ -81,8 +88,8 @@ def _seen(answer: Answer, case: ZeroCase) -> dict:
     return seen
 
 
-def check_values(answer: Answer, case: ZeroCase) -> None:
-    problem = zero_verdict(case, _seen(answer, case)["steps"], FN)
+def check_values(answer: Answer, case: ZeroCase, *, relayed: bool = False) -> None:
+    problem = zero_verdict(case, _seen(answer, case, relayed=relayed)["steps"], FN)
     if problem:
         raise Fail(problem)
 
@@ -103,6 +110,8 @@ def matches_ddp_adam(answer: Answer) -> None:
         check_values(answer, case)
 
     check_property(prop)
+    for case in RELAYED_GRID:  # what the pass rests on: ranks that share no memory
+        check_values(answer, case, relayed=True)
 
 
 TINY_CASES = [
@@ -119,7 +128,7 @@ def tiny_gradients(answer: Answer) -> None:
     correction change the update: still DDP + torch.optim.Adam."""
     require(answer, FN, WHAT)
     for case in TINY_CASES:
-        check_values(answer, case)
+        check_values(answer, case, relayed=True)
 
 
 STATE_CASES = [
@@ -137,19 +146,31 @@ def sharded_state_and_traffic(answer: Answer) -> None:
     updated in place."""
     require(answer, FN, WHAT)
     for case in STATE_CASES:
-        seen = _seen(answer, case)
-        problem = zero_state_problem(case, seen, FN) or zero_traffic_problem(case, seen["calls"], FN)
-        if problem:
-            raise Fail(problem)
-        moved = [(r, m) for r, m in enumerate(seen["moved"]) if m]
-        if moved:
-            r, which = moved[0]
-            raise Fail(
-                f"{case.label()}: rank {r} replaced the storage of parameter{'s' if len(which) > 1 else ''} "
-                f"{which} (p.data = ...): copy the gathered values into the parameters in place "
-                f"(with torch.no_grad(): p.copy_(...)), the model keeps its parameter tensors. "
-                f"Replay: {case.replay(FN)}"
-            )
+        check_state_and_traffic(answer, case)
+
+
+def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
+    """On a relayed world (with more than one rank), where the broker keeps the call log: a threads
+    world's log is in the cell's reach, as is what a real world's ranks report of their calls."""
+    seen = _seen(answer, case, relayed=True)
+    problem = zero_state_problem(case, seen, FN) or zero_traffic_problem(case, seen["calls"], FN)
+    if problem:
+        raise Fail(problem)
+    moved = [(r, m) for r, m in enumerate(seen["moved"]) if m]
+    if moved:
+        r, which = moved[0]
+        raise Fail(
+            f"{case.label()}: rank {r} replaced the storage of parameter{'s' if len(which) > 1 else ''} "
+            f"{which} (p.data = ...): copy the gathered values into the parameters in place "
+            f"(with torch.no_grad(): p.copy_(...)), the model keeps its parameter tensors. "
+            f"Replay: {case.replay(FN)}"
+        )
+
+
+def check_before_real(answer: Answer, case: ZeroCase) -> None:
+    """The simulator's verdict on a real world's case: the values, then the state and the calls."""
+    check_values(answer, case)
+    check_state_and_traffic(answer, case)
 
 
 REAL_CASES = [
@@ -173,4 +194,4 @@ def judge_real(case: ZeroCase, per_rank: list) -> str | None:
 def real_process_group(answer: Answer) -> None:
     """The same class on a real gloo world (sub-groups of 1-3 processes), NCCL on GPU runners."""
     require(answer, FN, WHAT)
-    _real_process_group(answer, "zero", FN, REAL_CASES, check_values, judge_real)
+    _real_process_group(answer, "zero", FN, REAL_CASES, check_before_real, judge_real)

@@ -19,7 +19,7 @@ import torch
 
 import graders
 from ch13lib import parallel_cases as pc
-from ch13lib import parallel_checks
+from ch13lib import parallel_checks, parallel_sim
 from ch13lib.cell import load
 from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
 from ch13lib.procgroup import CommError, SimWorld
@@ -306,3 +306,66 @@ def test_gpu_grading_of_the_references():
     for gid in GRADE_IDS:
         results = grade(gid, source(gid, "right_reference"), gpu=True)
         assert all(r.passed for r in results), report(results)
+
+
+# ---- ranks in processes of their own: the judge as the world's broker --------------------------------
+RELAYED_CASES = {
+    "pipeline": [
+        pc.PipeCase(3, 4, 1, (), "mse", 41, False, "round_robin"),
+        pc.PipeCase(2, 2, 2, (), "cross_entropy", 7),
+    ],
+    "tensor_parallel": [pc.TPCase(3, (2, 2), 3, 6, 2, "float64", 72, "random", 1), pc.TPCase(2, (3,), 4, 4, 3)],
+    "zero1": [pc.ZeroCase(3, ((3, 4), (4,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 601, "random", 1)],
+}
+HARNESSES = {"pipeline": "observe_pipeline", "tensor_parallel": "observe_tp", "zero1": "observe_zero"}
+
+
+def _relayed(grade_id: str, answer, case) -> dict:
+    """``case`` relayed rank by rank through run_remote (the ranks' halves in threads of this
+    process, as each subject would run them), reported as the judge reports it."""
+    from ch13lib.procgroup import RemoteRankRaised
+    from graders._parallelism import RELAYED, relayed_report
+
+    harness = HARNESSES[grade_id]
+    target, size_field, _, offers = RELAYED[harness]
+    rank = getattr(parallel_sim, target.split(":")[1])
+    size = getattr(case, size_field)
+    world = SimWorld(size, policy=case.policy, seed=case.schedule_seed)
+
+    def finish(r, value):
+        if "raised" in value:
+            raise RemoteRankRaised(value["raised"])
+        return value
+
+    values = world.run_remote([rank(answer, case, r) for r in range(size)], finish, p2p=True, **offers)
+    return relayed_report(harness, case, values, world)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@pytest.mark.parametrize("gid,name", [(g, e.name) for g in GRADE_IDS for e in catalogue.entries(g)])
+def test_the_relayed_world_sees_what_the_threads_world_sees(gid, name):
+    """Every catalogue answer, relayed rank by rank, reports the same values, calls (without the
+    storage addresses, which differ between processes), clock and timeline as on threads, or
+    fails where the threads world fails."""
+    answer = cell(gid, name)
+    for case in RELAYED_CASES[gid]:
+        try:
+            threads = getattr(parallel_sim, HARNESSES[gid])(answer, case)
+        except Exception:  # noqa: BLE001 - a deadlock or a rank's exception: the relayed world fails too
+            with pytest.raises(Exception):  # noqa: B017
+                _relayed(gid, answer, case)
+            continue
+        relayed = _relayed(gid, answer, case)
+        for calls in (threads.get("calls") or []) + (relayed.get("calls") or []):
+            for c in calls:
+                c.pop("storage", None), c.pop("offset", None)
+        assert _same(relayed, threads), (name, case)

@@ -48,6 +48,7 @@ import random
 import sys
 import threading
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import torch
@@ -870,6 +871,22 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
                     with torch.no_grad():
                         work[1].copy_(data.reshape(work[1].shape))
     name, key = call.get("call"), str(call.get("id"))
+    if name == "advance":  # a pipeline stage's work on the logical clock (RemoteComm._advance)
+        ticks, label = call.get("ticks"), call.get("label")
+        if not (
+            type(ticks) is list
+            and len(ticks) == 2
+            and all(type(v) is int for v in ticks)
+            and 0 <= ticks[0] <= 10**6
+            and 0 < ticks[1] <= 10**6
+            and type(label) is list
+            and len(label) == 2
+            and label[0] in ("F", "B")
+            and type(label[1]) is int
+        ):
+            world._error(me, f"rank {me} sent the broker a malformed clock charge")
+        world.advance(me, Fraction(ticks[0], ticks[1]), (label[0], label[1]))
+        return {}
     if name in ("send", "isend"):
         t, dst = _mirror(world, me, call.get("t")), _peer(call.get("peer"))
         done = getattr(comm, name)(t, dst)
@@ -1012,6 +1029,12 @@ class RemoteComm:
     def all_reduce(self, tensor, op=None) -> None:
         answer = self._call("all_reduce", inp=_describe_tensor(tensor, True), op=None if op is None else str(op))
         _deliver_into(tensor, answer)
+
+    def _advance(self, ticks, kind: str, first: int) -> None:
+        """Charge ``ticks`` (a Fraction) of stage work to this rank's clock in the broker's world
+        (the pipeline harness's TimedStage; SimWorld.advance)."""
+        ticks = [int(ticks.numerator), int(ticks.denominator)]
+        self._call("advance", needs_answer=False, ticks=ticks, label=[kind, first])
 
     def __repr__(self) -> str:
         return f"SimComm(rank={self.rank}, world_size={self.world_size})"

@@ -40,7 +40,8 @@ from ch13lib.parallel_cases import (
 
 RANK_API = ("run_real",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
-SUBJECT_API = ("observe_pipeline", "observe_tp", "observe_zero")  # run in the subject on the answer cell
+# run in the subject on the answer cell: a whole threads world, or one rank of a relayed world
+SUBJECT_API = ("observe_pipeline", "observe_tp", "observe_zero", "rank_pipeline", "rank_tp", "rank_zero")
 
 
 def _one_thread() -> None:
@@ -283,6 +284,74 @@ def observe_zero(
         "moved": [s["moved"] for s in seen],
         "calls": [[{k: v for k, v in c.items() if k != "rank"} for c in world.log if c["rank"] == r] for r in range(W)],
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# one rank of a relayed world (the judge is the broker: ranks share no memory)
+# ---------------------------------------------------------------------------------------------
+def _serve(body, rank: int, world_size: int):
+    """Rank ``rank`` of a relayed world: ``body(comm)`` with a RemoteComm (procgroup.serve_rank).
+    Returns the rank's report, ``{"raised": its traceback}`` or ``{"stopped": True}``."""
+    from ch13lib.collective_launch import own_traceback
+    from ch13lib.procgroup import serve_rank
+
+    kind, item = yield from serve_rank(body, rank, world_size)
+    if kind == "raised":
+        if isinstance(item, NotImplementedError):
+            raise NotImplementedError
+        return {"raised": own_traceback(item)}
+    if kind == "stopped":
+        return {"stopped": True}
+    return item
+
+
+def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step"):
+    """Rank ``rank`` (stage ``rank``) of ``case`` in a world whose broker is the judge. A talking
+    harness (kit/subject.py); the stage's clock charges go to the broker as messages, which keeps
+    the schedule. Returns ``{"returned", "grads"}`` as :func:`observe_pipeline` reports them per rank."""
+    _one_thread()
+    case = _as_case(case, PipeCase)
+    fn = _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
+    P = case.stages
+    stage = make_stages(case)[rank]
+    batch, target = make_batch(case)
+
+    def body(comm):
+        timed = TimedStage(stage, comm._advance, case.micro_rows)
+        returned = fn(
+            timed,
+            batch.clone() if rank == 0 else None,
+            target.clone() if rank == P - 1 else None,
+            case.n_micro,
+            comm,
+            LOSSES[case.loss],
+        )
+        return {"returned": _returned(returned), "grads": _grads(stage)}
+
+    return (yield from _serve(body, rank, P))
+
+
+def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: str = "cpu"):
+    """Rank ``rank`` of ``case`` in a world whose broker is the judge: ``{"output": y or its type's name}``."""
+    _one_thread()
+    case = _as_case(case, TPCase)
+    fn = _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
+    args = tp_shard(make_mlp(case, device), case, rank)
+
+    def body(comm):
+        out = fn(*args, comm)
+        return {"output": out.detach().to("cpu").clone() if isinstance(out, torch.Tensor) else type(out).__name__}
+
+    return (yield from _serve(body, rank, case.world_size))
+
+
+def rank_zero(cell, case: ZeroCase, rank: int, *, fn_name: str = "ZeroAdam", device: str = "cpu"):
+    """Rank ``rank`` of ``case`` in a world whose broker is the judge: ``{"steps", "state_numel",
+    "held", "moved"}`` as :func:`observe_zero` reports them per rank."""
+    _one_thread()
+    case = _as_case(case, ZeroCase)
+    cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    return (yield from _serve(lambda comm: _zero_rank(cls, case, rank, comm, device), rank, case.world_size))
 
 
 # ---------------------------------------------------------------------------------------------
