@@ -43,15 +43,16 @@ def test_points_total_20():
     assert graders.load_grader(GID).max_points == 20
 
 
-def test_reference_in_notebook_passes_and_stub_says_not_implemented():
-    from kit.answers import reference
+def test_the_release_stub_gives_nothing_away():
     from kit.answers import stub as release_stub
 
-    assert all(r.passed for r in grade(reference(GID)))
     stub = release_stub(GID)
     assert "NotImplementedError" in stub and "dist.barrier" not in stub
-    for r in grade(stub):
-        assert not r.passed and "not implemented yet" in r.message, r
+
+
+# The notebook's reference solutions (full marks) and its untouched stubs ("not implemented yet" from
+# every test) are graded through plain `nbgrader autograde` by tests/test_pipeline.py, and every
+# catalogue answer once by tests/test_catalogues.py: not again here.
 
 
 def test_hang_is_reported_by_cause_not_by_timeout():

@@ -130,11 +130,27 @@ def test_the_quiz_filled_in_place_gets_full_marks(graded):
 
 
 def test_untouched_release_gets_zero(graded):
+    """Every test of every untouched stub fails, each saying why: not implemented (or answered) yet."""
     scores, _ = graded
-    assert scores["untouched"]
+    assert sorted(scores["untouched"]) == sorted(answer_cells_of_the_assignment())
     for gid, cell in scores["untouched"].items():
         assert cell.score == 0, f"{gid}:\n{cell.report}"
-        assert "not implemented yet" in cell.report or "not answered yet" in cell.report, cell.report
+        lines = cell.report.strip().splitlines()
+        fails = [i for i, line in enumerate(lines) if line.startswith("[FAIL]")]
+        assert fails and not any(line.startswith("[PASS]") for line in lines), cell.report
+        for i in fails:  # the line under each failed test is its reason
+            why = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            assert (
+                why.startswith("not implemented yet")
+                or why.endswith("is not answered yet")
+                or (why == "(same reason as above)")
+            ), f"{gid}: {why!r}\n{cell.report}"
+
+
+def answer_cells_of_the_assignment() -> list[str]:
+    from graders import grade_ids
+
+    return grade_ids()
 
 
 def test_honest_wrong_answers_earn_their_honest_score(graded):
