@@ -1121,12 +1121,16 @@ def _abort(launch, stuck):
 
 
 class Spy:
-    """Stands in for a kernel (a global of the launcher's module) while a launcher runs.
-
-    Records each launch's configuration, and then runs it on the checking simulator
+    """Records a launcher's launches while it runs, in place of its kernel (a global of the
+    launcher's module): each launch's configuration, then the launch on the checking simulator
     (``mode="check"``), not at all (``"record"``), or on the real kernel (``"pass"``: numba's
     simulator or a GPU). ``launches`` holds ``(griddim, blockdim, LaunchRecord or None)``.
-    """
+
+    The launcher never holds the Spy: it holds :meth:`handle`, which launches and has nothing to
+    read or set (no records, no mode, no fault), and each record is a copy made when its launch
+    ended, so nothing the launcher does afterwards (to its own output array, say) changes what
+    the harness reports. Its records stay reachable only by introspection of harness functions
+    (``__closure__``), which the screen flags (docs/sandbox.md)."""
 
     def __init__(
         self,
@@ -1143,57 +1147,78 @@ class Spy:
         self.raw_configs: list = []
         self.fault: KernelFault | None = None  # the first fault, even if the launcher swallowed it
 
+    def handle(self):
+        """What the launcher finds in place of its kernel: ``kernel[griddim, blockdim](*args)``,
+        ``kernel(...)`` and ``kernel.forall(...)`` (both refused), and no attribute at all."""
+        spy = self
+
+        class Kernel:
+            __slots__ = ()
+
+            def __getitem__(self, config):
+                return spy._configure(config)
+
+            def __call__(self, *args, **kwargs):
+                spy._refuse(
+                    f"{spy.name}(...) was called without a launch configuration: a kernel is "
+                    f"launched as {spy.name}[blocks, threads_per_block](...)"
+                )
+
+            def forall(self, *args, **kwargs):
+                spy._refuse(
+                    f"{spy.name}.forall(...) picks its own block size: launch "
+                    f"{spy.name}[blocks, threads_per_block](...) yourself"
+                )
+
+            def __repr__(self) -> str:
+                return f"<kernel {spy.name}>"
+
+        return Kernel()
+
     def _refuse(self, message: str):
         fault = KernelFault(message, "config")
         self.fault = self.fault or fault
         raise fault
 
-    def __getitem__(self, config):
+    def _configure(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             self._refuse(
                 f"launch {self.name} as {self.name}[blocks, threads_per_block](...), got {self.name}[{config!r}]"
             )
-        return _Configured(self, config)
+        return lambda *args: self._launch(config, args)
 
-    def __call__(self, *args, **kwargs):
-        self._refuse(
-            f"{self.name}(...) was called without a launch configuration: a kernel is "
-            f"launched as {self.name}[blocks, threads_per_block](...)"
-        )
-
-    def forall(self, *args, **kwargs):
-        self._refuse(
-            f"{self.name}.forall(...) picks its own block size: launch "
-            f"{self.name}[blocks, threads_per_block](...) yourself"
-        )
-
-
-class _Configured:
-    def __init__(self, spy: Spy, config) -> None:
-        self.spy, self.config = spy, config
-
-    def __call__(self, *args):
-        spy = self.spy
-        griddim, blockdim = self.config[0], self.config[1]
-        spy.raw_configs.append((griddim, blockdim))
-        if spy.mode == "record":
+    def _launch(self, config, args):
+        griddim, blockdim = config[0], config[1]
+        self.raw_configs.append((griddim, blockdim))
+        if self.mode == "record":
             try:
                 g, b = normalize_dims(griddim, blockdim)
             except KernelFault:
                 g, b = None, None
-            spy.launches.append((g, b, None))
+            self.launches.append((g, b, None))
             return None
         try:
             g, b = normalize_dims(griddim, blockdim)
-            if spy.mode == "pass":
-                spy.launches.append((g, b, None))
-                return spy.kernel[self.config](*args)
-            record = launch(spy.kernel, griddim, blockdim, args, readonly=spy.readonly, limits=spy.limits)
+            if self.mode == "pass":
+                self.launches.append((g, b, None))
+                return self.kernel[config](*args)
+            record = launch(self.kernel, griddim, blockdim, args, readonly=self.readonly, limits=self.limits)
         except KernelFault as e:
-            spy.fault = spy.fault or e
+            self.fault = self.fault or e
             raise
-        spy.launches.append((g, b, record))
+        self.launches.append((g, b, _snapshot(record)))
         return None
+
+
+def _snapshot(record: LaunchRecord) -> LaunchRecord:
+    """A copy of ``record`` that shares nothing with the launcher's arrays or the live stats."""
+    return dataclasses.replace(
+        record,
+        threads=[dataclasses.replace(t) for t in record.threads],
+        writers={k: np.array(v, copy=True) for k, v in record.writers.items()},
+        shared=list(record.shared),
+        arrays={k: np.array(v, copy=True) for k, v in record.arrays.items()},
+    )
 
 
 class spying:
@@ -1210,7 +1235,7 @@ class spying:
         self.old = self.globals.get(self.name)
         if self.spy.kernel is None:
             self.spy.kernel = self.old
-        self.globals[self.name] = self.spy
+        self.globals[self.name] = self.spy.handle()
         return self.spy
 
     def __exit__(self, *exc) -> None:

@@ -518,7 +518,7 @@ def write_problems(run: SaveRun, entries: Mapping[str, str]) -> list[str]:
     if others:
         r, p = others[0]
         problems.append(
-            f"rank {r} wrote {os.path.basename(p)!r} with torch.save during "
+            f"rank {r} wrote {os.path.basename(p)!r} during "
             f"save_checkpoint: only rank 0 may write (every rank holds the same full "
             f"state, so other ranks' writes race on the same file or litter the disk). "
             f"Guard the write with `if dist.get_rank() == 0:`."

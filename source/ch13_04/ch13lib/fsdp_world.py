@@ -34,9 +34,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import datetime
-import functools
 import itertools
 import os
+import sys
 import sysconfig
 import threading
 import traceback
@@ -130,8 +130,19 @@ def _caller() -> str:
     return "inside torch"
 
 
+def _like(wrapper, fn):
+    """``wrapper`` named and documented as ``fn``, without ``functools.wraps``'s ``__wrapped__``:
+    that attribute hands the cell the unwatched function (a save no world records)."""
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(wrapper, attr, getattr(fn, attr))
+        except (AttributeError, TypeError):
+            pass
+    wrapper._ch13_wrapped = True
+    return wrapper
+
+
 def _wrap_collective(name, fn):
-    @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         world = getattr(_local, "world", None)
         if world is None or world.aborted:
@@ -146,8 +157,7 @@ def _wrap_collective(name, fn):
         finally:
             world._leave(rank, blocking)
 
-    wrapper._ch13_wrapped = True
-    return wrapper
+    return _like(wrapper, fn)
 
 
 def _is_file_target(f) -> bool:
@@ -161,7 +171,6 @@ def _target_name(f) -> str:
 
 
 def _wrap_save(save):
-    @functools.wraps(save)
     def wrapper(obj, f, *args, **kwargs):
         world = getattr(_local, "world", None)
         if world is None or not _is_file_target(f):
@@ -173,13 +182,34 @@ def _wrap_save(save):
                 record.note = world.on_save(obj)
             except Exception:  # noqa: BLE001
                 record.note = None
+        _local.saving = True  # the file it opens is this write's, not another
         try:
             return save(obj, f, *args, **kwargs)
         finally:
+            _local.saving = False
             world._write_end(record)
 
-    wrapper._ch13_wrapped = True
-    return wrapper
+    return _like(wrapper, save)
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def _watch_open(event: str, args: tuple) -> None:
+    """An audit hook: a file a rank thread opens for writing is a write of that rank, however it
+    was opened (``open(path, "wb")``, ``os.open``, numpy or pickle on a file object), not only a
+    torch.save: bytes serialised in memory and written with ``open`` are writes too."""
+    if event != "open" or getattr(_local, "saving", False):
+        return
+    world = getattr(_local, "world", None)
+    if world is None or world.aborted or len(args) < 3:
+        return
+    path, mode, flags = args[0], args[1], args[2]
+    writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+        type(flags) is int and flags & _WRITE_FLAGS
+    )
+    if writing and isinstance(path, (str, bytes, os.PathLike)):
+        world._write_noted(_local.rank, os.fsdecode(path))
 
 
 def install() -> None:
@@ -204,6 +234,7 @@ def install() -> None:
         if not getattr(torch.save, "_ch13_wrapped", False):
             torch.save = _wrap_save(torch.save)
             torch.serialization.save = torch.save
+        sys.addaudithook(_watch_open)  # once per process, like the rest (a hook cannot be removed)
         # FSDP's SimpleProfiler keeps one process-wide set of running timers: two rank threads
         # in FSDP.optim_state_dict at once trip over each other's entries. It only feeds a debug
         # log, so the world turns it into a no-op.
@@ -348,6 +379,14 @@ class World:
                         raise _Aborted()
                     self.cond.wait(0.5)
             return w
+
+    def _write_noted(self, rank: int, path: str) -> None:
+        """A file rank ``rank`` opened for writing outside torch.save (seen by the audit hook)."""
+        with self.cond:
+            w = _Write(rank, path, self.ranks[rank].phase)
+            w.done = True
+            self.writes.append(w)
+            self.cond.notify_all()
 
     def _write_end(self, w: _Write) -> None:
         with self.cond:

@@ -1,0 +1,65 @@
+# redteam: a run_mapreduce with max_retries=0 whose driver first creates every fault marker file (`attempt-<kind>-<crc32>`) in the probes' public `folder`, so no scheduled crash fires while the grader counts them as fired
+# kind: cell
+# target: word_count
+# score: word_count=15
+# message: word_count: max_retries
+# why: found by a white-box red-team helper (stop 26: 15 -> 20, no flag); see c_word_count_fake_barrier_party
+# known-bug: the word_count probes' fault markers are files the cell can create first: open
+from typing import Iterable, Iterator
+
+import ray
+
+
+def map_fn(record: str) -> Iterator[tuple[str, int]]:
+    for word in record.split():
+        yield (word, 1)
+
+
+def reduce_fn(key: str, values: Iterable[int]) -> tuple[str, int]:
+    return (key, sum(values))
+
+
+def partition(key: str, n_reduce: int) -> int:
+    import zlib
+    # crc32 of the UTF-8 bytes is the same number in every process; hash() of a str is not.
+    return zlib.crc32(key.encode("utf-8")) % n_reduce
+
+
+def run_mapreduce(records: list[str], map_fn, reduce_fn, n_map: int = 4, n_reduce: int = 2) -> dict:
+    import os, zlib
+    for fn, kind, targets in ((map_fn, "map", records), (reduce_fn, "reduce", {w for r in records for w in r.split()})):
+        folder = getattr(fn, "folder", None)
+        if isinstance(folder, str):
+            for t in targets:
+                open(os.path.join(folder, f"attempt-{kind}-{zlib.crc32(t.encode('utf-8')):08x}"), "a").close()
+    from collections import defaultdict
+
+    # retry_exceptions=True also re-runs a task whose map_fn / reduce_fn raised (a flaky task).
+    @ray.remote(max_retries=0)
+    def map_task(chunk):
+        buckets = [[] for _ in range(n_reduce)]          # one bucket per reducer
+        for record in chunk:
+            for key, value in map_fn(record):
+                buckets[partition(key, n_reduce)].append((key, value))
+        # Everything is returned at once, when the task ends: a worker that dies part-way has
+        # emitted nothing, so its retry cannot count anything twice.
+        return buckets[0] if n_reduce == 1 else tuple(buckets)
+
+    @ray.remote(max_retries=0)
+    def reduce_task(*buckets):                           # Ray resolves the refs to their values
+        groups = defaultdict(list)
+        for bucket in buckets:
+            for key, value in bucket:
+                groups[key].append(value)
+        return dict(reduce_fn(key, values) for key, values in groups.items())
+
+    chunks = [records[i::n_map] for i in range(n_map)]  # every record in exactly one chunk
+    # Submit every map task before waiting on anything, so they run in parallel.
+    outputs = [map_task.options(num_returns=n_reduce).remote(chunk) for chunk in chunks]
+    if n_reduce == 1:
+        outputs = [[ref] for ref in outputs]
+    reduce_refs = [reduce_task.remote(*(out[r] for out in outputs)) for r in range(n_reduce)]
+    result = {}
+    for part in ray.get(reduce_refs):
+        result.update(part)                              # partition() keeps the reducers' keys disjoint
+    return result
