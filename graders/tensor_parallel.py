@@ -174,7 +174,7 @@ def real_process_group(answer: Answer) -> None:
 
 
 def check_before_real(answer: Answer, case: TPCase) -> None:
-    """The simulator's verdict on a real world's case: its output, and its calls on a relayed world
-    (what the real world's ranks report of their calls is in the cell's reach)."""
-    check_output(answer, case)
+    """The simulator's verdict on a real world's case, relayed: its output and its calls (what the
+    real world's ranks report of their calls, and the files they share, are in the cell's reach)."""
+    check_output(answer, case, relayed=True)
     check_traffic(answer, case)

@@ -168,8 +168,8 @@ def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
 
 
 def check_before_real(answer: Answer, case: ZeroCase) -> None:
-    """The simulator's verdict on a real world's case: the values, then the state and the calls."""
-    check_values(answer, case)
+    """The simulator's verdict on a real world's case, relayed: the values, the state and the calls."""
+    check_values(answer, case, relayed=True)
     check_state_and_traffic(answer, case)
 
 

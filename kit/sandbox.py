@@ -362,6 +362,11 @@ def private_dirs(uid: int, gid: int) -> str:
         "JUPYTER_RUNTIME_DIR",
         "XDG_CACHE_HOME",
         "XDG_RUNTIME_DIR",
+        # torch's compile caches: torch sets the first in its own environment when it first needs
+        # it (a judge's torch.optim.Adam does), so a job started from there inherited the judge's
+        # folder, which the job may not write (an honest cell's own Adam then failed)
+        "TORCHINDUCTOR_CACHE_DIR",
+        "TRITON_CACHE_DIR",
     ):
         os.environ[var] = home
     os.environ.setdefault("USER", "student")  # getpass.getuser() without a passwd entry

@@ -1149,11 +1149,19 @@ class Spy:
 
     def handle(self):
         """What the launcher finds in place of its kernel: ``kernel[griddim, blockdim](*args)``,
-        ``kernel(...)`` and ``kernel.forall(...)`` (both refused), and no attribute at all."""
+        ``kernel(...)`` and ``kernel.forall(...)`` (both refused), its ``__name__`` and
+        ``__qualname__`` (a launcher may print them), and no other attribute."""
         spy = self
+        name = str(getattr(spy.kernel, "__name__", spy.name))
 
         class Kernel:
             __slots__ = ()
+            __name__ = property(lambda self: name)
+
+            def __getattr__(self, attr: str):
+                if attr == "__qualname__":  # a class body cannot make it a property
+                    return name
+                raise AttributeError(f"{spy.name!r} (a kernel) has no attribute {attr!r}")
 
             def __getitem__(self, config):
                 return spy._configure(config)

@@ -935,7 +935,7 @@ class RemoteComm:
         self._rank, self._world_size, self._ask, self._own = rank, world_size, ask, own
         self._works: dict[str, tuple] = {}  # id -> ("send" or "recv", tensor), until waited on
         self._count = 0
-        self.posted: list[dict] = []  # calls whose answer the rank does not need, not yet sent
+        self._posted: list[dict] = []  # calls whose answer the rank does not need, not yet sent
 
     @property
     def rank(self) -> int:
@@ -955,10 +955,10 @@ class RemoteComm:
             k: _data(t) for k, (kind, t) in self._works.items() if kind == "send" and isinstance(t, torch.Tensor)
         }
         call = {"call": name, "where": _user_line(), "inflight": inflight, **fields}
-        if not needs_answer and len(self.posted) < self.POST_AHEAD:
-            self.posted.append(call)
+        if not needs_answer and len(self._posted) < self.POST_AHEAD:
+            self._posted.append(call)
             return {}
-        batch, self.posted = self.posted + [call], []
+        batch, self._posted = self._posted + [call], []
         answer = self._ask(batch)
         if type(answer) is not dict or answer.get("stop"):
             raise _Stop
@@ -1032,9 +1032,11 @@ class RemoteComm:
 
     def _advance(self, ticks, kind: str, first: int) -> None:
         """Charge ``ticks`` (a Fraction) of stage work to this rank's clock in the broker's world
-        (the pipeline harness's TimedStage; SimWorld.advance)."""
+        (the pipeline harness's TimedStage; SimWorld.advance). Sent at once, with the calls held
+        back before it, never held back itself: a charge performed after later sends would date
+        them before the work that made them (a red-team cell moved its charges to the end)."""
         ticks = [int(ticks.numerator), int(ticks.denominator)]
-        self._call("advance", needs_answer=False, ticks=ticks, label=[kind, first])
+        self._call("advance", ticks=ticks, label=[kind, first])
 
     def __repr__(self) -> str:
         return f"SimComm(rank={self.rank}, world_size={self.world_size})"
@@ -1100,15 +1102,15 @@ def serve_rank(fn, rank: int, world_size: int, *, own: torch.Tensor | None = Non
         comm = RemoteComm(rank, world_size, ask, own)
         try:
             value = fn(comm)
-            if comm.posted:  # calls still held back: the broker performs them before the rank is done
-                batch, comm.posted = comm.posted, []
+            if comm._posted:  # calls still held back: the broker performs them before the rank is done
+                batch, comm._posted = comm._posted, []
                 outbox.put(("posted", batch))
             outbox.put(("done", value))
         except _Stop:
             outbox.put(("stopped", None))
         except BaseException as e:  # noqa: BLE001 - the student's code raised: the rank reports it
-            if comm.posted:
-                batch, comm.posted = comm.posted, []
+            if comm._posted:
+                batch, comm._posted = comm._posted, []
                 outbox.put(("posted", batch))
             outbox.put(("raised", e))
 

@@ -226,11 +226,22 @@ def run_on_sim(
 
 
 def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str | None:
-    """None when no rank sent more than a ring would; otherwise the message quoting the traffic.
+    """None when no rank sent more than a ring would, nor fewer than its n elements; otherwise the
+    message quoting the traffic.
 
     ``sent``: the elements each rank sent, in rank order (or a SimWorld, whose traffic it reads)."""
     bound = ring_bound(case.world_size, case.numel)
     sent = [t.sent_elements for t in sent.traffic] if hasattr(sent, "traffic") else [int(n) for n in sent]
+    least = min(range(len(sent)), key=lambda r: sent[r])
+    if case.world_size > 1 and sent[least] < case.numel:
+        # Each element of a rank's tensor must leave that rank once (alone or summed with the same
+        # element of other ranks) for the other ranks' sums to include it: n elements at least.
+        return (
+            f"{case.label()}: rank {least} sent only {sent[least]} elements (per rank: {sent}), but each of "
+            f"its n = {case.numel} elements has to leave it at least once, summed or not, for the other "
+            f"ranks' results to include it: the sums were not computed from the messages. "
+            f"Replay: {case.replay(fn_name)}"
+        )
     worst = max(range(len(sent)), key=lambda r: sent[r])
     if sent[worst] <= bound:
         return None
