@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from ch13lib.cell import not_defined
-from ch13lib.collective_cases import SimFailure
+from ch13lib.collective_cases import SimFailure, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
     PipeCase,
@@ -289,22 +289,6 @@ def observe_zero(
 # ---------------------------------------------------------------------------------------------
 # one rank of a relayed world (the judge is the broker: ranks share no memory)
 # ---------------------------------------------------------------------------------------------
-def _serve(body, rank: int, world_size: int):
-    """Rank ``rank`` of a relayed world: ``body(comm)`` with a RemoteComm (procgroup.serve_rank).
-    Returns the rank's report, ``{"raised": its traceback}`` or ``{"stopped": True}``."""
-    from ch13lib.collective_launch import own_traceback
-    from ch13lib.procgroup import serve_rank
-
-    kind, item = yield from serve_rank(body, rank, world_size)
-    if kind == "raised":
-        if isinstance(item, NotImplementedError):
-            raise NotImplementedError
-        return {"raised": own_traceback(item)}
-    if kind == "stopped":
-        return {"stopped": True}
-    return item
-
-
 def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step"):
     """Rank ``rank`` (stage ``rank``) of ``case`` in a world whose broker is the judge. A talking
     harness (kit/subject.py); the stage's clock charges go to the broker as messages, which keeps
@@ -328,7 +312,7 @@ def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step
         )
         return {"returned": _returned(returned), "grads": _grads(stage)}
 
-    return (yield from _serve(body, rank, P))
+    return (yield from serve_report(body, rank, P))
 
 
 def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: str = "cpu"):
@@ -342,7 +326,7 @@ def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: s
         out = fn(*args, comm)
         return {"output": out.detach().to("cpu").clone() if isinstance(out, torch.Tensor) else type(out).__name__}
 
-    return (yield from _serve(body, rank, case.world_size))
+    return (yield from serve_report(body, rank, case.world_size))
 
 
 def rank_zero(cell, case: ZeroCase, rank: int, *, fn_name: str = "ZeroAdam", device: str = "cpu"):
@@ -351,7 +335,7 @@ def rank_zero(cell, case: ZeroCase, rank: int, *, fn_name: str = "ZeroAdam", dev
     _one_thread()
     case = _as_case(case, ZeroCase)
     cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
-    return (yield from _serve(lambda comm: _zero_rank(cls, case, rank, comm, device), rank, case.world_size))
+    return (yield from serve_report(lambda comm: _zero_rank(cls, case, rank, comm, device), rank, case.world_size))
 
 
 # ---------------------------------------------------------------------------------------------

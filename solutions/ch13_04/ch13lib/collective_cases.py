@@ -296,21 +296,34 @@ def rank_sim(cell, case: Case, rank: int, *, api: str = "p2p", device: str = "cp
     ``{"raised": its traceback}`` or ``{"stopped": True}`` (the world failed elsewhere).
     Raises :class:`SimFailure` when the function is missing and ``NotImplementedError`` for the stub.
     """
-    from ch13lib.collective_launch import own_traceback
-    from ch13lib.procgroup import serve_rank
-
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
     fn = _contract_function(cell, fn_name)
     tensor = make_inputs(case, device)[rank].clone()
-    kind, item = yield from serve_rank(lambda comm: fn(tensor, comm), rank, case.world_size, own=tensor)
+
+    def body(comm):
+        fn(tensor, comm)
+        return {"output": tensor.detach().to("cpu").clone()}
+
+    return (yield from serve_report(body, rank, case.world_size, own=tensor))
+
+
+def serve_report(body, rank: int, world_size: int, *, own=None):
+    """Rank ``rank`` of a relayed world, as a talking harness: ``body(comm)`` with a RemoteComm
+    (ch13lib.procgroup.serve_rank). Returns what ``body`` returned (the rank's report),
+    ``{"raised": its traceback}`` or ``{"stopped": True}`` (the world failed elsewhere); the stub's
+    NotImplementedError propagates."""
+    from ch13lib.collective_launch import own_traceback
+    from ch13lib.procgroup import serve_rank
+
+    kind, item = yield from serve_rank(body, rank, world_size, own=own)
     if kind == "raised":
         if isinstance(item, NotImplementedError):
             raise NotImplementedError
         return {"raised": own_traceback(item)}
     if kind == "stopped":
         return {"stopped": True}
-    return {"output": tensor.detach().to("cpu").clone()}
+    return item
 
 
 def messages(world, tensors) -> list:
