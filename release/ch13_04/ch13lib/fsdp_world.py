@@ -40,6 +40,7 @@ import sys
 import sysconfig
 import threading
 import traceback
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -170,12 +171,39 @@ def _target_name(f) -> str:
     return os.fspath(f) if isinstance(f, (str, os.PathLike)) else os.fspath(f.name)
 
 
+_THREAD_RANK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a thread a rank started -> (world, rank)
+_running: list = []  # the worlds whose ranks run in this process now
+
+
+def _here():
+    """(world, rank) of the code running now: a rank's thread, or a thread it started (and so on);
+    (world, -1) for any other thread while a world runs (a thread started by other means: its
+    writes are nobody's to excuse); None outside every world."""
+    world = getattr(_local, "world", None)
+    if world is not None:
+        return world, _local.rank
+    mine = _THREAD_RANK.get(threading.current_thread())
+    if mine is not None:
+        return mine
+    return (_running[-1], -1) if _running else None
+
+
+def _wrap_start(start):
+    def wrapper(self, *args, **kwargs):
+        here = _here()
+        if here is not None and here[1] >= 0:  # a rank's helper thread writes as that rank
+            _THREAD_RANK[self] = here
+        return start(self, *args, **kwargs)
+
+    return _like(wrapper, start)
+
+
 def _wrap_save(save):
     def wrapper(obj, f, *args, **kwargs):
-        world = getattr(_local, "world", None)
-        if world is None or not _is_file_target(f):
+        here = _here()
+        if here is None or not _is_file_target(f):
             return save(obj, f, *args, **kwargs)
-        rank = _local.rank
+        world, rank = here
         record = world._write_begin(rank, _target_name(f))
         if world.on_save is not None:  # look at what is written, in the writer's thread
             try:
@@ -201,15 +229,16 @@ def _watch_open(event: str, args: tuple) -> None:
     torch.save: bytes serialised in memory and written with ``open`` are writes too."""
     if event != "open" or getattr(_local, "saving", False):
         return
-    world = getattr(_local, "world", None)
-    if world is None or world.aborted or len(args) < 3:
+    here = _here()
+    if here is None or here[0].aborted or len(args) < 3:
         return
+    world, rank = here
     path, mode, flags = args[0], args[1], args[2]
     writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
         type(flags) is int and flags & _WRITE_FLAGS
     )
     if writing and isinstance(path, (str, bytes, os.PathLike)):
-        world._write_noted(_local.rank, os.fsdecode(path))
+        world._write_noted(rank, os.fsdecode(path))
 
 
 def install() -> None:
@@ -235,6 +264,8 @@ def install() -> None:
             torch.save = _wrap_save(torch.save)
             torch.serialization.save = torch.save
         sys.addaudithook(_watch_open)  # once per process, like the rest (a hook cannot be removed)
+        if not getattr(threading.Thread.start, "_ch13_wrapped", False):
+            threading.Thread.start = _wrap_start(threading.Thread.start)
         # FSDP's SimpleProfiler keeps one process-wide set of running timers: two rank threads
         # in FSDP.optim_state_dict at once trip over each other's entries. It only feeds a debug
         # log, so the world turns it into a no-op.
@@ -365,8 +396,9 @@ class World:
             self.cond.notify_all()
 
     def _write_begin(self, rank: int, path: str) -> _Write:
+        """A write by ``rank`` (-1: a thread no rank started, dated by rank 0's phase)."""
         with self.cond:
-            w = _Write(rank, path, self.ranks[rank].phase)
+            w = _Write(rank, path, self.ranks[max(rank, 0)].phase)
             self.writes.append(w)
             self.cond.notify_all()
             if self.hold_rank0_writes and rank == 0:
@@ -383,7 +415,7 @@ class World:
     def _write_noted(self, rank: int, path: str) -> None:
         """A file rank ``rank`` opened for writing outside torch.save (seen by the audit hook)."""
         with self.cond:
-            w = _Write(rank, path, self.ranks[rank].phase)
+            w = _Write(rank, path, self.ranks[max(rank, 0)].phase)
             w.done = True
             self.writes.append(w)
             self.cond.notify_all()
@@ -545,6 +577,15 @@ def run_world(
             _local.world = None
 
     threads = [threading.Thread(target=body, args=(r,), daemon=True, name=f"{prefix}_rank{r}") for r in range(size)]
+    _running.append(world)
+    try:
+        return _wait(world, threads, guard_s)
+    finally:
+        _running.remove(world)
+
+
+def _wait(world: World, threads: list, guard_s: float) -> list:
+    """Start the rank threads and wait for them (run_world)."""
     for t in threads:
         t.start()
     deadline = _monotonic() + guard_s

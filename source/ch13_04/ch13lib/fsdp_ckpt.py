@@ -514,11 +514,15 @@ def listing(directory: str) -> dict[str, str]:
 def write_problems(run: SaveRun, entries: Mapping[str, str]) -> list[str]:
     """``entries``: :func:`listing` of the directory the save was given, after the save."""
     problems = []
-    others = sorted((r, p) for r, p, _ in run.writes if r != 0)
+    here = os.path.dirname(os.path.abspath(run.path))
+    others = sorted(  # a thread no rank started counts where it writes beside the checkpoint
+        (r, p) for r, p, _ in run.writes if r > 0 or (r < 0 and os.path.dirname(os.path.abspath(p)) == here)
+    )
     if others:
         r, p = others[0]
+        who = f"rank {r}" if r > 0 else "a thread that no rank started (its own _thread or the like)"
         problems.append(
-            f"rank {r} wrote {os.path.basename(p)!r} during "
+            f"{who} wrote {os.path.basename(p)!r} during "
             f"save_checkpoint: only rank 0 may write (every rank holds the same full "
             f"state, so other ranks' writes race on the same file or litter the disk). "
             f"Guard the write with `if dist.get_rank() == 0:`."
