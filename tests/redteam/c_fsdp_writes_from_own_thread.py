@@ -4,6 +4,7 @@
 # score: fsdp_checkpoint=17
 # message: fsdp_checkpoint: rank 1 wrote
 # why: found by the lead in the last review of stop 26 (17 -> 20, no flag): the world knew a write's rank by the thread it ran in. A thread a rank starts now writes as that rank (threading.Thread.start records it), and a write from any other thread while a world runs counts against the save when it lands beside the checkpoint (ch13lib.fsdp_world._here)
+import io
 import threading as _th
 
 _LOCK = _th.Lock()
