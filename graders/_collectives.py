@@ -10,7 +10,8 @@ the threads grid (relayed_grid), the edge cases, the bandwidth cases. On a real 
 world the subject starts the ranks (ch13lib.collective_launch.launch_cell) and sends back each
 rank's tensor as plain data. Here the inputs are regenerated from the Case (make_inputs is
 deterministic) and the verdict is reached: the exact sums (verdict), a ring's traffic
-(traffic_problem).
+(traffic_problem). A relayed case's values are hidden (graders/_hidden.py): drawn under a key no
+subject holds, each rank handed its own input, so that no rank can compute the others' inputs.
 
 A private module (its name starts with "_"): not a grade_id of its own.
 """
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from ch13lib.collective_cases import Case, make_inputs, observe_sim, traffic_problem, uneven_note, verdict
 from ch13lib.collective_launch import launch_cell
 from ch13lib.procgroup import CommError, RankError, RemoteRankRaised, SimWorld
+from graders._hidden import hidden
 from graders.api import Answer, Fail, _flagged
 from kit.judge import Raised, Stalled
 
@@ -121,6 +123,8 @@ def run_relayed(
     collectives: bool = False,
     all_reduce: bool = False,
     note: str = "",
+    shown=None,
+    inputs=None,
 ) -> tuple[list, SimWorld]:
     """``case`` on a simulated world whose ranks are subject processes of their own (``target``, a
     talking harness of ch13lib, run as rank r with ``[case, r]`` and ``kwargs``) and whose broker is
@@ -128,9 +132,14 @@ def run_relayed(
     the world's traffic, call log, sends and logical clock were observed here, from the messages
     alone. Ranks share no memory, so data cannot move between them but through the broker, and
     nothing of the world is in their reach. A failure is a Fail that says which rank, and how to
-    replay it (``note``: added to a rank's traceback)."""
+    replay it (``note``: added to a rank's traceback). ``shown``: the case as the ranks see it
+    (default ``case``); ``inputs(r)``: rank r's own inputs, sent as the harness's ``inputs``."""
     world = SimWorld(world_size, policy=case.policy, seed=case.schedule_seed, guard_s=3 * STEP_S)
-    talks = [s.converse(target, [case, r], kwargs, step_s=STEP_S) for r, s in enumerate(answer.siblings(world_size))]
+    shown = case if shown is None else shown
+    talks = [
+        s.converse(target, [shown, r], kwargs if inputs is None else {**kwargs, "inputs": inputs(r)}, step_s=STEP_S)
+        for r, s in enumerate(answer.siblings(world_size))
+    ]
     replay = f"Replay: {case.replay(fn_name)}"
 
     def finish(r: int, reply):
@@ -174,7 +183,9 @@ def calls_by_rank(world: SimWorld) -> list[list[dict]]:
 
 def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_name: str) -> tuple[list, list, list]:
     """The answer on ``case``'s relayed world (:func:`run_relayed`): (each rank's tensor after the
-    call, the elements each rank sent, the messages for the picture of a failure), all observed here."""
+    call, the elements each rank sent, the messages for the picture of a failure), all observed here.
+    ``case``'s values are hidden ones (graders/_hidden.py): each rank is given its own input."""
+    xs = make_inputs(case)
     values, world = run_relayed(
         answer,
         RANK_SIM,
@@ -185,6 +196,8 @@ def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_na
         p2p=api == "p2p",
         collectives=api == "collectives",
         note=uneven_note(case),
+        shown=dataclasses.replace(case, seed=0, key=0),  # the values are each rank's own input alone
+        inputs=lambda r: {"tensor": xs[r]},
     )
     outputs = [v.get("output") if type(v) is dict else None for v in values]
     if not all(isinstance(t, torch.Tensor) for t in outputs):
@@ -209,6 +222,8 @@ def sim_check(
     cheaper per case under load, whose sums a cell can forge by moving data between ranks that are
     threads (docs/sandbox.md, "What remains"): only a relayed case can make a test pass."""
     observe = _observe_relayed if bandwidth or relayed else _observe_threads
+    if observe is _observe_relayed:
+        case = hidden(case)  # values no rank can compute from another's (graders/_hidden.py)
     outputs, sent, messages = observe(answer, case, api=api, device=device, fn_name=fn_name)
     problem = verdict(case, make_inputs(case), outputs, fn_name)
     if problem:

@@ -16,7 +16,9 @@ import dataclasses
 import torch
 
 from ch13lib.collective_launch import launch_cell
+from ch13lib.parallel_cases import rank_inputs
 from graders._collectives import calls_by_rank, flagged_by_workers, run_relayed
+from graders._hidden import hidden
 from graders.api import Answer, Fail
 from kit.judge import Raised
 
@@ -49,8 +51,13 @@ def observe(answer: Answer, harness: str, case, *, relayed: bool = False, **kwar
     the world's call log is in the cell's reach, so such a pass proves nothing. ``relayed`` (with
     more than one rank): each rank a subject process of its own and this judge the broker, which
     keeps the call log and the clock (graders._collectives.run_relayed). The tests' passes rest on
-    relayed cases (docs/sandbox.md)."""
-    relayed = relayed and getattr(case, RELAYED[harness][1]) > 1
+    relayed cases (docs/sandbox.md), whose values are hidden: drawn under a key from this judge's
+    secret (graders/_hidden.py), each rank given only its own inputs. A check of a relayed case
+    computes what it expects from ``hidden(case)``, as here."""
+    if case.key and not relayed:
+        raise ValueError(f"{case.label()}: a keyed case runs relayed only (its key never reaches the subject)")
+    case = graded(case, relayed=relayed)
+    relayed = bool(case.key)
     cache = answer.__dict__.setdefault("_observed", {})
     key = (harness, relayed, repr(case), repr(sorted(kwargs.items())))
     if key not in cache:
@@ -76,13 +83,29 @@ def observe(answer: Answer, harness: str, case, *, relayed: bool = False, **kwar
     return seen
 
 
+def graded(case, *, relayed: bool):
+    """The case whose values a run graded ``relayed`` uses: hidden when the world has more than one
+    rank (then it is relayed), else the case itself."""
+    size = case.stages if hasattr(case, "stages") else case.world_size
+    return hidden(case) if relayed and size > 1 else case
+
+
 def _observe_relayed(answer: Answer, harness: str, case, kwargs: dict) -> dict:
     """``case`` on a relayed world: the ranks' own reports (rebuilt here from plain data) and what
     this judge observed as the broker, in the shape the threads harness reports it."""
     target, size_field, fn_default, offers = RELAYED[harness]
     size = getattr(case, size_field)
     values, world = run_relayed(
-        answer, target, case, size, kwargs, fn_name=kwargs.get("fn_name", fn_default), p2p=True, **offers
+        answer,
+        target,
+        case,
+        size,
+        kwargs,
+        fn_name=kwargs.get("fn_name", fn_default),
+        p2p=True,
+        shown=dataclasses.replace(case, seed=0, key=0),  # the values are each rank's own inputs alone
+        inputs=lambda r: rank_inputs(case, r),
+        **offers,
     )
     return relayed_report(harness, case, values, world)
 

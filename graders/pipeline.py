@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import PipeCase, pipeline_reference, pipeline_verdict, schedule_problem
-from graders._parallelism import HARNESS, observe, require, tensor_of
+from graders._parallelism import HARNESS, graded, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader, check_property
 
@@ -63,6 +63,7 @@ RELAYED_GRID = [next(c for c in GRID if c.stages == P and c.n_micro > 1) for P i
 
 
 def check_values(answer: Answer, case: PipeCase, *, relayed: bool = False) -> None:
+    case = graded(case, relayed=relayed)  # a relayed case's values are hidden: expect those
     seen = observe(answer, "observe_pipeline", case, relayed=relayed)
     problem = pipeline_verdict(case, seen, FN)
     if problem:
@@ -70,6 +71,7 @@ def check_values(answer: Answer, case: PipeCase, *, relayed: bool = False) -> No
 
 
 def check_schedule(answer: Answer, case: PipeCase) -> None:
+    case = graded(case, relayed=True)
     seen = observe(answer, "observe_pipeline", case, relayed=True)
     problem = schedule_problem(case, seen, FN)
     if problem:

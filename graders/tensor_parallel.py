@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import TPCase, tp_traffic_problem, tp_verdict
-from graders._parallelism import HARNESS, observe, require, tensor_of
+from graders._parallelism import HARNESS, graded, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader, check_property
 
@@ -67,6 +67,7 @@ RELAYED_GRID = [next(c for c in GRID if c.world_size == W) for W in (2, 3, 4)]
 
 
 def _seen(answer: Answer, case: TPCase, *, relayed: bool = False) -> dict:
+    """The run on ``case``; relayed, the caller judges it against ``graded(case, relayed=True)``."""
     seen = observe(answer, "observe_tp", case, relayed=relayed)
     if not (
         isinstance(seen.get("outputs"), list)
@@ -79,6 +80,7 @@ def _seen(answer: Answer, case: TPCase, *, relayed: bool = False) -> dict:
 
 
 def check_output(answer: Answer, case: TPCase, *, relayed: bool = False) -> None:
+    case = graded(case, relayed=relayed)  # a relayed case's values are hidden: expect those
     problem = tp_verdict(case, _seen(answer, case, relayed=relayed)["outputs"], FN)
     if problem:
         raise Fail(problem)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import ZeroCase, zero_state_problem, zero_traffic_problem, zero_verdict
-from graders._parallelism import HARNESS, observe, require, tensor_of
+from graders._parallelism import HARNESS, graded, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader, check_property
 
@@ -89,6 +89,7 @@ def _seen(answer: Answer, case: ZeroCase, *, relayed: bool = False) -> dict:
 
 
 def check_values(answer: Answer, case: ZeroCase, *, relayed: bool = False) -> None:
+    case = graded(case, relayed=relayed)  # a relayed case's values are hidden: expect those
     problem = zero_verdict(case, _seen(answer, case, relayed=relayed)["steps"], FN)
     if problem:
         raise Fail(problem)
@@ -152,6 +153,7 @@ def sharded_state_and_traffic(answer: Answer) -> None:
 def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
     """On a relayed world (with more than one rank), where the broker keeps the call log: a threads
     world's log is in the cell's reach, as is what a real world's ranks report of their calls."""
+    case = graded(case, relayed=True)
     seen = _seen(answer, case, relayed=True)
     problem = zero_state_problem(case, seen, FN) or zero_traffic_problem(case, seen["calls"], FN)
     if problem:

@@ -9,6 +9,7 @@ without CUDA.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 
@@ -392,3 +393,47 @@ def test_the_broker_records_each_send_and_refuses_malformed_calls():
     for call in bad:
         with pytest.raises(CommError, match="malformed|not a call|never made|does not offer"):
             SimWorld(2).run_remote([liar([call]), liar([])])
+
+
+def test_a_relayed_rank_computes_on_the_hidden_input_it_is_given():
+    """A keyed case draws other values than its public seed (make_inputs), its replay line names the
+    public case only, and rank_sim computes on the input the judge hands it, not on the case's own."""
+    import types
+
+    from ch13lib.cell import load
+    from ch13lib.collective_cases import rank_sim
+    from ch13lib.procgroup import RemoteRankRaised
+
+    case = Case(3, (4,), "float32", 5, "random", 1)
+    keyed = dataclasses.replace(case, key=2**40 + 3)
+    public, hidden = make_inputs(case), make_inputs(keyed)
+    assert all(a.shape == b.shape and not torch.equal(a, b) for a, b in zip(public, hidden))
+    assert "key" not in keyed.replay("f") and keyed.replay("f").startswith(case.replay("f"))
+    src = catalogue.source("all_reduce", "right_reference")
+    answer = types.SimpleNamespace(module=load(src, "all_reduce", "right_reference", register=False), source=src)
+    shown = dataclasses.replace(keyed, seed=0, key=0)
+    world = SimWorld(3, policy=keyed.policy, seed=keyed.schedule_seed)
+
+    def finish(r, value):
+        if "raised" in value:
+            raise RemoteRankRaised(value["raised"])
+        return value
+
+    talks = [rank_sim(answer, shown, r, inputs={"tensor": hidden[r]}) for r in range(3)]
+    outputs = [v["output"] for v in world.run_remote(talks, finish, p2p=True)]
+    assert verdict(keyed, hidden, outputs) is None
+    assert verdict(case, public, outputs) is not None  # the sums of the hidden inputs, not the public ones
+
+
+def test_the_bandwidth_check_bounds_traffic_from_both_sides():
+    """More than a ring sends is not bandwidth-optimal; fewer than n elements from any rank means the
+    sums did not come from the messages (each element must leave its rank once)."""
+    from ch13lib.collective_cases import traffic_problem
+
+    case = Case(3, (12,), "float32", 1)  # the ring bound: 2·2·4 = 16
+    assert traffic_problem(case, [16, 16, 16]) is None
+    assert traffic_problem(case, [12, 16, 14]) is None
+    assert "not bandwidth-optimal" in traffic_problem(case, [24, 12, 12])
+    assert "rank 1 sent only 11 elements" in traffic_problem(case, [16, 11, 16])
+    assert "has to leave it at least once" in traffic_problem(case, [0, 0, 0])
+    assert traffic_problem(Case(1, (5,)), [0]) is None

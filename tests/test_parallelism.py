@@ -10,6 +10,7 @@ message matters most. GPU tests are marked ``gpu`` and skip without CUDA.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import types
 
@@ -303,12 +304,15 @@ RELAYED_CASES = {
     "tensor_parallel": [pc.TPCase(3, (2, 2), 3, 6, 2, "float64", 72, "random", 1), pc.TPCase(2, (3,), 4, 4, 3)],
     "zero1": [pc.ZeroCase(3, ((3, 4), (4,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 601, "random", 1)],
 }
+for _cases in RELAYED_CASES.values():  # and under a key, as the judge draws a relayed case's values
+    _cases.append(dataclasses.replace(_cases[0], key=2**61 + 7))
 HARNESSES = {"pipeline": "observe_pipeline", "tensor_parallel": "observe_tp", "zero1": "observe_zero"}
 
 
 def _relayed(grade_id: str, answer, case) -> dict:
     """``case`` relayed rank by rank through run_remote (the ranks' halves in threads of this
-    process, as each subject would run them), reported as the judge reports it."""
+    process, as each subject would run them), reported as the judge reports it: each rank is shown
+    the case without its seed and key, and given its own inputs."""
     from ch13lib.procgroup import RemoteRankRaised
     from graders._parallelism import RELAYED, relayed_report
 
@@ -323,7 +327,9 @@ def _relayed(grade_id: str, answer, case) -> dict:
             raise RemoteRankRaised(value["raised"])
         return value
 
-    values = world.run_remote([rank(answer, case, r) for r in range(size)], finish, p2p=True, **offers)
+    shown = dataclasses.replace(case, seed=0, key=0)
+    ranks = [rank(answer, shown, r, inputs=pc.rank_inputs(case, r)) for r in range(size)]
+    values = world.run_remote(ranks, finish, p2p=True, **offers)
     return relayed_report(harness, case, values, world)
 
 
@@ -355,3 +361,68 @@ def test_the_relayed_world_sees_what_the_threads_world_sees(gid, name):
             for c in calls:
                 c.pop("storage", None), c.pop("offset", None)
         assert _same(relayed, threads), (name, case)
+
+
+# ---- hidden values: what a relayed rank is given ---------------------------------------------------
+def test_a_hidden_case_keeps_its_sizes_and_draws_other_values():
+    from graders._hidden import hidden
+
+    case = pc.TPCase(2, (3,), 4, 4, 3, "float32", 5)
+    keyed = hidden(case)
+    assert keyed.key and hidden(keyed) == keyed and hidden(case) == keyed  # deterministic, idempotent
+    assert dataclasses.replace(keyed, key=0) == case
+    assert hidden(dataclasses.replace(case, seed=6)).key != keyed.key
+    public, secret = pc.make_mlp(case), pc.make_mlp(keyed)
+    assert all(public[k].shape == secret[k].shape and not torch.equal(public[k], secret[k]) for k in public)
+    assert "key" not in keyed.replay() and keyed.replay().startswith(case.replay())  # never printed
+    assert "hidden ones" in keyed.replay() and "hidden ones" not in case.replay()
+
+
+def test_the_judge_refuses_to_send_a_key_to_a_threads_world():
+    from graders._parallelism import observe
+
+    with pytest.raises(ValueError, match="relayed only"):
+        observe(None, "observe_tp", pc.TPCase(2, key=3))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pc.PipeCase(3, 2, 2, (), "cross_entropy", 9, True),
+        pc.TPCase(3, (2,), 4, 6, 2),
+        pc.ZeroCase(3, ((3, 4), (2,)), "float32", 2),
+    ],
+)
+def test_a_rank_is_given_its_own_inputs_and_no_one_elses(case):
+    """What rank r receives is its part alone: no tensor of one rank's inputs appears in another's
+    (ZeRO's shared starting parameters aside), and rebuilding rank r's part from the case gives it."""
+    size = getattr(case, "stages", None) or case.world_size
+    given = [pc.rank_inputs(case, r) for r in range(size)]
+
+    def tensors(x):
+        if isinstance(x, torch.Tensor):
+            yield x
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                yield from tensors(y)
+        elif isinstance(x, dict):
+            for k, y in x.items():
+                if k != "params":
+                    yield from tensors(y)
+
+    for r in range(size):
+        for q in range(size):
+            if q != r and isinstance(case, pc.TPCase):  # x and b2 are every rank's
+                mine = given[r]["args"][1:4]
+                assert not any(torch.equal(a, b) for a in mine for b in tensors(given[q]["args"][1:4]))
+            elif q != r:
+                assert not any(
+                    a.shape == b.shape and torch.equal(a, b) for a in tensors(given[r]) for b in tensors(given[q])
+                )
+    if isinstance(case, pc.PipeCase):
+        assert given[0]["batch"] is not None and all(g["batch"] is None for g in given[1:])
+        assert given[-1]["target"] is not None and all(g["target"] is None for g in given[:-1])
+        stage = pc.make_stages(case)[1]
+        assert torch.equal(given[1]["weight"], stage.linear.weight) and torch.equal(
+            given[1]["grads"][1], stage.linear.bias.grad
+        )

@@ -2,8 +2,8 @@
 # kind: cell
 # target: all_reduce
 # score: all_reduce=12
-# message: all_reduce: has to leave it at least once
-# why: found by the second red-team helper of stop 26 (12 -> 15, no flag): relayed ranks share nothing, but the inputs are drawn from public seeds, so no data has to move. The bandwidth check now also has a lower bound: each rank must send at least its n elements (each element must leave its rank once, summed or not), which no all-reduce that computes from messages goes below
+# message: all_reduce: not bandwidth-optimal
+# why: found by the second red-team helper of stop 26 (12 -> 15, no flag): relayed ranks share nothing, but the inputs are drawn from public seeds, so no data has to move. The bandwidth check now also has a lower bound: each rank must send at least its n elements (each element must leave its rank once, summed or not), which no all-reduce that computes from messages goes below. Since stop 27 the relayed cases' inputs are hidden (graders/_hidden.py), so no seed matches and the cell falls back to its gather-and-broadcast, which the bandwidth check's upper bound fails; the lower bound (a rank sent fewer than its n elements) is unit-tested in tests/test_collectives.py
 import torch
 
 

@@ -2,8 +2,8 @@
 # kind: cell
 # target: rs_ag_all_reduce
 # score: rs_ag_all_reduce=4
-# message: rs_ag_all_reduce: has to leave it at least once
-# why: found by the second red-team helper of stop 26 (4 -> 5): see c_all_reduce_regenerated_inputs
+# message: rs_ag_all_reduce: not bandwidth-optimal
+# why: found by the second red-team helper of stop 26 (4 -> 5): see c_all_reduce_regenerated_inputs. Since stop 27 the relayed cases' inputs are hidden (graders/_hidden.py), so no seed matches and the cell falls back to its gather-and-broadcast, which the bandwidth check's upper bound fails; the lower bound (a rank sent fewer than its n elements) is unit-tested in tests/test_collectives.py
 import torch
 
 

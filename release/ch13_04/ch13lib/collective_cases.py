@@ -14,6 +14,7 @@ regenerates the inputs from the Case (:func:`make_inputs` is deterministic) and 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 
 import torch
@@ -34,6 +35,9 @@ class Case:
     seed: int = 0
     policy: str = "stay"  # the simulator's scheduling policy: stay, round_robin, random
     schedule_seed: int = 0
+    # The judge's hidden values: mixed into the seed (make_inputs), never printed, never sent to a
+    # rank (graders/_hidden.py; such a case's ranks are given their own inputs by the judge).
+    key: int = 0
 
     @property
     def numel(self) -> int:
@@ -42,11 +46,15 @@ class Case:
     def kwargs(self) -> dict:
         d = dataclasses.asdict(self)
         d["shape"] = tuple(self.shape)
+        del d["key"]
         return d
 
     def replay(self, fn_name: str) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs().items())
-        return f"check_case({fn_name}, {args})"
+        hidden = (
+            " (the grader's values were hidden ones; this draws public values of the same size)" if self.key else ""
+        )
+        return f"check_case({fn_name}, {args}){hidden}"
 
     def label(self) -> str:
         return (
@@ -57,7 +65,10 @@ class Case:
 
 def make_inputs(case: Case, device: str = "cpu") -> list[torch.Tensor]:
     """Each rank's input tensor: seeded, finite, distinct per rank."""
-    g = torch.Generator().manual_seed(case.seed)
+    seed = case.seed
+    if case.key:
+        seed = int.from_bytes(hashlib.sha256(f"{case.key}:{case.seed}".encode()).digest()[:8], "big") >> 1
+    g = torch.Generator().manual_seed(seed)
     dtype = DTYPES[case.dtype]
     out = []
     for _ in range(case.world_size):
@@ -286,7 +297,16 @@ def observe_sim(
     }
 
 
-def rank_sim(cell, case: Case, rank: int, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce"):
+def rank_sim(
+    cell,
+    case: Case,
+    rank: int,
+    *,
+    api: str = "p2p",
+    device: str = "cpu",
+    fn_name: str = "ring_all_reduce",
+    inputs: dict | None = None,
+):
     """Subject side of one rank of ``case`` in a world whose broker is the judge (one subject
     process per rank: the ranks share no memory, and every byte between them is a message the
     judge relays and counts; ch13lib.procgroup.SimWorld.run_remote). A talking harness: a
@@ -295,11 +315,16 @@ def rank_sim(cell, case: Case, rank: int, *, api: str = "p2p", device: str = "cp
     Returns raw observations, no verdict: ``{"output": the rank's tensor after the call}``,
     ``{"raised": its traceback}`` or ``{"stopped": True}`` (the world failed elsewhere).
     Raises :class:`SimFailure` when the function is missing and ``NotImplementedError`` for the stub.
+    ``inputs``: ``{"tensor": this rank's input}`` from the judge (its hidden values); without it,
+    the case's own.
     """
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
     fn = _contract_function(cell, fn_name)
-    tensor = make_inputs(case, device)[rank].clone()
+    if type(inputs) is dict:
+        tensor = inputs["tensor"].to(device).clone()
+    else:
+        tensor = make_inputs(case, device)[rank].clone()
 
     def body(comm):
         fn(tensor, comm)

@@ -14,6 +14,7 @@ averaged gradients + ``torch.optim.Adam``) and explain what is wrong.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 
 import torch
@@ -24,16 +25,26 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 LOSSES = {"mse": F.mse_loss, "cross_entropy": F.cross_entropy}
 
 
-def _kwargs(case) -> dict:
-    return {k: (tuple(v) if isinstance(v, list) else v) for k, v in dataclasses.asdict(case).items()}
+def _kwargs(case) -> dict:  # what a replay line prints: never the judge's key
+    return {k: (tuple(v) if isinstance(v, list) else v) for k, v in dataclasses.asdict(case).items() if k != "key"}
 
 
 def _call(fn_name: str, check: str, case) -> str:
-    return f"{check}({fn_name}, " + ", ".join(f"{k}={v!r}" for k, v in _kwargs(case).items()) + ")"
+    call = f"{check}({fn_name}, " + ", ".join(f"{k}={v!r}" for k, v in _kwargs(case).items()) + ")"
+    if case.key:
+        call += " (the grader's values were hidden ones; this draws public values of the same sizes and schedule)"
+    return call
 
 
-def _gen(seed: int, salt: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed * 1009 + salt)
+def _gen(case, salt: int) -> torch.Generator:
+    """The generator of one kind of the case's values. A case's ``key`` (0 unless the judge set it,
+    from a secret of its own: graders/_hidden.py) mixes into the seed, so values drawn under a key
+    cannot be found from the case's public fields: such a case's ranks get their inputs from the
+    judge (:func:`rank_inputs`), never the case's seed and key."""
+    if not case.key:
+        return torch.Generator().manual_seed(case.seed * 1009 + salt)
+    digest = hashlib.sha256(f"{case.key}:{case.seed}:{salt}".encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "big") >> 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,6 +61,7 @@ class PipeCase:
     grad_init: bool = False  # every .grad already holds something before the call
     policy: str = "stay"
     schedule_seed: int = 0
+    key: int = 0  # the judge's hidden values (see _gen); never printed, never sent to a rank
 
     def __post_init__(self):
         if not self.widths:
@@ -90,7 +102,7 @@ class Stage(nn.Module):
 
 def make_stages(case: PipeCase, dtype=torch.float32, device: str = "cpu") -> list[Stage]:
     """The case's model, stage by stage, with seeded weights (and pre-filled .grad if asked)."""
-    g = _gen(case.seed, 1)
+    g = _gen(case, 1)
     out = []
     for r in range(case.stages):
         d_in, d_out = case.widths[r], case.widths[r + 1]
@@ -108,7 +120,7 @@ def make_stages(case: PipeCase, dtype=torch.float32, device: str = "cpu") -> lis
 
 def make_batch(case: PipeCase, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """(batch, target): float32 rows for rank 0, the target for rank P-1."""
-    g = _gen(case.seed, 2)
+    g = _gen(case, 2)
     x = torch.randn(case.rows, case.widths[0], generator=g, dtype=torch.float64).float()
     if case.loss == "cross_entropy":
         t = torch.randint(0, case.widths[-1], (case.rows,), generator=g)
@@ -312,6 +324,7 @@ class TPCase:
     seed: int = 0
     policy: str = "stay"
     schedule_seed: int = 0
+    key: int = 0  # the judge's hidden values (see _gen); never printed, never sent to a rank
 
     def __post_init__(self):
         object.__setattr__(self, "lead", tuple(self.lead))
@@ -332,7 +345,7 @@ class TPCase:
 
 def make_mlp(case: TPCase, device: str = "cpu") -> dict:
     """x and the full W1, B1, W2, b2 of the case (b2 kept away from zero: outputs are O(1))."""
-    g = _gen(case.seed, 3)
+    g = _gen(case, 3)
     dt = DTYPES[case.dtype]
     r = lambda *s: torch.randn(*s, generator=g, dtype=torch.float64)  # noqa: E731
     sign = torch.where(r(case.d_out) >= 0, 1.0, -1.0).double()
@@ -480,6 +493,7 @@ class ZeroCase:
     seed: int = 0
     policy: str = "stay"
     schedule_seed: int = 0
+    key: int = 0  # the judge's hidden values (see _gen); never printed, never sent to a rank
 
     def __post_init__(self):
         object.__setattr__(self, "shapes", tuple(tuple(s) for s in self.shapes))
@@ -508,7 +522,7 @@ class ZeroCase:
 
 
 def make_params(case: ZeroCase, device: str = "cpu") -> list[torch.Tensor]:
-    g = _gen(case.seed, 4)
+    g = _gen(case, 4)
     return [
         torch.randn(s, generator=g, dtype=torch.float64).to(device=device, dtype=DTYPES[case.dtype])
         for s in case.shapes
@@ -517,7 +531,7 @@ def make_params(case: ZeroCase, device: str = "cpu") -> list[torch.Tensor]:
 
 def make_grads(case: ZeroCase, step: int, rank: int, device: str = "cpu") -> list[torch.Tensor]:
     """Rank ``rank``'s own gradients at ``step`` (different on every rank)."""
-    g = _gen(case.seed, 1000 + 97 * step + rank)
+    g = _gen(case, 1000 + 97 * step + rank)
     return [
         (torch.randn(s, generator=g, dtype=torch.float64) * case.grad_scale).to(device=device, dtype=DTYPES[case.dtype])
         for s in case.shapes
@@ -688,3 +702,27 @@ def zero_traffic_problem(case: ZeroCase, logs: list, fn_name: str = "ZeroAdam") 
             f"all_gather_into_tensor of {c}-element shards ({case.dtype}). {note}. Replay: {case.replay(fn_name)}"
         )
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# one rank's inputs, as the judge hands them to a rank of a relayed world
+# ---------------------------------------------------------------------------------------------
+def rank_inputs(case, rank: int) -> dict:
+    """What rank ``rank`` of ``case`` is given and nothing more (plain tensors, for the wire): its
+    stage's weights, biases and pre-filled grads (and the batch on rank 0, the target on the last
+    rank); its shard of the MLP; the shared initial parameters and its own gradients of every step.
+    The judge sends these to a relayed rank with the case's ``key`` and ``seed`` cleared, so that a
+    rank cannot rebuild another rank's inputs and skip the communication the exercise is about."""
+    if isinstance(case, PipeCase):
+        stage = make_stages(case)[rank]
+        batch, target = make_batch(case)
+        return {
+            "weight": stage.linear.weight.detach().clone(),
+            "bias": stage.linear.bias.detach().clone(),
+            "grads": [p.grad.clone() for p in stage.parameters()] if case.grad_init else None,
+            "batch": batch if rank == 0 else None,
+            "target": target if rank == case.stages - 1 else None,
+        }
+    if isinstance(case, TPCase):
+        return {"args": list(tp_shard(make_mlp(case), case, rank))}
+    return {"params": make_params(case), "grads": [make_grads(case, s, rank) for s in range(case.steps)]}

@@ -28,13 +28,13 @@ from ch13lib.collective_cases import SimFailure, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
     PipeCase,
+    Stage,
     TPCase,
     ZeroCase,
     make_batch,
-    make_grads,
     make_mlp,
-    make_params,
     make_stages,
+    rank_inputs,
     tp_shard,
 )
 
@@ -240,13 +240,15 @@ def _held_numel(opt, params: list) -> int:
     return total
 
 
-def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str) -> dict:
-    params = [nn.Parameter(t.clone()) for t in make_params(case, device)]
+def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | None = None) -> dict:
+    """Rank ``r``'s run of the optimizer; ``given``: its inputs from the judge (rank_inputs)."""
+    given = given or rank_inputs(case, r)
+    params = [nn.Parameter(t.to(device).clone()) for t in given["params"]]
     ptrs = [p.data_ptr() for p in params]
     opt = cls(params, comm, lr=case.lr, betas=tuple(case.betas), eps=case.eps)
     steps = []
     for s in range(case.steps):
-        for p, g in zip(params, make_grads(case, s, r, device)):
+        for p, g in zip(params, (t.to(device) for t in given["grads"][s])):
             p.grad = g
         opt.step()
         steps.append(torch.cat([p.detach().reshape(-1).to("cpu") for p in params]).clone())
@@ -289,16 +291,25 @@ def observe_zero(
 # ---------------------------------------------------------------------------------------------
 # one rank of a relayed world (the judge is the broker: ranks share no memory)
 # ---------------------------------------------------------------------------------------------
-def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step"):
+def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step", inputs: dict | None = None):
     """Rank ``rank`` (stage ``rank``) of ``case`` in a world whose broker is the judge. A talking
     harness (kit/subject.py); the stage's clock charges go to the broker as messages, which keeps
-    the schedule. Returns ``{"returned", "grads"}`` as :func:`observe_pipeline` reports them per rank."""
+    the schedule. ``inputs``: this rank's values as ``parallel_cases.rank_inputs`` gives them (the
+    judge's hidden values); without them, the case's own. Returns ``{"returned", "grads"}`` as
+    :func:`observe_pipeline` reports them per rank."""
     _one_thread()
     case = _as_case(case, PipeCase)
     fn = _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
     P = case.stages
-    stage = make_stages(case)[rank]
-    batch, target = make_batch(case)
+    given = inputs if type(inputs) is dict else rank_inputs(case, rank)
+    stage = Stage(case.widths[rank], case.widths[rank + 1], rank == P - 1)
+    with torch.no_grad():
+        stage.linear.weight.copy_(given["weight"])
+        stage.linear.bias.copy_(given["bias"])
+    if given["grads"] is not None:
+        for p, g in zip(stage.parameters(), given["grads"]):
+            p.grad = g.clone()
+    batch, target = given["batch"], given["target"]
 
     def body(comm):
         timed = TimedStage(stage, comm._advance, case.micro_rows)
@@ -315,12 +326,14 @@ def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step
     return (yield from serve_report(body, rank, P))
 
 
-def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: str = "cpu"):
-    """Rank ``rank`` of ``case`` in a world whose broker is the judge: ``{"output": y or its type's name}``."""
+def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: str = "cpu", inputs: dict | None = None):
+    """Rank ``rank`` of ``case`` in a world whose broker is the judge (``inputs`` as for
+    :func:`rank_pipeline`): ``{"output": y or its type's name}``."""
     _one_thread()
     case = _as_case(case, TPCase)
     fn = _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
-    args = tp_shard(make_mlp(case, device), case, rank)
+    given = inputs if type(inputs) is dict else rank_inputs(case, rank)
+    args = tuple(t.to(device) for t in given["args"])
 
     def body(comm):
         out = fn(*args, comm)
@@ -329,13 +342,21 @@ def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: s
     return (yield from serve_report(body, rank, case.world_size))
 
 
-def rank_zero(cell, case: ZeroCase, rank: int, *, fn_name: str = "ZeroAdam", device: str = "cpu"):
-    """Rank ``rank`` of ``case`` in a world whose broker is the judge: ``{"steps", "state_numel",
-    "held", "moved"}`` as :func:`observe_zero` reports them per rank."""
+def rank_zero(
+    cell, case: ZeroCase, rank: int, *, fn_name: str = "ZeroAdam", device: str = "cpu", inputs: dict | None = None
+):
+    """Rank ``rank`` of ``case`` in a world whose broker is the judge (``inputs`` as for
+    :func:`rank_pipeline`): ``{"steps", "state_numel", "held", "moved"}`` as :func:`observe_zero`
+    reports them per rank."""
     _one_thread()
     case = _as_case(case, ZeroCase)
     cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
-    return (yield from serve_report(lambda comm: _zero_rank(cls, case, rank, comm, device), rank, case.world_size))
+    given = inputs if type(inputs) is dict else None
+
+    def body(comm):
+        return _zero_rank(cls, case, rank, comm, device, given)
+
+    return (yield from serve_report(body, rank, case.world_size))
 
 
 # ---------------------------------------------------------------------------------------------
