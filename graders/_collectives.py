@@ -125,6 +125,7 @@ def run_relayed(
     note: str = "",
     shown=None,
     inputs=None,
+    record_flow: bool = False,
 ) -> tuple[list, SimWorld]:
     """``case`` on a simulated world whose ranks are subject processes of their own (``target``, a
     talking harness of ch13lib, run as rank r with ``[case, r]`` and ``kwargs``) and whose broker is
@@ -133,8 +134,11 @@ def run_relayed(
     alone. Ranks share no memory, so data cannot move between them but through the broker, and
     nothing of the world is in their reach. A failure is a Fail that says which rank, and how to
     replay it (``note``: added to a rank's traceback). ``shown``: the case as the ranks see it
-    (default ``case``); ``inputs(r)``: rank r's own inputs, sent as the harness's ``inputs``."""
+    (default ``case``); ``inputs(r)``: rank r's own inputs, sent as the harness's ``inputs``;
+    ``record_flow``: keep the world's data flow (SimWorld.flow)."""
     world = SimWorld(world_size, policy=case.policy, seed=case.schedule_seed, guard_s=3 * STEP_S)
+    if record_flow:
+        world.flow = []
     shown = case if shown is None else shown
     talks = [
         s.converse(target, [shown, r], kwargs if inputs is None else {**kwargs, "inputs": inputs(r)}, step_s=STEP_S)

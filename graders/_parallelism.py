@@ -105,6 +105,7 @@ def _observe_relayed(answer: Answer, harness: str, case, kwargs: dict) -> dict:
         p2p=True,
         shown=dataclasses.replace(case, seed=0, key=0),  # the values are each rank's own inputs alone
         inputs=lambda r: rank_inputs(case, r),
+        record_flow=harness == "observe_pipeline",  # the schedule check reads it (dataflow_problem)
         **offers,
     )
     return relayed_report(harness, case, values, world)
@@ -126,6 +127,7 @@ def relayed_report(harness: str, case, values: list, world) -> dict:
             "length": float(world.length()),
             "clock": [float(c) for c in world.clock],
             "timeline": [(r, float(a), float(b), str(lab[0]), int(lab[1])) for r, a, b, lab in world.timeline],
+            **({"flow": world.flow} if world.flow is not None else {}),  # observed here: the judge's own
         }
     if harness == "observe_tp":
         outputs = [v.get("output") for v in values]

@@ -309,7 +309,7 @@ for _cases in RELAYED_CASES.values():  # and under a key, as the judge draws a r
 HARNESSES = {"pipeline": "observe_pipeline", "tensor_parallel": "observe_tp", "zero1": "observe_zero"}
 
 
-def _relayed(grade_id: str, answer, case) -> dict:
+def _relayed(grade_id: str, answer, case, *, flow: bool = False) -> dict:
     """``case`` relayed rank by rank through run_remote (the ranks' halves in threads of this
     process, as each subject would run them), reported as the judge reports it: each rank is shown
     the case without its seed and key, and given its own inputs."""
@@ -321,6 +321,8 @@ def _relayed(grade_id: str, answer, case) -> dict:
     rank = getattr(parallel_sim, target.split(":")[1])
     size = getattr(case, size_field)
     world = SimWorld(size, policy=case.policy, seed=case.schedule_seed)
+    if flow:
+        world.flow = []
 
     def finish(r, value):
         if "raised" in value:
@@ -426,3 +428,48 @@ def test_a_rank_is_given_its_own_inputs_and_no_one_elses(case):
         assert torch.equal(given[1]["weight"], stage.linear.weight) and torch.equal(
             given[1]["grads"][1], stage.linear.bias.grad
         )
+
+
+def _corpus_cell(name: str):
+    src = open(os.path.join(os.path.dirname(__file__), "redteam", name + ".py")).read()
+    return types.SimpleNamespace(module=load(src, "pipeline", name, register=False), source=src, grade_id="pipeline")
+
+
+@pytest.mark.parametrize(
+    "answer,problem",
+    [
+        ("right_reference", None),
+        ("right_reverse_backward_isend", None),
+        ("right_helpers_irecv", None),
+        ("c_pipeline_charges_before_data", "while it had received"),
+        ("c_pipeline_bypass_padded", "when its stage's forward had run on only 0"),
+    ],
+)
+def test_a_relayed_stage_is_charged_only_for_the_data_it_has(answer, problem):
+    """The broker's record of each rank's data flow: right answers (headers, irecv, a reversed
+    backward) follow their data; charges made on zeros before the data came, or sends before the
+    stage ran, are found (parallel_cases.dataflow_problem), on hidden values too."""
+    ans = cell("pipeline", answer) if answer.startswith("right") else _corpus_cell(answer)
+    for case in (pc.PipeCase(3, 3, 2, (2, 4, 3, 2), "mse", 42, False, "round_robin"), pc.PipeCase(2, 4, 1, key=5)):
+        seen = _relayed("pipeline", ans, case, flow=True)
+        got = pc.dataflow_problem(case, seen["flow"])
+        assert (got is None) if problem is None else (problem in got), (case, got)
+        assert len(seen["flow"]) > 0
+
+
+def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
+    """ZeRO's held-state measure walks into objects an optimizer keeps (an inner Adam's .state), not
+    only its containers; the comm and one 0-d step counter per parameter are not state."""
+    params = [torch.nn.Parameter(torch.randn(6, dtype=torch.float64)), torch.nn.Parameter(torch.randn(3))]
+    for p in params:
+        p.grad = torch.ones_like(p)
+    inner = torch.optim.Adam(params, foreach=False)
+    inner.step()
+
+    class Holder:
+        def __init__(self, comm):
+            self.comm, self.opt = comm, inner
+
+    comm = types.SimpleNamespace(buffer=torch.zeros(100))
+    assert parallel_sim._held_numel(Holder(comm), params, comm) == 2 * 9  # exp_avg, exp_avg_sq; not the steps
+    assert parallel_sim._held_numel(Holder(comm), params, None) == 2 * 9 + 100  # what the comm holds, if not excepted

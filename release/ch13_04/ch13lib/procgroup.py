@@ -252,6 +252,7 @@ class SimWorld:
         self._used = False
         self.clock: list = [0] * world_size  # logical ticks per rank (see advance)
         self.timeline: list[tuple] = []  # (rank, start tick, end tick, label) of every advance
+        self.flow: list | None = None  # a relayed world's data flow, when asked for (run_remote)
         self.log: list[dict] = []  # every comm call: rank, call, numel, dtype, peer, op
 
     # ---- running ---------------------------------------------------------------------------
@@ -320,7 +321,11 @@ class SimWorld:
         misuse) is observed here, from the messages alone. ``self.sends``: every send as [rank,
         its n-th send, to rank, elements, the first element of the rank's own tensor it covers or
         -1]. When the world fails, each rank still in a call is told to stop; ``self.finals[r]``:
-        what rank r's conversation returned."""
+        what rank r's conversation returned. ``self.flow``, if set to a list before: each rank's
+        data flow in the order the rank made its calls, as (rank, "F" or "B", ticks) for a clock
+        charge, (rank, "put", to rank, tensor) for a send when posted and (rank, "got", from rank,
+        tensor) for a receive when the rank is handed its data (the pipeline's schedule check:
+        parallel_cases.dataflow_problem)."""
         self.sends: list[list] = []
         self.finals: list = [None] * self.world_size
         finish = finish or (lambda r, value: value)
@@ -886,9 +891,13 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
         ):
             world._error(me, f"rank {me} sent the broker a malformed clock charge")
         world.advance(me, Fraction(ticks[0], ticks[1]), (label[0], label[1]))
+        if world.flow is not None:
+            world.flow.append((me, label[0], Fraction(ticks[0], ticks[1])))
         return {}
     if name in ("send", "isend"):
         t, dst = _mirror(world, me, call.get("t")), _peer(call.get("peer"))
+        if world.flow is not None:
+            world.flow.append((me, "put", dst, t.detach().clone()))
         done = getattr(comm, name)(t, dst)
         view = call.get("view")
         world.sends.append(
@@ -898,19 +907,23 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
             works[key] = (done, t, "send")
         return {}
     if name in ("recv", "irecv"):
-        t = _mirror(world, me, call.get("t"))
-        done = getattr(comm, name)(t, _peer(call.get("peer")))
+        t, src = _mirror(world, me, call.get("t")), _peer(call.get("peer"))
+        done = getattr(comm, name)(t, src)
         if name == "irecv":
-            works[key] = (done, t, "recv")
+            works[key] = (done, t, "recv", src)
             return {}
+        if world.flow is not None:
+            world.flow.append((me, "got", src, t.detach().clone()))
         return {"data": t.detach().clone()}
     if name in ("wait", "poll"):
         if key not in works:
             world._error(me, f"rank {me} waited on a request the broker never made")
-        work, t, kind = works[key]
+        work, t, kind = works[key][:3]
         if name == "poll":
             return {"done": bool(work.is_completed())}
         work.wait()
+        if kind == "recv" and world.flow is not None:
+            world.flow.append((me, "got", works[key][3], t.detach().clone()))
         return {"data": t.detach().clone()} if kind == "recv" else {}
     if name in ("reduce_scatter_tensor", "all_gather_into_tensor", "all_reduce"):
         if name == "all_reduce":

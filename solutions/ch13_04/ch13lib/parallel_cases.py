@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from fractions import Fraction
 
 import torch
 import torch.nn.functional as F
@@ -274,7 +275,9 @@ def schedule_chart(timeline: list, stages: int, length: float, max_ticks: int = 
 
 
 def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") -> str | None:
-    """None when the schedule is no longer than GPipe's 2(m + P − 1) ticks; otherwise the chart."""
+    """None when the schedule is no longer than GPipe's 2(m + P − 1) ticks, every stage did the whole
+    batch's work, and (on a relayed world, whose ``flow`` the judge observed) every charge followed
+    the data it was for; otherwise why, with the chart."""
     length = seen.get("length")
     if not isinstance(length, (int, float)):
         return f"{case.label()}: the run's report came back malformed"
@@ -291,6 +294,10 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
                     f"running a module found inside it, or its parameters by hand, skips the work the schedule "
                     f"is measured on. Replay: {case.replay(fn_name)}"
                 )
+    if seen.get("flow") is not None:  # a relayed world's: the charges must follow the data
+        problem = dataflow_problem(case, seen["flow"], fn_name)
+        if problem:
+            return problem
     if length <= bound + 1e-9:
         return None
     chart = schedule_chart(seen.get("timeline") or [], P, float(length))
@@ -308,6 +315,105 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
         + chart
         + f"\nReplay: {case.replay(fn_name)}"
     )
+
+
+def _rows_found(t, expected: torch.Tensor, *, up_to_scale: bool = False) -> set:
+    """Which rows of ``expected`` appear in ``t`` as contiguous runs of its flattened values (so a
+    message may hold a header, several rows or a whole batch). ``up_to_scale``: a row times any
+    nonzero factor counts (a gradient scaled otherwise than by 1/m is still that gradient)."""
+    if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+        return set()
+    w = expected.shape[1]
+    flat = t.detach().to("cpu", torch.float64).reshape(-1)
+    if flat.numel() < w or flat.numel() > 64 * expected.numel():  # too short, or not a pipeline message
+        return set()
+    windows = flat.unfold(0, w, 1)
+    exp = expected
+    if up_to_scale:
+        windows = windows / windows.norm(dim=1, keepdim=True).clamp_min(1e-300)
+        exp = exp / exp.norm(dim=1, keepdim=True).clamp_min(1e-300)
+        close = (
+            torch.minimum(
+                (windows[:, None, :] - exp[None]).abs().amax(-1), (windows[:, None, :] + exp[None]).abs().amax(-1)
+            )
+            <= 1e-3
+        )
+    else:
+        close = ((windows[:, None, :] - exp[None]).abs() <= 1e-4 + 1e-3 * exp[None].abs()).all(-1)
+    return set(torch.nonzero(close.any(0)).reshape(-1).tolist())
+
+
+def _flow_reference(case: PipeCase) -> tuple[list, list]:
+    """(activations, gradients) of the whole batch in float64: activations[r] is what rank r
+    receives from rank r - 1 (the batch for r = 0), gradients[r] the loss's gradient with respect
+    to it (what rank r sends back to rank r - 1)."""
+    stages = make_stages(case, dtype=torch.float64)
+    x, t = make_batch(case)
+    h = x.double().requires_grad_()
+    acts = [h]
+    for st in stages:
+        h = st(h)
+        h.retain_grad()
+        acts.append(h)
+    LOSSES[case.loss](h, t if case.loss == "cross_entropy" else t.double()).backward()
+    return [a.detach() for a in acts], [a.grad.detach() for a in acts]
+
+
+def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") -> str | None:
+    """None when every rank's clock charges follow its data: a stage's forward runs on no more rows
+    than the activations it has received, its backward on no more than the gradients it has
+    received, and it sends on no more activations (gradients) than its forward (backward) has run
+    on. ``flow``: a relayed world's data flow (procgroup.SimWorld.flow), in each rank's call order.
+    A charge made on other data (a stage called on zeros while the real work is done by hand)
+    would otherwise let a schedule look pipelined that is not."""
+    P, mr = case.stages, case.micro_rows
+    if P == 1:
+        return None
+    acts, grads = _flow_reference(case)
+    total = acts[0].shape[0]
+    charged = {(r, k): Fraction(0) for r in range(P) for k in ("F", "B")}
+    got = {(r, k): set() for r in range(P) for k in ("F", "B")}
+    sent = {(r, k): set() for r in range(P) for k in ("F", "B")}
+    replay = f"Replay: {case.replay(fn_name)}"
+    for event in flow:
+        r, what = event[0], event[1]
+        if what in ("F", "B"):
+            charged[r, what] += event[2] * mr
+            had = len(got[r, what])
+            needs = (r > 0) if what == "F" else (r < P - 1)
+            if needs and min(charged[r, what], total) > had:
+                side = f"activations from rank {r - 1}" if what == "F" else f"gradients from rank {r + 1}"
+                pass_ = "forward" if what == "F" else "backward"
+                return (
+                    f"{case.label()}: rank {r}'s stage ran {pass_} on {float(charged[r, what]):g} row(s) while it had "
+                    f"received {side} for only {had}: call the stage on the data you received, when you have it "
+                    f"(a stage run on other data, with the real work done by hand, is not the pipeline's work). "
+                    + replay
+                )
+        elif what == "got":
+            src, t = event[2], event[3]
+            if src == r - 1:
+                got[r, "F"] |= _rows_found(t, acts[r])
+            elif src == r + 1:
+                got[r, "B"] |= _rows_found(t, grads[r + 1], up_to_scale=True)
+        elif what == "put":
+            dst, t = event[2], event[3]
+            if dst == r + 1:
+                kind, rows = "F", _rows_found(t, acts[r + 1])
+            elif dst == r - 1:
+                kind, rows = "B", _rows_found(t, grads[r], up_to_scale=True)
+            else:
+                continue
+            sent[r, kind] |= rows
+            if len(sent[r, kind]) > charged[r, kind]:
+                what_ = "activations" if kind == "F" else "gradients"
+                pass_ = "forward" if kind == "F" else "backward"
+                return (
+                    f"{case.label()}: rank {r} sent {what_} of {len(sent[r, kind])} row(s) to rank {dst} when its "
+                    f"stage's {pass_} had run on only {float(charged[r, kind]):g}: send what the stage computed, "
+                    f"after it computed it. " + replay
+                )
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

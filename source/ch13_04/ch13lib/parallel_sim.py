@@ -18,6 +18,7 @@ tick any rank reaches.
 from __future__ import annotations
 
 import dataclasses
+import types
 from fractions import Fraction
 
 import torch
@@ -118,7 +119,8 @@ class TimedStage(nn.Module):
         self._done = 0  # forward micro-batches so far (labels the chart)
 
     def forward(self, x):
-        rows = x.shape[0] if x.dim() > 1 else 1
+        # rows of in_features values, however x is shaped: a (1, B, d) batch is B rows of work
+        rows = x.numel() // max(1, self.in_features)
         ticks = Fraction(rows, self._rows)
         first = self._done
         self._done += max(1, round(ticks))
@@ -209,34 +211,46 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 # ---------------------------------------------------------------------------------------------
 # ZeRO-1
 # ---------------------------------------------------------------------------------------------
-def _held_numel(opt, params: list) -> int:
-    """Elements in the tensors an optimizer object holds (its attributes, their lists and dicts, a few
-    levels deep), the parameters and their .grad excepted, each storage counted once."""
+def _held_numel(opt, params: list, comm=None) -> int:
+    """Elements in the tensors an optimizer object holds (its attributes, their lists, dicts and sets,
+    and the attributes of the objects they hold, such as an inner torch.optim.Adam's state, a few
+    levels deep), the parameters, their .grad and ``comm`` excepted, each storage counted once. Up to
+    one 0-d tensor per parameter is bookkeeping, not state (torch.optim.Adam's ``step``)."""
     skip = {p.untyped_storage().data_ptr() for p in params}
     skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
-    seen, total = set(), 0
+    seen, visited, total = set(), set(), 0
+    scalars = len(params)
 
     def walk(x, depth):
-        nonlocal total
-        if depth > 4:
+        nonlocal total, scalars
+        if depth > 6 or x is comm or id(x) in visited:
             return
         if isinstance(x, torch.Tensor):
             ptr = x.untyped_storage().data_ptr()
             if ptr in skip or ptr in seen or x.numel() == 0:
                 return
             seen.add(ptr)
+            if x.dim() == 0 and x.untyped_storage().nbytes() == x.element_size() and scalars > 0:
+                scalars -= 1
+                return
             total += x.untyped_storage().nbytes() // max(1, x.element_size())
-        elif isinstance(x, dict):
+            return
+        visited.add(id(x))
+        if isinstance(x, dict):
             for v in list(x.values()):
                 walk(v, depth + 1)
-        elif isinstance(x, (list, tuple)):
-            for v in x:
+        elif isinstance(x, (list, tuple, set, frozenset)):
+            for v in list(x):
+                walk(v, depth + 1)
+        elif not isinstance(x, (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes)):
+            try:
+                attrs = list(vars(x).values())
+            except TypeError:  # no __dict__: a number, a builtin, slots
+                return
+            for v in attrs:
                 walk(v, depth + 1)
 
-    try:
-        walk(list(vars(opt).values()), 0)
-    except TypeError:  # no __dict__ (slots)
-        return 0
+    walk(opt, 0)
     return total
 
 
@@ -256,7 +270,7 @@ def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | Non
     return {
         "steps": steps,
         "state_numel": n if type(n) is int else f"a {type(n).__name__}",
-        "held": _held_numel(opt, params),
+        "held": _held_numel(opt, params, comm),
         "moved": [i for i, p in enumerate(params) if p.data_ptr() != ptrs[i]],
     }
 
