@@ -3,7 +3,7 @@
 # target: pipeline
 # score: pipeline=9
 # message: pipeline: while it had received activations from rank 0 for only 0
-# why: found by the lead (stop 27: 9 -> 12/12, no introspection, no flag): the clock charged a stage's work whenever the stage was called, on any data, so charges made early let a sequential schedule look pipelined. The judge, as the relayed world's broker, now records each rank's data flow (procgroup.SimWorld.flow) and parallel_cases.dataflow_problem holds every charge to the data: a forward on no more rows than the activations received, a backward on no more than the gradients received (rows found by value, the gradients up to scale), and no activations (gradients) sent before the forward (backward) ran on them
+# why: found by the lead (stop 27: 9 -> 12/12, no introspection, no flag): the clock charged a stage's work whenever the stage was called, on any data, so charges made early let a sequential schedule look pipelined. The judge, as the relayed world's broker, now records each rank's data flow (procgroup.SimWorld.flow) and parallel_cases.dataflow_problem holds every charge to the data: a forward on no more rows than the activations received, a backward on no more than the gradients received (rows found by value), and no activations (gradients) sent before the forward (backward) ran on them
 import torch
 import torch.nn.functional as F
 

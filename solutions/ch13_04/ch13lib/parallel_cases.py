@@ -317,10 +317,10 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
     )
 
 
-def _rows_found(t, expected: torch.Tensor, *, up_to_scale: bool = False) -> set:
+def _rows_found(t, expected: torch.Tensor) -> set:
     """Which rows of ``expected`` appear in ``t`` as contiguous runs of its flattened values (so a
-    message may hold a header, several rows or a whole batch). ``up_to_scale``: a row times any
-    nonzero factor counts (a gradient scaled otherwise than by 1/m is still that gradient)."""
+    message may hold a header, several rows or a whole batch): each run of ``t`` counts for at most
+    one row, the closest, within float32's error of the row's values."""
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
         return set()
     w = expected.shape[1]
@@ -328,19 +328,11 @@ def _rows_found(t, expected: torch.Tensor, *, up_to_scale: bool = False) -> set:
     if flat.numel() < w or flat.numel() > 64 * expected.numel():  # too short, or not a pipeline message
         return set()
     windows = flat.unfold(0, w, 1)
-    exp = expected
-    if up_to_scale:
-        windows = windows / windows.norm(dim=1, keepdim=True).clamp_min(1e-300)
-        exp = exp / exp.norm(dim=1, keepdim=True).clamp_min(1e-300)
-        close = (
-            torch.minimum(
-                (windows[:, None, :] - exp[None]).abs().amax(-1), (windows[:, None, :] + exp[None]).abs().amax(-1)
-            )
-            <= 1e-3
-        )
-    else:
-        close = ((windows[:, None, :] - exp[None]).abs() <= 1e-4 + 1e-3 * exp[None].abs()).all(-1)
-    return set(torch.nonzero(close.any(0)).reshape(-1).tolist())
+    diff = (windows[:, None, :] - expected[None]).abs()
+    scale = expected.abs().amax().clamp_min(1e-30)
+    close = (diff <= 1e-5 * scale + 1e-4 * expected[None].abs()).all(-1)  # (windows, rows)
+    best = diff.amax(-1).argmin(1)  # each window's closest row
+    return {int(best[i]) for i in range(windows.shape[0]) if bool(close[i, best[i]])}
 
 
 def _flow_reference(case: PipeCase) -> tuple[list, list]:
@@ -364,6 +356,8 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
     than the activations it has received, its backward on no more than the gradients it has
     received, and it sends on no more activations (gradients) than its forward (backward) has run
     on. ``flow``: a relayed world's data flow (procgroup.SimWorld.flow), in each rank's call order.
+    Rows are found by value: the gradients are those of the mean loss, as every right answer sends
+    them (each micro-batch's loss divided by m; the micro-batches are of equal size).
     A charge made on other data (a stage called on zeros while the real work is done by hand)
     would otherwise let a schedule look pipelined that is not."""
     P, mr = case.stages, case.micro_rows
@@ -395,13 +389,13 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
             if src == r - 1:
                 got[r, "F"] |= _rows_found(t, acts[r])
             elif src == r + 1:
-                got[r, "B"] |= _rows_found(t, grads[r + 1], up_to_scale=True)
+                got[r, "B"] |= _rows_found(t, grads[r + 1])
         elif what == "put":
             dst, t = event[2], event[3]
             if dst == r + 1:
                 kind, rows = "F", _rows_found(t, acts[r + 1])
             elif dst == r - 1:
-                kind, rows = "B", _rows_found(t, grads[r], up_to_scale=True)
+                kind, rows = "B", _rows_found(t, grads[r])
             else:
                 continue
             sent[r, kind] |= rows

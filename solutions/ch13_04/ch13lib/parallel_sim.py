@@ -214,26 +214,23 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 def _held_numel(opt, params: list, comm=None) -> int:
     """Elements in the tensors an optimizer object holds (its attributes, their lists, dicts and sets,
     and the attributes of the objects they hold, such as an inner torch.optim.Adam's state, a few
-    levels deep), the parameters, their .grad and ``comm`` excepted, each storage counted once. Up to
-    one 0-d tensor per parameter is bookkeeping, not state (torch.optim.Adam's ``step``)."""
+    levels deep), each storage counted once. Not counted: the parameters and their .grad, the .grad
+    of a parameter it holds (its gradient shard, as ``shard.grad``), ``comm``, and a few 0-d
+    tensors (step counters, running powers of the betas: two per parameter and two more)."""
     skip = {p.untyped_storage().data_ptr() for p in params}
     skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
-    seen, visited, total = set(), set(), 0
-    scalars = len(params)
+    held: dict = {}  # storage -> (elements, is 0-d)
+    visited = set()
 
     def walk(x, depth):
-        nonlocal total, scalars
         if depth > 6 or x is comm or id(x) in visited:
             return
         if isinstance(x, torch.Tensor):
-            ptr = x.untyped_storage().data_ptr()
-            if ptr in skip or ptr in seen or x.numel() == 0:
-                return
-            seen.add(ptr)
-            if x.dim() == 0 and x.untyped_storage().nbytes() == x.element_size() and scalars > 0:
-                scalars -= 1
-                return
-            total += x.untyped_storage().nbytes() // max(1, x.element_size())
+            if isinstance(x, nn.Parameter) and x.grad is not None:
+                skip.add(x.grad.untyped_storage().data_ptr())
+            if x.numel():
+                ptr = x.untyped_storage().data_ptr()
+                held[ptr] = (x.untyped_storage().nbytes() // max(1, x.element_size()), x.dim() == 0)
             return
         visited.add(id(x))
         if isinstance(x, dict):
@@ -251,6 +248,14 @@ def _held_numel(opt, params: list, comm=None) -> int:
                 walk(v, depth + 1)
 
     walk(opt, 0)
+    scalars, total = 2 * len(params) + 2, 0
+    for ptr, (n, zero_d) in held.items():
+        if ptr in skip:
+            continue
+        if zero_d and n == 1 and scalars > 0:
+            scalars -= 1
+            continue
+        total += n
     return total
 
 
