@@ -473,3 +473,46 @@ def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
     comm = types.SimpleNamespace(buffer=torch.zeros(100))
     assert parallel_sim._held_numel(Holder(comm), params, comm) == 2 * 9  # exp_avg, exp_avg_sq; not the steps
     assert parallel_sim._held_numel(Holder(comm), params, None) == 2 * 9 + 100  # what the comm holds, if not excepted
+
+
+HIDING_PLACES = '''
+import torch
+
+BIG = {}
+UNUSED = torch.zeros(1000)  # a global no method names: not the optimizer's
+
+
+class Holder:
+    kept = []  # a class attribute
+
+    def __init__(self, params, where):
+        self.params, self.where = params, where
+        full = torch.zeros(50)
+        if where == "global":
+            BIG["m"] = full
+        elif where == "class":
+            Holder.kept.append(full)
+        elif where == "param":
+            params[0].exp_avg = full
+        elif where == "closure":
+            self.read = lambda: full
+        elif where == "default":
+            self.put = self.keep
+            self.keep(full)
+        self.mask = torch.zeros(40, dtype=torch.bool)  # an index, not state
+        self.shard = torch.zeros(5)
+
+    def keep(self, t, _store=[]):
+        _store.append(t)
+'''
+
+
+@pytest.mark.parametrize("where", ["global", "class", "param", "closure", "default", "nowhere"])
+def test_what_an_optimizer_holds_includes_what_its_code_keeps_elsewhere(where):
+    """The held-state walk follows the student's class and functions to their class attributes, the
+    globals their code names, closures, defaults, and the attributes set on tensors they hold; it
+    counts floating-point tensors only (a boolean mask is an index) and no global the code never names."""
+    params = [torch.nn.Parameter(torch.randn(4))]
+    module = load(HIDING_PLACES, "zero1", f"held_{where}", register=False)
+    opt = module.Holder(params, where)
+    assert parallel_sim._held_numel(opt, params) == 5 + (50 if where != "nowhere" else 0)

@@ -24,7 +24,7 @@ from fractions import Fraction
 import torch
 from torch import nn
 
-from ch13lib.cell import not_defined
+from ch13lib.cell import MODULE_PREFIX, not_defined
 from ch13lib.collective_cases import SimFailure, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
@@ -211,35 +211,75 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 # ---------------------------------------------------------------------------------------------
 # ZeRO-1
 # ---------------------------------------------------------------------------------------------
+def _students(x) -> bool:
+    """Whether the function or class ``x`` was written by the student: in an answer cell (its module
+    ``answer_...``), a self-check's copy of one, or the notebook itself (``__main__``)."""
+    module = getattr(x, "__module__", None)
+    return type(module) is str and (module == "__main__" or module.startswith(MODULE_PREFIX))
+
+
+def _global_names(code: types.CodeType) -> set:
+    """The global names ``code`` and the code nested in it (lambdas, comprehensions, inner functions) use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a closure variable not yet bound
+        return None
+
+
 def _held_numel(opt, params: list, comm=None) -> int:
-    """Elements in the tensors an optimizer object holds (its attributes, their lists, dicts and sets,
-    and the attributes of the objects they hold, such as an inner torch.optim.Adam's state, a few
-    levels deep), each storage counted once. Not counted: the parameters and their .grad, the .grad
-    of a parameter it holds (its gradient shard, as ``shard.grad``), ``comm``, and a few 0-d
-    tensors (step counters, running powers of the betas: two per parameter and two more)."""
+    """Elements in the floating-point tensors an optimizer object holds, each storage counted once:
+    its attributes, their lists, dicts and sets, the attributes of the objects they hold (an inner
+    torch.optim.Adam's state), of the tensors they hold, and, for the classes and functions the
+    student wrote, their class attributes, closures, defaults and the globals their code names, a few
+    levels deep. Not counted: the parameters and their .grad, the .grad of a parameter it holds (its gradient
+    shard, as ``shard.grad``), ``comm``, tensors that are not floating point (a mask, an index: no
+    optimizer state) and a few 0-d tensors (step counters, running powers of the betas: two per
+    parameter and two more)."""
     skip = {p.untyped_storage().data_ptr() for p in params}
     skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
     held: dict = {}  # storage -> (elements, is 0-d)
     visited = set()
 
     def walk(x, depth):
-        if depth > 6 or x is comm or id(x) in visited:
+        if depth > 9 or x is comm or id(x) in visited:
             return
+        visited.add(id(x))
         if isinstance(x, torch.Tensor):
             if isinstance(x, nn.Parameter) and x.grad is not None:
                 skip.add(x.grad.untyped_storage().data_ptr())
-            if x.numel():
+            if x.numel() and (x.is_floating_point() or x.is_complex()):
                 ptr = x.untyped_storage().data_ptr()
                 held[ptr] = (x.untyped_storage().nbytes() // max(1, x.element_size()), x.dim() == 0)
-            return
-        visited.add(id(x))
-        if isinstance(x, dict):
+            for v in list(getattr(x, "__dict__", {}).values()):  # attributes set on a tensor
+                walk(v, depth + 1)
+        elif isinstance(x, dict):
             for v in list(x.values()):
                 walk(v, depth + 1)
         elif isinstance(x, (list, tuple, set, frozenset)):
             for v in list(x):
                 walk(v, depth + 1)
-        elif not isinstance(x, (type, types.ModuleType, types.FunctionType, types.MethodType, str, bytes)):
+        elif isinstance(x, types.MethodType):
+            walk(x.__func__, depth + 1)
+        elif isinstance(x, types.FunctionType):
+            if _students(x):  # where the student's function keeps things: closures, defaults, globals it uses
+                cells = [_contents(c) for c in x.__closure__ or ()]
+                used = [x.__globals__.get(n) for n in sorted(_global_names(x.__code__))]
+                for v in (*cells, x.__defaults__, x.__kwdefaults__, *used):
+                    walk(v, depth + 1)
+        elif isinstance(x, type):
+            if _students(x):
+                for v in list(vars(x).values()):
+                    walk(v, depth + 1)
+        elif not isinstance(x, (types.ModuleType, str, bytes)):
+            walk(type(x), depth + 1)
             try:
                 attrs = list(vars(x).values())
             except TypeError:  # no __dict__: a number, a builtin, slots
