@@ -29,7 +29,7 @@ EXAMPLES = 30
 @st.composite
 def cases(draw) -> TPCase:
     W = draw(st.integers(1, 4))
-    ndim = draw(st.integers(0, 2))
+    ndim = draw(st.integers(0, 3))  # x: (..., d_in), up to three leading dimensions
     return TPCase(
         W,
         tuple(draw(st.lists(st.integers(1, 4), min_size=ndim, max_size=ndim))),
@@ -57,6 +57,7 @@ GRID = [
             (4, (1,), 1, 1, 2),
             (4, (2, 2), 6, 2, 5),
             (2, (5,), 8, 4, 8),
+            (3, (2, 1, 2), 3, 2, 2),
         ]
     )
 ]

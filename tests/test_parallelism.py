@@ -499,18 +499,27 @@ class Holder:
         elif where == "default":
             self.put = self.keep
             self.keep(full)
+        elif where == "slots":
+            self.box = Box(full)
         self.mask = torch.zeros(40, dtype=torch.bool)  # an index, not state
         self.shard = torch.zeros(5)
 
     def keep(self, t, _store=[]):
         _store.append(t)
+
+
+class Box:
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
 '''
 
 
-@pytest.mark.parametrize("where", ["global", "class", "param", "closure", "default", "nowhere"])
+@pytest.mark.parametrize("where", ["global", "class", "param", "closure", "default", "slots", "nowhere"])
 def test_what_an_optimizer_holds_includes_what_its_code_keeps_elsewhere(where):
     """The held-state walk follows the student's class and functions to their class attributes, the
-    globals their code names, closures, defaults, and the attributes set on tensors they hold; it
+    globals their code names, closures, defaults, slots, and the attributes set on tensors they hold; it
     counts floating-point tensors only (a boolean mask is an index) and no global the code never names."""
     params = [torch.nn.Parameter(torch.randn(4))]
     module = load(HIDING_PLACES, "zero1", f"held_{where}", register=False)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+import types
 
 from ch13lib import grading
+from ch13lib.cell import rank_copies
 from ch13lib.collective_cases import Case, SimFailure, messages, ring_bound, run_on_sim, traffic_problem, verdict
 
 _QUICK = [
@@ -29,6 +31,10 @@ _QUICK = [
 _BANDWIDTH = Case(4, (100,), "float32", 8)
 
 
+def _cell(fn):
+    return types.SimpleNamespace(module=types.SimpleNamespace(**{fn.__name__: fn}))
+
+
 def _api(fn) -> str:
     return "collectives" if "rs_ag" in getattr(fn, "__name__", "") else "p2p"
 
@@ -37,7 +43,8 @@ def _run(fn, case: Case, api: str, bandwidth: bool = False, drawn: list | None =
     """None if right; otherwise the reason (and into ``drawn``, the messages of that run for its
     picture). NotImplementedError passes through."""
     try:
-        inputs, outputs, world = run_on_sim(fn, case, api=api, fn_name=fn.__name__, guard_s=10)
+        fns = rank_copies(_cell(fn), fn.__name__, case.world_size)  # each rank its own module, as graded
+        inputs, outputs, world = run_on_sim(fns, case, api=api, fn_name=fn.__name__, guard_s=10)
     except SimFailure as e:
         return str(e)
     problem = verdict(case, inputs, outputs, fn.__name__)
@@ -105,7 +112,8 @@ def check_case(
     """Replay one case exactly (the graders print this call for every failure) and show its traffic."""
     case = Case(world_size, tuple(shape), dtype, seed, policy, schedule_seed)
     try:
-        inputs, outputs, world = run_on_sim(fn, case, api=_api(fn), fn_name=fn.__name__, guard_s=10)
+        fns = rank_copies(_cell(fn), fn.__name__, case.world_size)
+        inputs, outputs, world = run_on_sim(fns, case, api=_api(fn), fn_name=fn.__name__, guard_s=10)
     except NotImplementedError:
         print("✘ not implemented yet")
         return False

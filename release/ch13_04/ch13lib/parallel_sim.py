@@ -24,10 +24,11 @@ from fractions import Fraction
 import torch
 from torch import nn
 
-from ch13lib.cell import MODULE_PREFIX, not_defined
+from ch13lib.cell import MODULE_PREFIX, not_defined, rank_copies
 from ch13lib.collective_cases import SimFailure, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
+    ZERO_DEFAULTS,
     PipeCase,
     Stage,
     TPCase,
@@ -150,8 +151,9 @@ def observe_pipeline(cell, case: PipeCase, *, fn_name: str = "gpipe_step", guard
 
     _one_thread()
     case = _as_case(case, PipeCase)
-    fn = _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
+    _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
     P = case.stages
+    fns = rank_copies(cell, fn_name, P)  # each rank its own module, as a process
     world = SimWorld(P, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
     stages = make_stages(case)
     batch, target = make_batch(case)
@@ -163,7 +165,7 @@ def observe_pipeline(cell, case: PipeCase, *, fn_name: str = "gpipe_step", guard
     timed = [TimedStage(stages[r], clock_of(r), case.micro_rows) for r in range(P)]
 
     def body(r, comm):
-        returns[r] = fn(
+        returns[r] = fns[r](
             timed[r],
             batch.clone() if r == 0 else None,
             target.clone() if r == P - 1 else None,
@@ -191,15 +193,16 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 
     _one_thread()
     case = _as_case(case, TPCase)
-    fn = _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
+    _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
     W = case.world_size
+    fns = rank_copies(cell, fn_name, W)  # each rank its own module, as a process
     full = make_mlp(case, device)
     args = [tp_shard(full, case, r) for r in range(W)]
     outputs = [None] * W
     world = SimWorld(W, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
 
     def body(r, comm):
-        outputs[r] = fn(*args[r], comm)
+        outputs[r] = fns[r](*args[r], comm)
 
     _run(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
     return {
@@ -238,8 +241,9 @@ def _held_numel(opt, params: list, comm=None) -> int:
     """Elements in the floating-point tensors an optimizer object holds, each storage counted once:
     its attributes, their lists, dicts and sets, the attributes of the objects they hold (an inner
     torch.optim.Adam's state), of the tensors they hold, and, for the classes and functions the
-    student wrote, their class attributes, closures, defaults and the globals their code names, a few
-    levels deep. Not counted: the parameters and their .grad, the .grad of a parameter it holds (its gradient
+    student wrote, their slots, class attributes, closures, defaults and the globals their code
+    names, a few levels deep (not what a C object keeps out of sight, such as an lru_cache's cache).
+    Not counted: the parameters and their .grad, the .grad of a parameter it holds (its gradient
     shard, as ``shard.grad``), ``comm``, tensors that are not floating point (a mask, an index: no
     optimizer state) and a few 0-d tensors (step counters, running powers of the betas: two per
     parameter and two more)."""
@@ -283,7 +287,12 @@ def _held_numel(opt, params: list, comm=None) -> int:
             try:
                 attrs = list(vars(x).values())
             except TypeError:  # no __dict__: a number, a builtin, slots
-                return
+                attrs = []
+            for klass in type(x).__mro__ if _students(type(x)) else ():  # a slotted class of the student's
+                slots = vars(klass).get("__slots__", ())
+                for name in [slots] if isinstance(slots, str) else slots:
+                    if isinstance(name, str) and name not in ("__dict__", "__weakref__"):
+                        attrs.append(getattr(x, name, None))
             for v in attrs:
                 walk(v, depth + 1)
 
@@ -304,7 +313,9 @@ def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | Non
     given = given or rank_inputs(case, r)
     params = [nn.Parameter(t.to(device).clone()) for t in given["params"]]
     ptrs = [p.data_ptr() for p in params]
-    opt = cls(params, comm, lr=case.lr, betas=tuple(case.betas), eps=case.eps)
+    hyper = {"lr": case.lr, "betas": tuple(case.betas), "eps": case.eps}
+    # the contract's defaults are left to the class's own signature: a wrong default shows
+    opt = cls(params, comm) if hyper == ZERO_DEFAULTS else cls(params, comm, **hyper)
     steps = []
     for s in range(case.steps):
         for p, g in zip(params, (t.to(device) for t in given["grads"][s])):
@@ -329,13 +340,14 @@ def observe_zero(
 
     _one_thread()
     case = _as_case(case, ZeroCase)
-    cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
     W = case.world_size
+    classes = rank_copies(cell, fn_name, W)  # each rank its own module, as a process
     seen = [None] * W
     world = SimWorld(W, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
 
     def body(r, comm):
-        seen[r] = _zero_rank(cls, case, r, comm, device)
+        seen[r] = _zero_rank(classes[r], case, r, comm, device)
 
     _run(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
     return {

@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from ch13lib.cell import not_defined
+from ch13lib.cell import not_defined, rank_copies
 
 RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
@@ -210,6 +210,7 @@ def run_on_sim(
     fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce", guard_s: float = 20.0
 ):
     """Run ``fn(tensor, comm)`` on the simulated world of ``case``: ``(inputs, outputs, world)``.
+    ``fn``: one function, or one per rank (``ch13lib.cell.rank_copies``: ranks share no module state).
 
     Raises :class:`SimFailure` (deadlock, a crash, misuse of comm) with the replay line, and
     ``NotImplementedError`` when the function is still the stub.
@@ -221,8 +222,9 @@ def run_on_sim(
     tensors = [x.clone() for x in inputs]
     world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
     replay = f"Replay: {case.replay(fn_name)}"
+    fns = fn if isinstance(fn, list) else [fn] * case.world_size
     try:
-        world.run(lambda r, comm: fn(tensors[r], comm), p2p=api == "p2p", collectives=api == "collectives")
+        world.run(lambda r, comm: fns[r](tensors[r], comm), p2p=api == "p2p", collectives=api == "collectives")
     except RankError as e:
         if isinstance(e.exc, NotImplementedError):
             raise NotImplementedError from None
@@ -288,8 +290,9 @@ def observe_sim(
     """
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
-    fn = _contract_function(cell, fn_name)
-    _, outputs, world = run_on_sim(fn, case, api=api, device=device, fn_name=fn_name, guard_s=guard_s)
+    _contract_function(cell, fn_name)
+    fns = rank_copies(cell, fn_name, case.world_size)  # each rank its own module, as a process
+    _, outputs, world = run_on_sim(fns, case, api=api, device=device, fn_name=fn_name, guard_s=guard_s)
     return {
         "outputs": [t.detach().to("cpu").clone() for t in outputs],
         "sent": [int(t.sent_elements) for t in world.traffic],

@@ -14,6 +14,9 @@ students beside the notebooks, so this module imports nothing of kit or graders.
   :func:`new_module` (a fresh module each time, registered in sys.modules so pickling works);
   :func:`load` does both. Only pseudo file names (``<...>``) are compiled or run here, so code
   loaded through this module is always the student's to the audit hook, whoever calls it.
+* Ranks: :func:`rank_copies` gives every rank of a simulated world (threads) its own copy of the
+  cell's function or class, from a fresh module each, so ranks share no module state, as the
+  processes of a real world share none; :func:`cell_source` finds a notebook object's cell.
 * Reporting: :func:`traceback_text` (an exception's traceback cut to the cell's frames) and
   :func:`text` (a ``str()`` that cannot raise or lie).
 * The contract: :func:`missing` (the required names a cell does not define) and
@@ -22,6 +25,9 @@ students beside the notebooks, so this module imports nothing of kit or graders.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import io
 import linecache
 import sys
 import traceback
@@ -154,3 +160,51 @@ def not_defined(name: str, cell: str, needs: str = "") -> str:
     """What a student reads when the cell lacks a name of the contract:
     ``\\`tp_mlp\\` is not defined in the tensor_parallel cell (the contract needs ...)``."""
     return f"`{name}` is not defined in the {cell} cell" + (f" ({needs})" if needs else "")
+
+
+def cell_source(obj) -> str:
+    """The whole notebook cell (as last run) that defined the class or function ``obj``."""
+    funcs = []
+    if isinstance(obj, type):
+        funcs = [v for v in vars(obj).values() if isinstance(v, types.FunctionType)]
+        funcs += [v.fget for v in vars(obj).values() if isinstance(v, property) and v.fget]
+    elif isinstance(obj, types.FunctionType):
+        funcs = [obj]
+    for f in funcs:
+        lines = linecache.getlines(f.__code__.co_filename)
+        if lines:
+            return "".join(lines)
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        raise ValueError(f"cannot find the source of {obj!r}: run its cell first") from None
+
+
+def rank_copies(cell, name: str, world_size: int) -> list:
+    """``name`` of the cell once per rank, each from a fresh run of the cell in a module of its own:
+    ranks that are threads of one process then share no module state (a module-level buffer cache,
+    a counter), as the ranks of a real world, processes, share none.
+
+    ``cell``: the subject's cell (``cell.load()`` gives a fresh module), or in a notebook an object
+    with ``cell.module.<name>``, whose notebook cell is run again in a module that starts from the
+    notebook's globals (the names the cell defines are made anew; what other cells defined is
+    shared, as the notebook has it). Where that cell cannot be found or run again, the same object
+    serves every rank."""
+    load = getattr(cell, "load", None)
+    if callable(load):
+        return [getattr(load(), name, None) for _ in range(world_size)]
+    obj = getattr(cell.module, name)
+    try:
+        module = sys.modules.get(getattr(obj, "__module__", None) or "")
+        names = getattr(obj, "__globals__", None) or vars(module)
+        code = compile_cell(cell_source(obj), self_check_filename())
+        copies = []
+        for _ in range(world_size):
+            fresh = types.ModuleType(f"{MODULE_PREFIX}copy")
+            fresh.__dict__.update({k: v for k, v in names.items() if not k.startswith("__")})
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                exec(code, fresh.__dict__)  # noqa: S102 - the student's own cell, in the student's notebook
+            copies.append(fresh.__dict__[name])
+        return copies
+    except Exception:  # noqa: BLE001 - no source, or a cell that does not run twice: one object for all
+        return [obj] * world_size

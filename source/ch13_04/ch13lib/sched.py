@@ -43,9 +43,7 @@ from __future__ import annotations
 import ast
 import concurrent.futures.thread as _cf_thread
 import heapq
-import inspect
 import itertools
-import linecache
 import os
 import random
 import sys
@@ -66,7 +64,7 @@ from ch13lib._sched_models import (
     threads_started,
 )
 from ch13lib._sched_run import Failure, Report, Run
-from ch13lib.cell import compile_cell, new_module, self_check_filename
+from ch13lib.cell import cell_source, compile_cell, new_module, self_check_filename  # noqa: F401 - cell_source: public here too
 
 __all__ = [
     "explore",
@@ -110,24 +108,6 @@ class Source:
 
     def load(self) -> types.ModuleType:
         return new_module(self._code, f"ch13_sched_{next(self._count)}")
-
-
-def cell_source(obj) -> str:
-    """The whole notebook cell (as last run) that defined the class or function ``obj``."""
-    funcs = []
-    if isinstance(obj, type):
-        funcs = [v for v in vars(obj).values() if isinstance(v, types.FunctionType)]
-        funcs += [v.fget for v in vars(obj).values() if isinstance(v, property) and v.fget]
-    elif isinstance(obj, types.FunctionType):
-        funcs = [obj]
-    for f in funcs:
-        lines = linecache.getlines(f.__code__.co_filename)
-        if lines:
-            return "".join(lines)
-    try:
-        return inspect.getsource(obj)
-    except (OSError, TypeError):
-        raise ValueError(f"cannot find the source of {obj!r}: run its cell first") from None
 
 
 # --------------------------------------------------------------------------------------------
