@@ -306,7 +306,9 @@ def _cell(source: str):
 
 def _both_worlds(fn, case: Case, api: str):
     """The same answer on the threads world (run) and on the relayed world (run_remote, here with
-    its ranks' halves in threads of this process): (outputs, traffic, sends, failure text) of each."""
+    its ranks' halves in threads of this process): (outputs, traffic, sends, failure text) of each.
+    ``fn``: one function, or one per rank."""
+    fns = fn if isinstance(fn, list) else [fn] * case.world_size
     from ch13lib.procgroup import RemoteRankRaised, serve_rank
 
     seen = []
@@ -317,7 +319,10 @@ def _both_worlds(fn, case: Case, api: str):
         failure = ""
         try:
             if remote:
-                talks = [serve_rank(lambda c, t=t: fn(t, c), r, case.world_size, own=t) for r, t in enumerate(tensors)]
+                talks = [
+                    serve_rank(lambda c, t=t, f=fns[r]: f(t, c), r, case.world_size, own=t)
+                    for r, t in enumerate(tensors)
+                ]
 
                 def finish(r, value):
                     if value[0] == "raised":
@@ -326,7 +331,7 @@ def _both_worlds(fn, case: Case, api: str):
 
                 world.run_remote(talks, finish, **flags)
             else:
-                world.run(lambda r, c: fn(tensors[r], c), **flags)
+                world.run(lambda r, c: fns[r](tensors[r], c), **flags)
         except RankError as e:
             exc = e.exc.text if remote else f"{type(e.exc).__name__}: {e.exc}"
             failure = f"rank {e.rank} raised {exc}"
@@ -352,10 +357,10 @@ REMOTE_CASES = [
 def test_the_relayed_world_sees_what_the_threads_world_sees(gid, name):
     """Every catalogue answer, relayed rank by rank through run_remote, ends with the same tensors,
     the same traffic and the same failure (deadlock, misuse, a rank's exception) as on threads."""
-    module = _cell(catalogue.source(gid, name))
-    fn = getattr(module, "rs_ag_all_reduce" if gid == "rs_ag_all_reduce" else "ring_all_reduce")
-    for case in REMOTE_CASES:
-        threads, relayed = _both_worlds(fn, case, "collectives" if gid == "rs_ag_all_reduce" else "p2p")
+    fn_name = "rs_ag_all_reduce" if gid == "rs_ag_all_reduce" else "ring_all_reduce"
+    for case in REMOTE_CASES:  # each rank its own module, in both worlds: ranks share no module state
+        fns = [getattr(_cell(catalogue.source(gid, name)), fn_name) for _ in range(case.world_size)]
+        threads, relayed = _both_worlds(fns, case, "collectives" if gid == "rs_ag_all_reduce" else "p2p")
         assert relayed[:2] == threads[:2], (name, case)
         assert relayed[3] == threads[3], (name, case)
 

@@ -33,10 +33,22 @@ GRADE_IDS = ["pipeline", "tensor_parallel", "zero1"]
 FUNCTIONS = {"pipeline": "gpipe_step", "tensor_parallel": "tp_mlp", "zero1": "ZeroAdam"}
 
 
+class _Cell:
+    """A cell loaded in this process, shaped like the subject's Cell (kit/subject.py): ``module``,
+    and ``load()`` for a fresh module (each rank of a threads world runs its own)."""
+
+    def __init__(self, src: str, grade_id: str, name: str) -> None:
+        self.source, self.grade_id, self.name, self.loads = src, grade_id, name, 0
+        self.module = self.load()
+
+    def load(self):
+        self.loads += 1
+        return load(self.source, self.grade_id, f"{self.name}_{self.loads}", register=False)
+
+
 def cell(grade_id: str, name: str = "right_reference"):
-    """A catalogue entry loaded in this process, shaped like the subject's Cell (tests only)."""
-    module = load(source(grade_id, name), grade_id, name, register=False)
-    return types.SimpleNamespace(module=module, source=source(grade_id, name), grade_id=grade_id)
+    """A catalogue entry loaded in this process (tests only)."""
+    return _Cell(source(grade_id, name), grade_id, name)
 
 
 def grade(grade_id: str, src: str, gpu: bool = False) -> list:
@@ -330,7 +342,9 @@ def _relayed(grade_id: str, answer, case, *, flow: bool = False) -> dict:
         return value
 
     shown = dataclasses.replace(case, seed=0, key=0)
-    ranks = [rank(answer, shown, r, inputs=pc.rank_inputs(case, r)) for r in range(size)]
+    # each rank a process of its own in a real subject: a module of its own here
+    own = [types.SimpleNamespace(module=answer.load(), grade_id=answer.grade_id) for _ in range(size)]
+    ranks = [rank(own[r], shown, r, inputs=pc.rank_inputs(case, r)) for r in range(size)]
     values = world.run_remote(ranks, finish, p2p=True, **offers)
     return relayed_report(harness, case, values, world)
 
@@ -432,7 +446,7 @@ def test_a_rank_is_given_its_own_inputs_and_no_one_elses(case):
 
 def _corpus_cell(name: str):
     src = open(os.path.join(os.path.dirname(__file__), "redteam", name + ".py")).read()
-    return types.SimpleNamespace(module=load(src, "pipeline", name, register=False), source=src, grade_id="pipeline")
+    return _Cell(src, "pipeline", name)
 
 
 @pytest.mark.parametrize(
