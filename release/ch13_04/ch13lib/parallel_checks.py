@@ -171,6 +171,7 @@ _TP = [
     ("2 ranks, float32", TPCase(2, (3,), 4, 6, 3, "float32", 2)),
     ("3 ranks, float64 (the dtype is kept)", TPCase(3, (2,), 5, 6, 2, "float64", 3, "round_robin")),
     ("4 ranks, x of shape (2, 2, 3), random schedule", TPCase(4, (2, 2), 3, 8, 4, "float32", 4, "random", 1)),
+    ("2 ranks, x of shape (2, 1, 2, 3)", TPCase(2, (2, 1, 2), 3, 4, 2, "float64", 5)),
 ]
 
 
