@@ -185,14 +185,18 @@ def rank_copies(cell, name: str, world_size: int) -> list:
     ranks that are threads of one process then share no module state (a module-level buffer cache,
     a counter), as the ranks of a real world, processes, share none.
 
-    ``cell``: the subject's cell (``cell.load()`` gives a fresh module), or in a notebook an object
+    ``cell``: the subject's cell (``cell.load()`` gives a fresh module; rank r keeps its module from
+    one world to the next, as a rank's process keeps its state between calls), or in a notebook an object
     with ``cell.module.<name>``, whose notebook cell is run again in a module that starts from the
     notebook's globals (the names the cell defines are made anew; what other cells defined is
     shared, as the notebook has it). Where that cell cannot be found or run again, the same object
     serves every rank."""
     load = getattr(cell, "load", None)
-    if callable(load):
-        return [getattr(load(), name, None) for _ in range(world_size)]
+    if callable(load):  # rank r's module is kept for the next world: a rank's process runs many calls
+        modules = vars(cell).setdefault("rank_modules", [])
+        while len(modules) < world_size:
+            modules.append(load())
+        return [getattr(modules[r], name, None) for r in range(world_size)]
     obj = getattr(cell.module, name)
     try:
         module = sys.modules.get(getattr(obj, "__module__", None) or "")
