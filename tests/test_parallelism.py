@@ -364,8 +364,8 @@ def test_the_relayed_world_sees_what_the_threads_world_sees(gid, name):
     """Every catalogue answer, relayed rank by rank, reports the same values, calls (without the
     storage addresses, which differ between processes), clock and timeline as on threads, or
     fails where the threads world fails."""
-    answer = cell(gid, name)
     for case in RELAYED_CASES[gid]:
+        answer = cell(gid, name)  # one world each: a threads world's ranks keep their modules between worlds
         try:
             threads = getattr(parallel_sim, HARNESSES[gid])(answer, case)
         except Exception:  # noqa: BLE001 - a deadlock or a rank's exception: the relayed world fails too
