@@ -166,7 +166,12 @@ calls, left = [], []
 def init(**kwargs):  # Ray's own failure on a loaded machine, the first N times, leaving a process
     calls.append(kwargs["_temp_dir"])
     if len(calls) <= int(sys.argv[1]):
-        left.append(subprocess.Popen(["sleep", "600", "--log_dir=" + kwargs["_temp_dir"] + "/session_x"]))
+        # A helper that lives on (as Ray's raylet does) and is running, its command line naming the
+        # session folder, before the start fails (not caught between exec and its first line).
+        stays = "import time; print(flush=True); time.sleep(600)"
+        helper = [sys.executable, "-S", "-c", stays, "--log_dir=" + kwargs["_temp_dir"] + "/session_x"]
+        left.append(subprocess.Popen(helper, stdout=subprocess.PIPE))
+        left[-1].stdout.readline()
         raise Exception("The current node timed out during startup. This could happen because ...")
 ray.init = init
 try:
