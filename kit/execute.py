@@ -12,7 +12,9 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
@@ -21,6 +23,18 @@ from traitlets import Enum, Integer
 from kit import ROOT
 from kit.config import Sandbox
 from kit.jobs import Watchdog, job_pids, kill_job, new_token, sandbox_uid
+
+
+class SandboxedKernelClient(AsyncKernelClient):
+    """nbclient's kernel client without the heartbeat channel. nbclient asks the kernel manager
+    whether the kernel lives (its process), never the heartbeat, and the heartbeat's thread could
+    hold a whole autograde: once a kernel's heartbeat broke (a cell wrote frames onto the kernel's
+    sockets, or the kernel was killed), jupyter_client's HBChannel reopened its socket and waited
+    forever to send its next ping, and ``stop_channels()`` joined that thread forever (py-spy:
+    ``HBChannel.stop``, seen on a loaded machine)."""
+
+    def start_channels(self, shell=True, iopub=True, stdin=True, hb=True, control=True):
+        super().start_channels(shell=shell, iopub=iopub, stdin=stdin, hb=False, control=control)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -34,6 +48,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.client_factory = SandboxedKernelClient
         self.ch13_limits = Sandbox(parent=self)
         self.ch13_job = new_token()
         self.ch13_uid = sandbox_uid(self.ch13_job)
@@ -150,11 +165,20 @@ class SafeExecute(Execute):
         "timeout plus the startup timeout, plus 60 s; no guard when cells have no timeout)",
     ).tag(config=True)
 
+    cell_wall_timeout = Integer(
+        0,
+        help="Per code cell, by the clock: past this many seconds the kernel's whole job is killed "
+        "and the notebook ends with a note (0: twice Execute.timeout plus 10 s; no guard when cells "
+        "have no timeout). nbclient's own timeout counts only time in which no message comes, so a "
+        "kernel that keeps sending (one whose sockets the student's code garbled) never meets it",
+    ).tag(config=True)
+
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
         self._ch13_output: dict[int, int] = {}
-        self._ch13_expired = 0.0
+        self._ch13_expired = ""
+        self._ch13_cell_began: float | None = None
 
     def create_kernel_manager(self):
         km = super().create_kernel_manager()
@@ -188,39 +212,55 @@ class SafeExecute(Execute):
         cells = sum(c.cell_type == "code" for c in nb.cells)
         return cells * float(self.timeout) + float(self.startup_timeout) + 60.0
 
-    def _ch13_guard(self, limit: float, done: threading.Event) -> None:
-        """Past the notebook's limit, kill the kernel's job, and again every second until the
-        notebook ends: a kernel whose ZMQ sockets the student's code wrote garbage into can flood
-        the client with messages, and nbclient, which only times a cell out when no message comes,
-        then waits forever (the whole class's autograde with it); with the kernel dead, nbclient sees
-        it and raises DeadKernelError. Again, because a limit that falls while the kernel is still
-        starting finds no job yet to kill."""
-        if done.wait(limit):
-            return
-        self._ch13_expired = limit
-        while True:
+    def _ch13_cell_limit(self) -> float:
+        if self.cell_wall_timeout > 0:
+            return float(self.cell_wall_timeout)
+        if self.timeout is None or self.timeout <= 0:
+            return 0.0
+        return 2.0 * float(self.timeout) + 10.0
+
+    def preprocess_cell(self, cell, resources, index):
+        self._ch13_cell_began = time.monotonic()
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        finally:
+            self._ch13_cell_began = None
+
+    def _ch13_guard(self, limit: float, cell_limit: float, done: threading.Event) -> None:
+        """Past the notebook's limit, or a cell's by the clock, kill the kernel's job, and again
+        every second until the notebook ends: a kernel whose ZMQ sockets the student's code wrote
+        garbage into can flood the client with messages, and nbclient, which only times a cell out
+        when no message comes, then waits forever (the whole class's autograde with it); with the
+        kernel dead, nbclient sees it and raises DeadKernelError. Again, because a limit that falls
+        while the kernel is still starting finds no job yet to kill."""
+        start = time.monotonic()
+        while not done.wait(1.0):
+            now, began = time.monotonic(), self._ch13_cell_began
+            if not self._ch13_expired:
+                if limit and now - start > limit:
+                    self._ch13_expired = f"the notebook ran past {limit:g} s"
+                elif cell_limit and began is not None and now - began > cell_limit:
+                    self._ch13_expired = f"a cell ran past {cell_limit:g} s by the clock"
             km = getattr(self, "_ch13_km", None)
-            if isinstance(km, SandboxedKernelManager):
+            if self._ch13_expired and isinstance(km, SandboxedKernelManager):
                 kill_job(km.ch13_job, km.ch13_uid)
-            if done.wait(1.0):
-                return
 
     def preprocess(self, nb, resources, retry=None):
         self._ch13_output = {}
         self._ch13_km = None
-        self._ch13_expired = 0.0
+        self._ch13_expired = ""
         timing = _usage() if os.environ.get("CH13_TIMINGS") else None
-        limit = self._ch13_limit(nb)
+        limit, cell_limit = self._ch13_limit(nb), self._ch13_cell_limit()
         done = threading.Event()
-        if limit:
-            threading.Thread(target=self._ch13_guard, args=(limit, done), daemon=True).start()
+        if limit or cell_limit:
+            threading.Thread(target=self._ch13_guard, args=(limit, cell_limit, done), daemon=True).start()
         try:
             return super().preprocess(nb, resources)
         except Exception as e:  # dead kernel, IOPub timeout, ...: keep the outputs so far
             km = getattr(self, "_ch13_km", None)
             memory = km.ch13_problem() if isinstance(km, SandboxedKernelManager) else ""
             if self._ch13_expired and not memory:  # the watchdog's reason, when it had one, comes first
-                memory = f"the notebook ran past {self._ch13_expired:g} s: its kernel was stopped"
+                memory = f"{self._ch13_expired}: its kernel was stopped"
             why = (
                 f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
                 + (f"({memory})\n" if memory else "")

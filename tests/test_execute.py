@@ -30,6 +30,29 @@ def test_a_kernel_past_the_notebook_limit_is_stopped_and_the_notebook_kept(tmp_p
     assert not out.cells[2].outputs
 
 
+def test_a_cell_past_its_clock_limit_is_stopped_even_before_the_notebook_limit(tmp_path):
+    """nbclient's timeout counts only silent time: a kernel that keeps sending never meets it. The
+    per-cell clock does (set here below the cell's own timeout, to stand for that kernel)."""
+    from kit.execute import SafeExecute
+
+    work = tmp_path / "course" / "autograded" / "s1" / "a1"
+    work.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("print('first')"),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(600)"),
+        nbformat.v4.new_code_cell("print('never')"),
+    ]
+    run = SafeExecute(timeout=900, cell_wall_timeout=8, notebook_timeout=600)
+    start = time.monotonic()
+    out, _ = run.preprocess(nb, {"metadata": {"path": os.fspath(work)}})
+    took = time.monotonic() - start
+    assert took < 300, took  # the cell's clock, not the notebook's 600 s, ended it
+    first = "".join(o.get("text", "") for o in out.cells[0].outputs)
+    assert "a cell ran past 8 s by the clock: its kernel was stopped" in first, first
+    assert not out.cells[2].outputs
+
+
 def test_the_default_limit_is_every_cell_timeout_plus_startup():
     from kit.execute import SafeExecute
 
@@ -38,3 +61,7 @@ def test_the_default_limit_is_every_cell_timeout_plus_startup():
     assert SafeExecute(timeout=30, startup_timeout=60)._ch13_limit(nb) == 2 * 30 + 60 + 60
     assert SafeExecute(timeout=None)._ch13_limit(nb) == 0  # no per-cell timeout: no guard
     assert SafeExecute(timeout=30, notebook_timeout=9)._ch13_limit(nb) == 9
+    # and per cell, by the clock: twice the cell's timeout (the interrupt gets its turn) plus 10 s
+    assert SafeExecute(timeout=30)._ch13_cell_limit() == 2 * 30 + 10
+    assert SafeExecute(timeout=None)._ch13_cell_limit() == 0
+    assert SafeExecute(timeout=30, cell_wall_timeout=7)._ch13_cell_limit() == 7

@@ -24,6 +24,7 @@ import socket
 import subprocess
 import threading
 import time
+import traceback
 import uuid
 
 import nbformat
@@ -276,6 +277,21 @@ def _notebook_text(course, student: str) -> str:
 
 @pytest.fixture(scope="module")
 def redteam(course):
+    """The run, or {"broken": why} when it broke (past its guard, say): every test that reads it then
+    fails with the reason, where an error in a module fixture shows in a CI summary only as a count."""
+    try:
+        return _run_redteam(course)
+    except Exception:  # noqa: BLE001 - any break, reported by each test that needed the run
+        return {"broken": traceback.format_exc()[-6000:]}
+
+
+def _ran(redteam: dict) -> dict:
+    if "broken" in redteam:
+        pytest.fail("the red team's run broke:\n" + redteam["broken"], pytrace=False)
+    return redteam
+
+
+def _run_redteam(course) -> dict:
     marker = "ch13rt" + uuid.uuid4().hex[:12]
     listener = Listener()
     students, entries = _plan_students(course, listener.port, marker)
@@ -354,6 +370,7 @@ def test_corpus_is_well_formed():
     ],
 )
 def test_submission_earns_exactly_its_honest_score(redteam, name):
+    redteam = _ran(redteam)
     entry = next(e for e in redteam["entries"] if e.name == name)
     got = redteam["scores"][entry.student]
     log = redteam["proc"].stderr
@@ -386,6 +403,7 @@ def test_submission_earns_exactly_its_honest_score(redteam, name):
 
 
 def test_honest_students_are_not_affected(redteam, course):
+    redteam = _ran(redteam)
     scores = redteam["scores"]
     assert {g: scores[REFERENCE][g].score for g in HONEST} == {"quiz": 10.0, "amdahl": 5.0}, redteam["proc"].stderr[
         -3000:
@@ -400,6 +418,7 @@ def test_honest_students_are_not_affected(redteam, course):
 
 
 def test_every_paired_cell_not_under_attack_keeps_its_honest_score(redteam):
+    redteam = _ran(redteam)
     attacked = {(e.student, e.target) for e in redteam["entries"] if e.kind == "cell"}
     for e in redteam["entries"]:
         if e.kind == "kernel":
@@ -409,14 +428,17 @@ def test_every_paired_cell_not_under_attack_keeps_its_honest_score(redteam):
 
 
 def test_nothing_is_left_running(redteam):
+    redteam = _ran(redteam)
     assert redteam["left_running"] == [], "\n".join(redteam["left_running"])
 
 
 def test_no_connection_reached_the_host(redteam):
+    redteam = _ran(redteam)
     assert redteam["connections"] == []
 
 
 def test_nothing_was_planted_or_left_on_disk(redteam, course):
+    redteam = _ran(redteam)
     marker = redteam["marker"]
     leftovers = [
         p
