@@ -14,12 +14,14 @@ reached the host, no file may have been planted.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import copy
 import dataclasses
 import glob
 import hashlib
 import os
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -309,6 +311,11 @@ def _run_redteam(course) -> dict:
                 "autograde", ASSIGNMENT, "--force", f"--student={half}_*", *AUTOGRADE_ARGS, check=False, timeout=900
             )
         except subprocess.TimeoutExpired as e:  # say where it was: the log names each student and cell
+            # nbgrader alone was killed: its kernels and graders (sandboxed, in sessions of their
+            # own) would outlive it and load every later test of this worker
+            for found in _processes_with(marker.encode()):
+                with contextlib.suppress(OSError, ValueError):
+                    os.kill(int(found.split(":")[0]), signal.SIGKILL)
             tail = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else str(e.stderr or "")
             raise AssertionError(
                 f"the red team's autograde of {half}_* ran past 900 s; its log ended:\n{tail[-6000:]}"
