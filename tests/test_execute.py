@@ -65,3 +65,21 @@ def test_the_default_limit_is_every_cell_timeout_plus_startup():
     assert SafeExecute(timeout=30)._ch13_cell_limit() == 2 * 30 + 10
     assert SafeExecute(timeout=None)._ch13_cell_limit() == 0
     assert SafeExecute(timeout=30, cell_wall_timeout=7)._ch13_cell_limit() == 7
+
+
+def test_the_kernel_runs_without_a_heartbeat(tmp_path, monkeypatch):
+    """nbclient asks the kernel manager whether the kernel lives; jupyter_client's heartbeat thread
+    once held a whole autograde in HBChannel.stop after a flooded kernel's heartbeat broke."""
+    from jupyter_client.channels import HBChannel
+
+    from kit.execute import SafeExecute
+
+    started = []
+    monkeypatch.setattr(HBChannel, "start", lambda self: started.append(self))
+    work = tmp_path / "course" / "autograded" / "s1" / "a1"
+    work.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print(6 * 7)")]
+    out, _ = SafeExecute(timeout=60).preprocess(nb, {"metadata": {"path": os.fspath(work)}})
+    assert "".join(o.get("text", "") for o in out.cells[0].outputs) == "42\n"
+    assert started == []
