@@ -490,9 +490,27 @@ def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
 
 
 HIDING_PLACES = '''
+import collections
+import functools
+
 import torch
 
 BIG = {}
+QUEUE = collections.deque()
+
+
+@functools.lru_cache(maxsize=None)
+def memo(key):
+    return []
+
+
+def keeper():
+    kept = []
+    while True:
+        yield kept
+
+
+KEEPER = keeper()
 UNUSED = torch.zeros(1000)  # a global no method names: not the optimizer's
 
 
@@ -515,6 +533,12 @@ class Holder:
             self.keep(full)
         elif where == "slots":
             self.box = Box(full)
+        elif where == "deque":
+            QUEUE.append(full)
+        elif where == "lru_cache":
+            memo("m").append(full)
+        elif where == "generator":
+            next(KEEPER).append(full)
         self.mask = torch.zeros(40, dtype=torch.bool)  # an index, not state
         self.shard = torch.zeros(5)
 
@@ -530,10 +554,13 @@ class Box:
 '''
 
 
-@pytest.mark.parametrize("where", ["global", "class", "param", "closure", "default", "slots", "nowhere"])
+@pytest.mark.parametrize(
+    "where", ["global", "class", "param", "closure", "default", "slots", "deque", "lru_cache", "generator", "nowhere"]
+)
 def test_what_an_optimizer_holds_includes_what_its_code_keeps_elsewhere(where):
     """The held-state walk follows the student's class and functions to their class attributes, the
-    globals their code names, closures, defaults, slots, and the attributes set on tensors they hold; it
+    globals their code names, closures, defaults, slots, a memoized function's cache, a suspended
+    generator's locals, and the attributes set on tensors they hold; it
     counts floating-point tensors only (a boolean mask is an index) and no global the code never names."""
     params = [torch.nn.Parameter(torch.randn(4))]
     module = load(HIDING_PLACES, "zero1", f"held_{where}", register=False)

@@ -17,7 +17,10 @@ tick any rank reaches.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import functools
+import gc
 import types
 from fractions import Fraction
 
@@ -217,7 +220,10 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 def _students(x) -> bool:
     """Whether the function or class ``x`` was written by the student: in an answer cell (its module
     ``answer_...``), a self-check's copy of one, or the notebook itself (``__main__``)."""
-    module = getattr(x, "__module__", None)
+    return _students_module(getattr(x, "__module__", None))
+
+
+def _students_module(module) -> bool:
     return type(module) is str and (module == "__main__" or module.startswith(MODULE_PREFIX))
 
 
@@ -237,12 +243,16 @@ def _contents(cell):
         return None
 
 
+_MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
+
+
 def _held_numel(opt, params: list, comm=None) -> int:
     """Elements in the floating-point tensors an optimizer object holds, each storage counted once:
     its attributes, their lists, dicts and sets, the attributes of the objects they hold (an inner
     torch.optim.Adam's state), of the tensors they hold, and, for the classes and functions the
     student wrote, their slots, class attributes, closures, defaults and the globals their code
-    names, a few levels deep (not what a C object keeps out of sight, such as an lru_cache's cache).
+    names, the cache of a memoized function (``functools.lru_cache``, ``functools.cache``: kept
+    where no attribute shows it) and the locals of a suspended generator of theirs, a few levels deep.
     Not counted: the parameters and their .grad, the .grad of a parameter it holds (its gradient
     shard, as ``shard.grad``), ``comm``, tensors that are not floating point (a mask, an index: no
     optimizer state) and a few 0-d tensors (step counters, running powers of the betas: two per
@@ -267,9 +277,19 @@ def _held_numel(opt, params: list, comm=None) -> int:
         elif isinstance(x, dict):
             for v in list(x.values()):
                 walk(v, depth + 1)
-        elif isinstance(x, (list, tuple, set, frozenset)):
+        elif isinstance(x, (list, tuple, set, frozenset, collections.deque)):
             for v in list(x):
                 walk(v, depth + 1)
+        elif type(x) is _MEMOIZED:
+            if _students(x):  # the cache: referenced by the C object alone (gc: trusted code only)
+                for inside in gc.get_referents(x):
+                    if isinstance(inside, dict):
+                        walk([*inside.keys(), *inside.values()], depth + 1)
+                walk(getattr(x, "__wrapped__", None), depth + 1)
+        elif isinstance(x, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+            frame = getattr(x, "gi_frame", None) or getattr(x, "cr_frame", None) or getattr(x, "ag_frame", None)
+            if frame is not None and _students_module(frame.f_globals.get("__name__")):
+                walk(dict(frame.f_locals), depth + 1)
         elif isinstance(x, types.MethodType):
             walk(x.__func__, depth + 1)
         elif isinstance(x, types.FunctionType):
