@@ -49,6 +49,10 @@ HONEST_SCORE = {"quiz": 0.0, "amdahl": 4.0}
 REFERENCE, LAST = "rta_00_reference", "rtb_zz_honest"  # rta_* and rtb_*: the two halves
 # Limits lowered for this run only, so that the bombs cost little on a shared machine.
 RUN_ENV = {"CH13_JOB_MEMORY_MB": "2048"}
+# A last guard against a wedged autograde, per half; not a speed test. Every notebook has its own
+# clock guards and every grader its CPU budget, so a half ends by itself: quiet in ~225 s, under the
+# suite's load in 520-650 s (fresh clones, stop 29), which left a 900 s guard too little margin.
+HALF_GUARD_S = 1800
 AUTOGRADE_ARGS = ["--Execute.timeout=5"]  # the kernel-side hangs; graders keep their own guards
 
 
@@ -308,7 +312,13 @@ def _run_redteam(course) -> dict:
     def autograde(half: str) -> subprocess.CompletedProcess:
         try:
             return course.nbgrader(
-                "autograde", ASSIGNMENT, "--force", f"--student={half}_*", *AUTOGRADE_ARGS, check=False, timeout=900
+                "autograde",
+                ASSIGNMENT,
+                "--force",
+                f"--student={half}_*",
+                *AUTOGRADE_ARGS,
+                check=False,
+                timeout=HALF_GUARD_S,
             )
         except subprocess.TimeoutExpired as e:  # say where it was: the log names each student and cell
             # nbgrader alone was killed: its kernels and graders (sandboxed, in sessions of their
@@ -318,7 +328,7 @@ def _run_redteam(course) -> dict:
                     os.kill(int(found.split(":")[0]), signal.SIGKILL)
             tail = e.stderr.decode("utf-8", "replace") if isinstance(e.stderr, bytes) else str(e.stderr or "")
             raise AssertionError(
-                f"the red team's autograde of {half}_* ran past 900 s; its log ended:\n{tail[-6000:]}"
+                f"the red team's autograde of {half}_* ran past {HALF_GUARD_S} s; its log ended:\n{tail[-6000:]}"
             ) from None
 
     try:
