@@ -291,10 +291,13 @@ def _zygote(fd: int, subjects_fd: int = -1) -> None:
             running = {pid for pid, _ in children.running.values()}  # not reaped: no pid reused
             for pid in [p for p, who in students.items() if p not in running or who == request["end_student"]]:
                 if pid in running:
-                    try:
-                        os.killpg(pid, 9)  # a judge leads its own session
-                    except OSError:
-                        pass
+                    # its session once the judge has called setsid; the judge itself before that (a
+                    # loaded machine had not yet run the child: killpg alone found no group)
+                    for kill in (os.killpg, os.kill):
+                        try:
+                            kill(pid, 9)
+                        except OSError:
+                            pass
                 del students[pid]
         if len(fds) == 1:
             pid = children.fork(socket.socket(fileno=fds[0]), lambda: _judge(request, subjects_fd))
