@@ -415,6 +415,32 @@ def drop_privileges(uid: int, gid: int, tier: str) -> None:
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries (su, mount...) gain nothing
 
 
+def landlock_allow_list(tier: str, own: list[str], hide: list[str]) -> str:
+    """Tiers 2 and 3: the root tier's allow-list, drawn by Landlock (kit/landlock.py) instead of a
+    fresh root: the system folders, the interpreter, /proc and the kit (less ``hide``) to read, the
+    job's own folders and /dev to write. The kit's checkout becomes read-only to the job even where
+    the job's uid (the TA's, in tier 2) owns it. Returns what could not be done, for stderr."""
+    from kit import landlock
+
+    whole, listing = landlock.visible_beneath(ROOT, hide)
+    read = [d for d in SYSTEM_DIRS if os.path.exists(d) and not os.path.islink(d)] + [
+        "/proc",
+        sys.prefix,
+        sys.base_prefix,
+    ]
+    carried = _under_tmpfs([ROOT, sys.prefix, sys.base_prefix])
+    # Tier 2's /tmp, /var/tmp, /dev/shm and /run/lock are the job's own tmpfs, unless the kit was
+    # carried over one of them (a checkout under /tmp): then only the job's own folders there.
+    private = [d for d in TMPFS_MB if tier and not any(c == d or c.startswith(d + "/") for c in carried)]
+    try:
+        version = landlock.restrict(read + [os.path.realpath(p) for p in whole], own + ["/dev"] + private, listing)
+    except OSError as e:  # fail closed, as for the namespaces' file system
+        sys.exit(f"kit.sandbox: could not restrict the job's file system: {e}")
+    if version == 0:
+        return "no Landlock in this kernel: the host's files stay readable (plain file permissions only)"
+    return "" if version >= 6 else f"Landlock ABI {version} (< 6): signals to other jobs of this uid are not scoped"
+
+
 def parse_args(argv: list[str]) -> tuple[dict, list[str]]:
     """``python -m kit.sandbox [options] -- COMMAND...``: what to isolate, then what to run. The
     sandbox knows nothing of grade_ids or devices: the command carries its own arguments."""
@@ -468,17 +494,14 @@ def main(argv: list[str], run=None) -> None:
         become_pid_one()
         enter_cpu_group(os.environ.get("CH13_JOB", ""))
     missing = []
+    hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
     if tier:
-        hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
         try:
             build_filesystem(tier, workdir, opts["writeback"], opts["keep"], hide, uid, gid)
         except OSError as e:  # fail closed: a half-built sandbox must not run student code
             sys.exit(f"kit.sandbox: could not build the sandbox's file system: {e}")
     else:
-        missing.append(
-            "no mount namespace: /tmp, the gradebook and hidden files stay visible "
-            "(file permissions and the per-file size limit still apply)"
-        )
+        missing.append("no mount namespace: /dev/shm is the host's (Landlock draws the rest of the allow-list)")
         if opts["no_network"]:
             missing.append("no network namespace: network not isolated")
     if not root:
@@ -495,6 +518,11 @@ def main(argv: list[str], run=None) -> None:
         os.chdir(workdir)
     set_limits(shared_uid=not (root and opts["uid"]), data_mb=opts["data_mb"])
     drop_privileges(uid, gid, tier)
+    if tier != "root":  # (the root tier pivoted to its allow-list and has its own PID namespace)
+        own = [p for p in [home, workdir] + opts["keep"] + opts["writeback"] if p]
+        problem = landlock_allow_list(tier, own, hide)
+        if problem:
+            print(f"kit.sandbox: {problem}", file=sys.stderr)
     if tier == "root":  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)

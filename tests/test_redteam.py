@@ -477,14 +477,22 @@ PROBE = r'''
 import json, os, socket
 seen = {"uid": os.getuid(), "tier": os.environ.get("CH13_SANDBOX_TIER"),
         "graders": os.path.exists(os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "graders", "quiz.py")),
-        "tmp": len([n for n in os.listdir("/tmp") if not n.startswith(("ch13-grade-", "ch13-sandbox-", "ch13-subject-"))
-                    and n not in __CARRIED__]),
         "cwd": sorted(os.listdir("."))[:10]}
+try:      # other jobs' folders (and anything a host process left in /tmp)
+    seen["tmp"] = len([n for n in os.listdir("/tmp") if n not in __CARRIED__
+                       and not n.startswith(("ch13-grade-", "ch13-sandbox-", "ch13-subject-"))])
+except OSError:
+    seen["tmp"] = "unlistable"
 try:
     socket.create_connection(("127.0.0.1", __PORT__), timeout=2).close()
     seen["host_port"] = "open"
 except OSError:
     seen["host_port"] = "closed"
+try:      # a file its uid may read: Landlock's allow-list (tiers 2, 3) or the fresh root (tier 1) hides it
+    open(os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "graders", "quiz.py")).read(1)
+    seen["graders_read"] = "readable"
+except OSError:
+    seen["graders_read"] = "refused"
 try:      # the judge (the subject's parent: kit.sandbox execs the subject) holds the key
     open(f"/proc/{os.getppid()}/mem", "rb").close()
     seen["judge_memory"] = "readable"
@@ -552,6 +560,7 @@ def test_tier_root_isolates_everything(tiers):
     s = tiers["root"]
     assert s["tier"] == "root" and s["uid"] >= 200_000
     assert not s["graders"] and s["host_port"] == "closed" and s["judge_memory"] == "refused"
+    assert s["graders_read"] == "refused"
     assert s["own_memory"] == "refused"  # the subject is not dumpable (kit.audit.seal_memory)
     assert s["tmp"] == 0  # a private /tmp: only its own work folder and home
     assert s["cwd"] == ["answer.py"]  # the subject's folder: the cell, no results file, no key
@@ -562,15 +571,21 @@ def test_tier_userns_isolates_files_and_network(tiers):
     if s["tier"] != "userns":
         pytest.skip(f"unprivileged user namespaces are not available here ({s['tier']})")
     assert s["uid"] == 65533 and not s["graders"] and s["host_port"] == "closed"
-    assert s["judge_memory"] == "refused" and s["own_memory"] == "refused"
+    assert s["judge_memory"] == "refused" and s["own_memory"] == "refused" and s["graders_read"] == "refused"
     assert s["tmp"] == 0
 
 
 def test_tier_limits_only_is_what_the_docs_say(tiers):
     s = tiers["limits-only"]
     assert s["tier"] == "limits-only" and s["uid"] == 65533
-    # documented as NOT covered in this tier: hidden files and the network
-    assert s["graders"] and s["host_port"] == "open" and s["tmp"] > 0
+    # documented as NOT covered in this tier: the network, and the names of hidden files
+    assert s["graders"] and s["host_port"] == "open"
+    from kit import landlock
+
+    if landlock.abi():  # Landlock's allow-list (kit/landlock.py): the contents stay out of reach
+        assert s["graders_read"] == "refused" and s["tmp"] == "unlistable"
+    else:  # a kernel without it: plain file permissions only, as documented
+        assert s["graders_read"] == "readable" and s["tmp"] > 0
     # still covered: the judge's memory (its key, its hidden answers) cannot be read, nor the
     # subject's own written
     assert s["judge_memory"] == "refused" and s["own_memory"] == "refused"
