@@ -53,13 +53,18 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.ch13_job = new_token()
         self.ch13_uid = sandbox_uid(self.ch13_job)
         self.ch13_ipc = ""
+        self.ch13_tmp = ""
         self.ch13_watchdog = None
 
     async def _async_pre_start_kernel(self, **kw):
         # before the connection file is written: the sockets live in a folder of this kernel's own
         self.ch13_ipc = tempfile.mkdtemp(prefix="ch13-ipc-")
+        # The kernel's home in tier 3, removed below with the job (tiers 1 and 2 do not see it and
+        # make theirs in their private /tmp). Short: Ray's socket paths are made inside it.
+        self.ch13_tmp = tempfile.mkdtemp(prefix="ch13-kernel-")
         if self.ch13_uid is not None:
             os.chown(self.ch13_ipc, self.ch13_uid, self.ch13_uid)
+            os.chown(self.ch13_tmp, self.ch13_uid, self.ch13_uid)
         self.transport = "ipc"
         self.ip = os.path.join(self.ch13_ipc, "k")
         return await super()._async_pre_start_kernel(**kw)
@@ -87,6 +92,8 @@ class SandboxedKernelManager(AsyncKernelManager):
             workdir,
             "--keep",
             self.ch13_ipc,
+            "--home",
+            self.ch13_tmp,
             "--course",
             course,
             *self.ch13_limits.sandbox_args(),
@@ -128,8 +135,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         if self.ch13_watchdog is not None:
             self.ch13_watchdog.stop()
         kill_job(self.ch13_job, self.ch13_uid)  # the kernel's children too (Ray, ranks, ...)
-        if self.ch13_ipc:
-            shutil.rmtree(self.ch13_ipc, ignore_errors=True)
+        for folder in (self.ch13_ipc, self.ch13_tmp):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)

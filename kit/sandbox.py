@@ -9,6 +9,7 @@
     --keep PATH        a path that stays visible and writable (the kernel's ipc socket folder)
     --hide PATH        hide this path too; repeatable
     --course DIR       hide this course's gradebook, submitted/, autograded/, feedback/ (as the kit's own)
+    --home DIR         the job's HOME and TMPDIR where the job sees DIR (tier 3; the caller removes it)
 
 Three tiers, chosen by what the machine allows (docs/sandbox.md):
 
@@ -349,8 +350,11 @@ def build_filesystem(
         pivot_to_allow_list([p for p in [workdir] + keep if p])
 
 
-def private_dirs(uid: int, gid: int) -> str:
-    home = tempfile.mkdtemp(prefix="ch13-sandbox-")
+def private_dirs(uid: int, gid: int, home: str | None = None) -> str:
+    """The job's HOME and TMPDIR: ``home`` where the caller made one that the job sees (tier 3:
+    the caller removes it with the job), else a fresh folder (tiers 1 and 2: in the private /tmp)."""
+    if not (home and os.path.isdir(home)):
+        home = tempfile.mkdtemp(prefix="ch13-sandbox-")
     os.chown(home, uid, gid)
     for var in (
         "HOME",
@@ -450,6 +454,7 @@ def parse_args(argv: list[str]) -> tuple[dict, list[str]]:
     ap.add_argument("--no-network", action="store_true", help="a network namespace with loopback only")
     ap.add_argument("--workdir", help="a folder copied into a private tmpfs, the command's working directory")
     ap.add_argument("--uid", help="the unprivileged uid to run as (root only; default: the sandbox user)")
+    ap.add_argument("--home", help="the job's HOME and TMPDIR, made (and removed) by the caller, where the job sees it")
     ap.add_argument("--course", help="a course folder whose gradebook and submissions the job must not see")
     ap.add_argument("--data-mb", type=int, help="RLIMIT_DATA of each process, MiB (default: kit.config.Sandbox)")
     ap.add_argument(
@@ -508,7 +513,7 @@ def main(argv: list[str], run=None) -> None:
         missing.append("not root: no per-job uid (jobs are found by their CH13_JOB token)")
     if missing:
         print("kit.sandbox: " + "; ".join(missing), file=sys.stderr)
-    home = private_dirs(uid, gid)
+    home = private_dirs(uid, gid, opts["home"])
     os.environ["CH13_SANDBOX_HOME"] = home
     os.environ["CH13_SANDBOX_TIER"] = tier or "limits-only"
     cmd = write_connection_file(cmd, conn, home, uid, gid)
@@ -517,12 +522,15 @@ def main(argv: list[str], run=None) -> None:
             os.chown(workdir, uid, gid)
         os.chdir(workdir)
     set_limits(shared_uid=not (root and opts["uid"]), data_mb=opts["data_mb"])
-    drop_privileges(uid, gid, tier)
     if tier != "root":  # (the root tier pivoted to its allow-list and has its own PID namespace)
+        # Before the uid changes: the rules' folders are opened with the rights we have now (a
+        # work folder below a 0700 one is the job's own, though its uid could not walk there).
+        _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # Landlock's condition (drop_privileges sets it too)
         own = [p for p in [home, workdir] + opts["keep"] + opts["writeback"] if p]
         problem = landlock_allow_list(tier, own, hide)
         if problem:
             print(f"kit.sandbox: {problem}", file=sys.stderr)
+    drop_privileges(uid, gid, tier)
     if tier == "root":  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)

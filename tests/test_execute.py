@@ -83,3 +83,22 @@ def test_the_kernel_runs_without_a_heartbeat(tmp_path, monkeypatch):
     out, _ = SafeExecute(timeout=60).preprocess(nb, {"metadata": {"path": os.fspath(work)}})
     assert "".join(o.get("text", "") for o in out.cells[0].outputs) == "42\n"
     assert started == []
+
+
+def test_a_kernel_without_namespaces_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """Tier 3 has no private /tmp: the kernel's home is a folder the kernel manager makes and removes
+    with the job (the sandbox's own once stayed in the host's /tmp, one per notebook, with Ray's
+    session inside when the notebook started Ray)."""
+    from kit.execute import SafeExecute
+
+    monkeypatch.setenv("CH13_SANDBOX_NAMESPACES", "0")
+    work = tmp_path / "course" / "autograded" / "s1" / "a1"
+    work.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("import os, tempfile\nprint(os.environ['CH13_SANDBOX_TIER'], tempfile.gettempdir())")
+    ]
+    out, _ = SafeExecute(timeout=60).preprocess(nb, {"metadata": {"path": os.fspath(work)}})
+    tier, home = "".join(o.get("text", "") for o in out.cells[0].outputs).split()
+    assert tier == "limits-only" and os.path.basename(home).startswith("ch13-kernel-")
+    assert not os.path.exists(home)
