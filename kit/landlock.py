@@ -125,27 +125,3 @@ def restrict(read: list[str], write: list[str], listing: list[str] = ()) -> int:
     finally:
         os.close(ruleset)
     return version
-
-
-def visible_beneath(root: str, hidden: list[str]) -> tuple[list[str], list[str]]:
-    """``root`` minus ``hidden``, as Landlock rules (which only add): the folders and files to grant
-    whole, and the folders above a hidden path, granted only their listing (READ_DIR reaches the
-    whole tree beneath, so the hidden paths' names stay listable; their contents do not)."""
-    root = os.path.realpath(root)
-    hidden = {os.path.realpath(h) for h in hidden}
-    whole, listing = [], []
-
-    def walk(path: str) -> None:
-        if path in hidden:
-            return
-        if not any(h.startswith(path + "/") for h in hidden):
-            whole.append(path)
-            return
-        listing.append(path)
-        for name in sorted(os.listdir(path)):
-            child = os.path.join(path, name)
-            if not os.path.islink(child):  # a link is granted where it leads, if anywhere
-                walk(child)
-
-    walk(root)
-    return whole, listing

@@ -108,7 +108,9 @@ def make_reachable(paths: list[str]) -> list[str]:
 def hidden_paths(course: str | None = None) -> list[str]:
     """What a sandboxed job must not see: hidden tests, solutions, the gradebook, other students."""
     roots = [ROOT] + ([os.path.realpath(course)] if course else [])
-    out = [os.path.join(ROOT, p) for p in ("tests", "solutions", ".git", "out")]
+    # .hypothesis: hypothesis caches the literals of every local module it loads there (the
+    # graders' hidden answers among them), whoever ran it from the checkout (a judge, pytest)
+    out = [os.path.join(ROOT, p) for p in ("tests", "solutions", ".git", "out", ".hypothesis")]
     src = os.path.join(ROOT, "source")
     for folder, _dirs, files in os.walk(src):
         out += [os.path.join(folder, f) for f in files if f.endswith(".ipynb")]  # the reference solutions
@@ -159,6 +161,22 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
     ):
         err = ctypes.get_errno()
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
+
+
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 1  # Linux 5.12
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in ("attr_set", "attr_clr", "propagation", "userns_fd")]
+
+
+def _read_only(target: str, on: bool, recursive: bool = False) -> None:
+    """mount_setattr: make the mount at ``target`` (and every mount below it) read-only, or writable again."""
+    attr = _MountAttr(attr_set=MOUNT_ATTR_RDONLY if on else 0, attr_clr=0 if on else MOUNT_ATTR_RDONLY)
+    flags = AT_RECURSIVE if recursive else 0
+    if _libc.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), AT_FDCWD, target.encode(), flags, ctypes.byref(attr), 32) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount_setattr {target}: {os.strerror(err)}")
 
 
 def _tmpfs(target: str, mb: int, mode: str = "1777", uid: int | None = None) -> None:
@@ -311,6 +329,10 @@ def build_filesystem(
     # The kit and its Python may live under /tmp (a CI clone, a test's course): carry them over
     # the fresh tmpfs before anything is hidden inside them.
     carried = {p: os.open(p, os.O_PATH) for p in _under_tmpfs([ROOT, sys.prefix, sys.base_prefix])}
+    if tier == "userns":
+        # The job runs as the TA, who owns the checkout, the interpreter and a home: the whole host
+        # read-only (chmod, utime, writes: EROFS), its own mounts made below writable.
+        _read_only("/", True, recursive=True)
     for target, mb in TMPFS_MB.items():
         if os.path.isdir(target):
             _tmpfs(target, mb)
@@ -341,9 +363,13 @@ def build_filesystem(
             if not os.path.exists(target):
                 open(target, "w").close()
             _mount(f"/proc/self/fd/{fds[f]}", target, None, MS_BIND)
+            if tier == "userns":
+                _read_only(target, False)
     for p in keep:
         os.makedirs(p, exist_ok=True)
         _mount(f"/proc/self/fd/{fds[p]}", p, None, MS_BIND)
+        if tier == "userns":
+            _read_only(p, False)
     for fd in fds.values():
         os.close(fd)
     if tier == "root":
@@ -419,25 +445,30 @@ def drop_privileges(uid: int, gid: int, tier: str) -> None:
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries (su, mount...) gain nothing
 
 
-def landlock_allow_list(tier: str, own: list[str], hide: list[str]) -> str:
-    """Tiers 2 and 3: the root tier's allow-list, drawn by Landlock (kit/landlock.py) instead of a
-    fresh root: the system folders, the interpreter, /proc and the kit (less ``hide``) to read, the
-    job's own folders and /dev to write. The kit's checkout becomes read-only to the job even where
-    the job's uid (the TA's, in tier 2) owns it. Returns what could not be done, for stderr."""
-    from kit import landlock
+# What a job of tiers 2 and 3 may write in /dev: the character devices programs open by name, the
+# shared-memory folder, a GPU's nodes. Not /dev/pts or /dev/tty (the TA's terminal, same uid).
+DEV_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm")
 
-    whole, listing = landlock.visible_beneath(ROOT, hide)
-    read = [d for d in SYSTEM_DIRS if os.path.exists(d) and not os.path.islink(d)] + [
-        "/proc",
-        sys.prefix,
-        sys.base_prefix,
-    ]
+
+def landlock_allow_list(tier: str, own: list[str]) -> str:
+    """Tiers 2 and 3: an allow-list drawn by Landlock (kit/landlock.py), as the root tier's fresh
+    root draws one: the system folders, the interpreter, /proc, and of the kit only what a job runs
+    (kit/ and ch13lib; the names in its checkout and source folder stay listable) to read; the
+    job's own folders and a few devices to write. The kit's checkout becomes read-only to the job
+    even where the job's uid (the TA's) owns it. Returns what could not be done, for stderr."""
+    import glob
+
+    from kit import SOURCE_DIR, landlock
+
+    read = [d for d in SYSTEM_DIRS if os.path.exists(d) and not os.path.islink(d)]
+    read += ["/proc", sys.prefix, sys.base_prefix, os.path.join(ROOT, "kit"), os.path.join(SOURCE_DIR, "ch13lib")]
     carried = _under_tmpfs([ROOT, sys.prefix, sys.base_prefix])
     # Tier 2's /tmp, /var/tmp, /dev/shm and /run/lock are the job's own tmpfs, unless the kit was
     # carried over one of them (a checkout under /tmp): then only the job's own folders there.
     private = [d for d in TMPFS_MB if tier and not any(c == d or c.startswith(d + "/") for c in carried)]
+    devices = list(DEV_NODES) + sorted(glob.glob("/dev/nvidia*"))
     try:
-        version = landlock.restrict(read + [os.path.realpath(p) for p in whole], own + ["/dev"] + private, listing)
+        version = landlock.restrict([os.path.realpath(p) for p in read], own + devices + private, [ROOT, SOURCE_DIR])
     except OSError as e:  # fail closed, as for the namespaces' file system
         sys.exit(f"kit.sandbox: could not restrict the job's file system: {e}")
     if version == 0:
@@ -499,8 +530,8 @@ def main(argv: list[str], run=None) -> None:
         become_pid_one()
         enter_cpu_group(os.environ.get("CH13_JOB", ""))
     missing = []
-    hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
     if tier:
+        hide = hidden_paths(opts["course"]) + opts["hide"] + [os.path.join(ROOT, "graders")]
         try:
             build_filesystem(tier, workdir, opts["writeback"], opts["keep"], hide, uid, gid)
         except OSError as e:  # fail closed: a half-built sandbox must not run student code
@@ -527,7 +558,7 @@ def main(argv: list[str], run=None) -> None:
         # work folder below a 0700 one is the job's own, though its uid could not walk there).
         _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # Landlock's condition (drop_privileges sets it too)
         own = [p for p in [home, workdir] + opts["keep"] + opts["writeback"] if p]
-        problem = landlock_allow_list(tier, own, hide)
+        problem = landlock_allow_list(tier, own)
         if problem:
             print(f"kit.sandbox: {problem}", file=sys.stderr)
     drop_privileges(uid, gid, tier)

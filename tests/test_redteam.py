@@ -493,6 +493,17 @@ try:      # a file its uid may read: Landlock's allow-list (tiers 2, 3) or the f
     seen["graders_read"] = "readable"
 except OSError:
     seen["graders_read"] = "refused"
+try:      # a file its uid owns in the kit's checkout (tiers 2, 3: the TA's files): chmod needs no open
+    os.chmod(__OWNED__, 0o600)
+    seen["chmod_owned"] = "changed"
+except OSError:
+    seen["chmod_owned"] = "refused"
+try:      # the TA's terminals (same uid in tiers 2, 3); /dev/null stays writable
+    seen["dev_pts"] = len(os.listdir("/dev/pts"))
+except OSError:
+    seen["dev_pts"] = "refused"
+with open("/dev/null", "w") as null:
+    null.write("ok")
 try:      # the judge (the subject's parent: kit.sandbox execs the subject) holds the key
     open(f"/proc/{os.getppid()}/mem", "rb").close()
     seen["judge_memory"] = "readable"
@@ -543,15 +554,26 @@ def tiers():
     # a kit that lives under /tmp (a CI clone) is carried into the private /tmp: not a leak
     real = os.path.realpath(ROOT).split("/")
     carried = {real[2]} if len(real) > 2 and real[1] == "tmp" else set()
+    # owned by the uid tiers 2 and 3 run as here (a TA owns their checkout)
+    owned = os.path.join(ROOT, f".ch13-tier-probe-{os.getpid()}")
+    with open(owned, "w") as f:
+        f.write("probe")
+    os.chown(owned, 65533, 65533)
+    os.chmod(owned, 0o644)
     source = PROBE.replace("__PORT__", str(listener.port)).replace("__CARRIED__", repr(carried))
+    source = source.replace("__OWNED__", repr(owned))
     try:
-        seen = {
-            "root": _probe(source, None, {}),
-            "userns": _probe(source, 65533, {}),
-            "limits-only": _probe(source, 65533, {"CH13_SANDBOX_NAMESPACES": "0"}),
-        }
+        seen = {}
+        for tier, uid, env in [
+            ("root", None, {}),
+            ("userns", 65533, {}),
+            ("limits-only", 65533, {"CH13_SANDBOX_NAMESPACES": "0"}),
+        ]:
+            seen[tier] = _probe(source, uid, env)
+            seen[tier]["mode_after"] = oct(os.stat(owned).st_mode & 0o777)
     finally:
         listener.close()
+        os.unlink(owned)
     seen["connections"] = listener.connections
     return seen
 
@@ -560,7 +582,7 @@ def test_tier_root_isolates_everything(tiers):
     s = tiers["root"]
     assert s["tier"] == "root" and s["uid"] >= 200_000
     assert not s["graders"] and s["host_port"] == "closed" and s["judge_memory"] == "refused"
-    assert s["graders_read"] == "refused"
+    assert s["graders_read"] == "refused" and s["chmod_owned"] == "refused"
     assert s["own_memory"] == "refused"  # the subject is not dumpable (kit.audit.seal_memory)
     assert s["tmp"] == 0  # a private /tmp: only its own work folder and home
     assert s["cwd"] == ["answer.py"]  # the subject's folder: the cell, no results file, no key
@@ -573,17 +595,24 @@ def test_tier_userns_isolates_files_and_network(tiers):
     assert s["uid"] == 65533 and not s["graders"] and s["host_port"] == "closed"
     assert s["judge_memory"] == "refused" and s["own_memory"] == "refused" and s["graders_read"] == "refused"
     assert s["tmp"] == 0
+    # the host read-only (kit.sandbox._read_only): the TA's own files keep their modes
+    assert s["chmod_owned"] == "refused" and s["mode_after"] == "0o644"
+    from kit import landlock
+
+    if landlock.abi():
+        assert s["dev_pts"] == "refused"
 
 
 def test_tier_limits_only_is_what_the_docs_say(tiers):
     s = tiers["limits-only"]
     assert s["tier"] == "limits-only" and s["uid"] == 65533
-    # documented as NOT covered in this tier: the network, and the names of hidden files
-    assert s["graders"] and s["host_port"] == "open"
+    # documented as NOT covered in this tier: the network, the names of hidden files, and the
+    # modes and times of the files its uid owns (Landlock has no right for chmod or utime)
+    assert s["graders"] and s["host_port"] == "open" and s["chmod_owned"] == "changed"
     from kit import landlock
 
     if landlock.abi():  # Landlock's allow-list (kit/landlock.py): the contents stay out of reach
-        assert s["graders_read"] == "refused" and s["tmp"] == "unlistable"
+        assert s["graders_read"] == "refused" and s["tmp"] == "unlistable" and s["dev_pts"] == "refused"
     else:  # a kernel without it: plain file permissions only, as documented
         assert s["graders_read"] == "readable" and s["tmp"] > 0
     # still covered: the judge's memory (its key, its hidden answers) cannot be read, nor the
