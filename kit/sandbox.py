@@ -48,7 +48,7 @@ import struct
 import sys
 import tempfile
 
-from kit import ROOT
+from kit import ROOT, SOURCE_DIR
 from kit.jobs import enter_cpu_group
 
 MB = 2**20
@@ -76,6 +76,9 @@ PR_SET_PDEATHSIG = 1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 # The allow-list (root tier): all a job sees of the host, read-only, besides its own folders.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+# Of the kit's checkout, what a job runs: the subject's code and the public harnesses. Named, not
+# "the checkout less its secrets": a deny-list missed hypothesis's cache of the graders' literals.
+KIT_RUNS = (os.path.join(ROOT, "kit"), os.path.join(SOURCE_DIR, "ch13lib"))
 MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 
@@ -242,9 +245,10 @@ def _bind(source: str, target_root: str, *, readonly: bool) -> None:
 
 def pivot_to_allow_list(own: list[str]) -> None:
     """Root tier: the job's whole file system becomes a fresh root holding only the system folders,
-    the interpreter and the kit read-only, a fresh /proc of its PID namespace, /dev, and its own
-    folders (``own``: the private tmpfs folders, the work folder, the kept paths). Another checkout
-    of the kit, home folders, /srv, /mnt, /opt, /var and /run of the host are simply not there."""
+    the interpreter and of the kit what a job runs (KIT_RUNS) read-only, a fresh /proc of its PID
+    namespace, /dev, and its own folders (``own``: the private tmpfs folders, the work folder, the
+    kept paths). The rest of the checkout, another checkout of the kit, home folders, /srv, /mnt,
+    /opt, /var and /run of the host are simply not there."""
     import platform
 
     # Mounted on a host folder the job will not see (the mount namespace is the job's own).
@@ -252,7 +256,7 @@ def pivot_to_allow_list(own: list[str]) -> None:
     os.makedirs(new, exist_ok=True)
     _tmpfs(new, 1, mode="0755")
     readonly = [d for d in SYSTEM_DIRS if os.path.exists(d)]
-    readonly += sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, ROOT)})
+    readonly += sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, *KIT_RUNS)})
     for path in readonly:
         if not os.path.islink(path):
             _bind(path, new, readonly=True)
@@ -458,10 +462,10 @@ def landlock_allow_list(tier: str, own: list[str]) -> str:
     even where the job's uid (the TA's) owns it. Returns what could not be done, for stderr."""
     import glob
 
-    from kit import SOURCE_DIR, landlock
+    from kit import landlock
 
     read = [d for d in SYSTEM_DIRS if os.path.exists(d) and not os.path.islink(d)]
-    read += ["/proc", sys.prefix, sys.base_prefix, os.path.join(ROOT, "kit"), os.path.join(SOURCE_DIR, "ch13lib")]
+    read += ["/proc", sys.prefix, sys.base_prefix, *KIT_RUNS]
     carried = _under_tmpfs([ROOT, sys.prefix, sys.base_prefix])
     # Tier 2's /tmp, /var/tmp, /dev/shm and /run/lock are the job's own tmpfs, unless the kit was
     # carried over one of them (a checkout under /tmp): then only the job's own folders there.
