@@ -207,3 +207,21 @@ def test_a_ray_start_that_times_out_is_tried_again_and_then_blamed_on_the_machin
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == says
+
+
+def test_a_driver_that_ends_without_stopping_ray_leaves_no_folder():
+    """A student's kernel (or a self-check run) that ends without stop_local_ray: Ray's own exit
+    handler, which runs after ch13lib's, wrote an empty session folder again after it was removed
+    (20 left in /tmp by each run of the suite's self-check measure)."""
+    code = (
+        "from ch13lib import mapreduce as m\n"
+        "ray = m.start_local_ray()\n"
+        "assert ray.get(ray.remote(lambda: 6 * 7).remote()) == 42\n"
+        "print(m._temp_dir)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "source", "ch13_04")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = done.stdout.strip().splitlines()[-1]
+    assert os.path.basename(folder).startswith("ch13ray-")
+    assert not os.path.exists(folder), sorted(os.listdir(folder))

@@ -71,9 +71,10 @@ def start_local_ray(num_cpus: int = 2, object_store_mb: int = 80):
         # may be read-only or temporary. A sandbox's own short TMPDIR is used (and cleaned) where
         # it has one.
         _temp_dir = _short_temp_dir()
-        # Registered before ray.init, so it runs after Ray's own exit handler (atexit is LIFO): a
-        # kernel that ends normally leaves no session folder behind.
-        atexit.register(shutil.rmtree, _temp_dir, True)
+        # A kernel that ends without stop_local_ray leaves no session folder behind. Ray's own exit
+        # handler (registered when ray was imported, so it runs after ours) wrote the session's
+        # folder again after a plain rmtree here: shut Ray down first, then remove it.
+        atexit.register(_shut_down_and_remove, _temp_dir)
         try:
             ray.init(
                 num_cpus=num_cpus,
@@ -108,6 +109,14 @@ def _short_temp_dir() -> str:
         except OSError:
             continue
     return tempfile.mkdtemp(prefix="ch13ray-")  # (its error says where it tried)
+
+
+def _shut_down_and_remove(folder: str) -> None:
+    import ray
+
+    with contextlib.suppress(Exception):
+        ray.shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _end_failed_start(folder: str) -> None:
