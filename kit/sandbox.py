@@ -19,9 +19,10 @@ Three tiers, chosen by what the machine allows (docs/sandbox.md):
    notebooks, every course's gradebook, submitted/, autograded/, feedback/) are covered by empty
    folders; the job runs under its own uid with no_new_privs (setuid binaries do nothing).
 2. not root, but unprivileged user namespaces work (a TA's laptop): the same namespaces inside a
-   user namespace, under the TA's own uid.
-3. neither (or --no-namespaces): resource limits, private HOME/TMPDIR and the caller's
-   wall-clock and memory watchdogs only; a line on stderr says what is missing.
+   user namespace, under the TA's own uid, the host read-only; Landlock (kit/landlock.py) draws
+   the allow-list the root tier pivots to.
+3. neither (or --no-namespaces): resource limits, private HOME/TMPDIR, Landlock's allow-list and
+   the caller's wall-clock and memory watchdogs only; a line on stderr says what is missing.
 
     --data-mb MB       RLIMIT_DATA of each process of the job
     --no-namespaces    the third tier wherever the machine stands
@@ -201,11 +202,12 @@ def enter_namespaces(network: bool, namespaces: bool = True) -> str:
     if not namespaces:
         return ""
     # Its own IPC namespace: SysV shared memory, semaphores and message queues die with the job.
-    flags = CLONE_NEWNS | CLONE_NEWIPC | (CLONE_NEWNET if network else 0)
+    # Its own PID namespace: the job sees only its processes (with a fresh /proc: not the other
+    # jobs' command lines and tokens, tiers 2 and 3 go by), and all die with its first one (see
+    # become_pid_one).
+    flags = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID | (CLONE_NEWNET if network else 0)
     if os.geteuid() == 0:
-        # As root also its own PID namespace: the job sees only its processes, and all of them
-        # die with its first one (see become_pid_one).
-        if _libc.unshare(flags | CLONE_NEWPID) != 0:
+        if _libc.unshare(flags) != 0:
             return ""
         tier = "root"
     else:
@@ -378,6 +380,11 @@ def build_filesystem(
         os.close(fd)
     if tier == "root":
         pivot_to_allow_list([p for p in [workdir] + keep if p])
+    else:  # the PID namespace's own /proc (the root tier mounts it in its fresh root)
+        try:
+            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | 8)  # MS_NOEXEC = 8
+        except OSError as e:  # e.g. a container that masks parts of the host's /proc: refused
+            print(f"kit.sandbox: the host's /proc stays visible (other jobs' processes): {e}", file=sys.stderr)
 
 
 def private_dirs(uid: int, gid: int, home: str | None = None) -> str:
@@ -530,8 +537,9 @@ def main(argv: list[str], run=None) -> None:
     workdir = os.path.abspath(opts["workdir"]) if opts["workdir"] else None
     conn = read_connection_file(cmd)
     tier = enter_namespaces(opts["no_network"], namespaces=not opts["no_namespaces"])
-    if tier == "root":
+    if tier:
         become_pid_one()
+    if tier == "root":
         enter_cpu_group(os.environ.get("CH13_JOB", ""))
     missing = []
     if tier:
@@ -566,7 +574,7 @@ def main(argv: list[str], run=None) -> None:
         if problem:
             print(f"kit.sandbox: {problem}", file=sys.stderr)
     drop_privileges(uid, gid, tier)
-    if tier == "root":  # the outside parent dies (killed with the job): so does the namespace
+    if tier:  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)
     if run is not None:

@@ -478,6 +478,7 @@ import json, os, socket
 seen = {"uid": os.getuid(), "tier": os.environ.get("CH13_SANDBOX_TIER"),
         "graders": os.path.exists(os.path.join(os.environ["PYTHONPATH"].split(os.pathsep)[0], "graders", "quiz.py")),
         "cwd": sorted(os.listdir("."))[:10]}
+seen["processes"] = len([p for p in os.listdir("/proc") if p.isdigit()])  # a PID namespace's: its own
 try:      # other jobs' folders (and anything a host process left in /tmp)
     seen["tmp"] = len([n for n in os.listdir("/tmp") if n not in __CARRIED__
                        and not n.startswith(("ch13-grade-", "ch13-sandbox-", "ch13-subject-"))])
@@ -582,7 +583,7 @@ def test_tier_root_isolates_everything(tiers):
     s = tiers["root"]
     assert s["tier"] == "root" and s["uid"] >= 200_000
     assert not s["graders"] and s["host_port"] == "closed" and s["judge_memory"] == "refused"
-    assert s["graders_read"] == "refused" and s["chmod_owned"] == "refused"
+    assert s["graders_read"] == "refused" and s["chmod_owned"] == "refused" and s["processes"] < 5
     assert s["own_memory"] == "refused"  # the subject is not dumpable (kit.audit.seal_memory)
     assert s["tmp"] == 0  # a private /tmp: only its own work folder and home
     assert s["cwd"] == ["answer.py"]  # the subject's folder: the cell, no results file, no key
@@ -595,6 +596,7 @@ def test_tier_userns_isolates_files_and_network(tiers):
     assert s["uid"] == 65533 and not s["graders"] and s["host_port"] == "closed"
     assert s["judge_memory"] == "refused" and s["own_memory"] == "refused" and s["graders_read"] == "refused"
     assert s["tmp"] == 0
+    assert s["processes"] < 5  # its own PID namespace and /proc: no other job's command line or token
     # the host read-only (kit.sandbox._read_only): the TA's own files keep their modes
     assert s["chmod_owned"] == "refused" and s["mode_after"] == "0o644"
     from kit import landlock
@@ -608,7 +610,7 @@ def test_tier_limits_only_is_what_the_docs_say(tiers):
     assert s["tier"] == "limits-only" and s["uid"] == 65533
     # documented as NOT covered in this tier: the network, the names of hidden files, and the
     # modes and times of the files its uid owns (Landlock has no right for chmod or utime)
-    assert s["graders"] and s["host_port"] == "open" and s["chmod_owned"] == "changed"
+    assert s["graders"] and s["host_port"] == "open" and s["chmod_owned"] == "changed" and s["processes"] >= 5
     from kit import landlock
 
     if landlock.abi():  # Landlock's allow-list (kit/landlock.py): the contents stay out of reach
