@@ -286,51 +286,70 @@ def flagged_by_workers(results: list) -> None:
         _flagged(types.SimpleNamespace(tampered=tampered, refused=refused))
 
 
-def real_check(
-    answer: Answer, fn_name: str, cases: list[Case], *, backend: str, world: int, device: str, api: str
+def checked_reports(results, world: int, where: str) -> None:
+    """Fail unless a real world's ``results`` are one dict per rank, then as the subject's own guards
+    do when a worker flagged the cell (flagged_by_workers)."""
+    if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
+        raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
+    flagged_by_workers(results)
+
+
+def real_world(
+    answer: Answer, target: str, payload: dict, cases: list, size, judge, *, backend: str, world: int
 ) -> None:
-    """The answer on a real ``backend`` world of ``world`` processes, started by the subject; the
-    outputs come back as plain data and are judged here."""
-    results = answer.run(
-        launch_cell,
-        world,
-        REAL_TARGET,
-        {"function": fn_name, "device": device, "api": api, "cases": [dataclasses.asdict(c) for c in cases]},
-        backend=backend,
-    )
+    """The answer on a real ``backend`` world of ``world`` processes, started by the subject
+    (``launch_cell`` -> ``target(payload)``); the ranks' reports come back as plain data and are judged
+    here: ``size(case)`` ranks take part in each case, ``judge(case, per_rank)`` decides it from their
+    reports (None when right, else the problem; one it cannot read is malformed). Notebooks 03 and 07
+    share it."""
+    payload = {**payload, "cases": [dataclasses.asdict(c) for c in cases]}
+    results = answer.run(launch_cell, world, target, payload, backend=backend)
     where = (
         f"on a real {backend} process group ({world} processes started as torchrun starts them; "
         f"case worlds are sub-groups of them)"
     )
-    if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
-        raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
-    flagged_by_workers(results)
+    checked_reports(results, world, where)
     errors = [str(r["error"]) for r in results if "error" in r]
     if errors:
+        if "NotImplementedError" in errors[0]:
+            raise Fail("not implemented yet: the stub still raises NotImplementedError")
         raise Fail(f"{where}: {errors[0]}")
     for i, case in enumerate(cases):
         per_rank = []
-        for r in range(case.world_size):
+        for r in range(size(case)):
             done = results[r].get("cases")
             per_rank.append(done[i] if isinstance(done, list) and i < len(done) else None)
         crashed = [(r, str(c["error"])) for r, c in enumerate(per_rank) if isinstance(c, dict) and "error" in c]
         if crashed:
             r, why = crashed[0]
             hint = ""
-            if "timed out" in why.lower() or "timeout" in why.lower() or "connection" in why.lower():
+            if any(k in why.lower() for k in ("timed out", "timeout", "connection")):
                 hint = (
-                    "\n(a timeout means the ranks waited on each other forever: a deadlock, or a send "
-                    "with no matching recv)"
+                    "\n(a timeout means the ranks waited on each other forever: a deadlock, or a send with no "
+                    "matching recv)"
                 )
             raise Fail(f"{where}, {case.label()}: rank {r} failed:\n{why}{hint}")
-        if any(not isinstance(c, dict) or not isinstance(c.get("output"), list) for c in per_rank):
+        if any(not isinstance(c, dict) for c in per_rank):
             raise Fail(f"{where}, {case.label()}: a rank stopped before this case")
         try:
-            problem = verdict(case, make_inputs(case), [c["output"] for c in per_rank], fn_name)
-        except (TypeError, ValueError, RuntimeError):
-            problem = f"{case.label()}: a rank's output came back malformed"
+            problem = judge(case, per_rank)
+        except (TypeError, ValueError, RuntimeError, KeyError, IndexError):
+            problem = f"{case.label()}: a rank's report came back malformed"
         if problem:
-            raise Fail(f"{where}: {problem.split('. Replay:')[0]}")
+            raise Fail(f"{where}: {problem.split(' Replay:')[0]}")
+
+
+def real_check(
+    answer: Answer, fn_name: str, cases: list[Case], *, backend: str, world: int, device: str, api: str
+) -> None:
+    """The answer's outputs on a real world, compared with the expected all-reduce (verdict)."""
+
+    def judge(case: Case, per_rank: list[dict]) -> str | None:
+        problem = verdict(case, make_inputs(case), [c["output"] for c in per_rank], fn_name)
+        return problem and problem.split(". Replay:")[0]  # the real world's cases replay on the simulator
+
+    payload = {"function": fn_name, "device": device, "api": api}
+    real_world(answer, REAL_TARGET, payload, cases, lambda c: c.world_size, judge, backend=backend, world=world)
 
 
 def real_process_group(answer: Answer, fn_name: str, api: str) -> None:

@@ -15,9 +15,9 @@ import dataclasses
 
 import torch
 
-from ch13lib.collective_launch import launch_cell
 from ch13lib.parallel_cases import rank_inputs
-from graders._collectives import calls_by_rank, flagged_by_workers, run_relayed
+from graders import _collectives
+from graders._collectives import REAL_WORLD, calls_by_rank, run_relayed
 from graders._hidden import hidden
 from graders.api import Answer, Fail
 from kit.judge import Raised
@@ -25,7 +25,6 @@ from kit.judge import Raised
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
 HARNESS = ("ch13lib.parallel_sim", "ch13lib.parallel_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
 REAL_TARGET = "ch13lib.parallel_sim:run_real"
-REAL_WORLD = 3  # processes; the cases use sub-groups of 1, 2 and 3 of them
 
 
 def require(answer: Answer, name: str, what: str) -> None:
@@ -146,56 +145,12 @@ def relayed_report(harness: str, case, values: list, world) -> dict:
     }
 
 
-def _where(backend: str, world: int) -> str:
-    return (
-        f"on a real {backend} process group ({world} processes started as torchrun starts them; "
-        f"case worlds are sub-groups of them)"
-    )
-
-
 def real_world(answer: Answer, kind: str, fn_name: str, cases: list, judge, *, backend: str, world: int, device: str):
     """The answer on a real ``backend`` world, started by the subject; ``judge(case, per_rank)`` decides
     each case from the ranks' plain reports (None when right, else the problem)."""
-    results = answer.run(
-        launch_cell,
-        world,
-        REAL_TARGET,
-        {"kind": kind, "function": fn_name, "device": device, "cases": [dataclasses.asdict(c) for c in cases]},
-        backend=backend,
-    )
-    where = _where(backend, world)
-    if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
-        raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
-    flagged_by_workers(results)
-    errors = [str(r["error"]) for r in results if "error" in r]
-    if errors:
-        if "NotImplementedError" in errors[0]:
-            raise Fail("not implemented yet: the stub still raises NotImplementedError")
-        raise Fail(f"{where}: {errors[0]}")
-    for i, case in enumerate(cases):
-        size = case.stages if kind == "pipeline" else case.world_size
-        per_rank = []
-        for r in range(size):
-            done = results[r].get("cases")
-            per_rank.append(done[i] if isinstance(done, list) and i < len(done) else None)
-        crashed = [(r, str(c["error"])) for r, c in enumerate(per_rank) if isinstance(c, dict) and "error" in c]
-        if crashed:
-            r, why = crashed[0]
-            hint = ""
-            if any(k in why.lower() for k in ("timed out", "timeout", "connection")):
-                hint = (
-                    "\n(a timeout means the ranks waited on each other forever: a deadlock, or a send with no "
-                    "matching recv)"
-                )
-            raise Fail(f"{where}, {case.label()}: rank {r} failed:\n{why}{hint}")
-        if any(not isinstance(c, dict) for c in per_rank):
-            raise Fail(f"{where}, {case.label()}: a rank stopped before this case")
-        try:
-            problem = judge(case, per_rank)
-        except (TypeError, ValueError, RuntimeError, KeyError, IndexError):
-            problem = f"{case.label()}: a rank's report came back malformed"
-        if problem:
-            raise Fail(f"{where}: {problem.split(' Replay:')[0]}")
+    size = (lambda c: c.stages) if kind == "pipeline" else (lambda c: c.world_size)
+    payload = {"kind": kind, "function": fn_name, "device": device}
+    _collectives.real_world(answer, REAL_TARGET, payload, cases, size, judge, backend=backend, world=world)
 
 
 def real_process_group(answer: Answer, kind: str, fn_name: str, cases: list, sim_check, judge) -> None:

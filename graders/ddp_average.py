@@ -22,7 +22,7 @@ import torch
 
 from ch13lib.collective_ddp import compare, fit_scale, observe_alone
 from ch13lib.collective_launch import launch_cell
-from graders._collectives import flagged_by_workers
+from graders._collectives import checked_reports
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("ddp_average", timeout_s=120, harness=("ch13lib.collective_ddp", "ch13lib.collective_launch"))
@@ -118,9 +118,7 @@ def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
             f"{world}-rank DDP on a real {backend} process group (processes started as torchrun starts "
             f"them), compared with single-process training on the whole batch"
         )
-        if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
-            raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
-        flagged_by_workers(results)
+        checked_reports(results, world, where)
         i = names.index(scenario)
         found = []  # (kind, step, rank, text): the root cause first, a peer's broken connection last
         for r, res in enumerate(results):
