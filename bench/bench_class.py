@@ -177,12 +177,10 @@ def sandbox_start_cost(runs: int = 5) -> tuple[float, float]:
     """(CPU-seconds, wall seconds) that one kit.sandbox start adds to what it wraps: a sandboxed
     `python -c pass` minus a plain one, medians of ``runs``. Measured with no other child of ours
     running, so RUSAGE_CHILDREN deltas are exact here."""
-    import sysconfig
-
     from kit.jobs import kill_job, new_token, sandbox_uid
-    from kit.sandbox import make_reachable
+    from kit.sandbox import make_kit_reachable
 
-    make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
+    make_kit_reachable()
     plain = [sys.executable, "-c", "pass"]
     got: dict[str, list[tuple[float, float]]] = {"plain": [], "sandboxed": []}
     for _ in range(runs):

@@ -106,15 +106,9 @@ def runner_once(grade_id: str, source: str, env: dict) -> tuple[float, float]:
 
 def runner_table(grade_id: str, runs: int, extra_env: dict, target: str) -> None:
     """Prints the medians of `python -m graders` on the stub (the baseline) and the reference."""
-    env = dict(
-        os.environ,
-        PYTHONPATH=ROOT,
-        PYTHONHASHSEED="0",
-        HYPOTHESIS_PROFILE="grading",
-        PYTHONDONTWRITEBYTECODE="1",
-        OMP_NUM_THREADS="1",
-        **extra_env,
-    )
+    from kit.grading import judge_env
+
+    env = {**judge_env(), **extra_env}  # the environment autograde's judges get
     reference, stub = sources(grade_id)
     print(
         f"{grade_id}: grading with `python -m graders` (subprocess), {runs} runs each, "

@@ -6,6 +6,15 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ASSIGNMENT = "ch13_04"
 SOURCE_DIR = os.path.join(ROOT, "source", ASSIGNMENT)  # the source notebooks, and ch13lib beside them
+# What the processes the kit starts to judge a cell (judge, subject, self-check run) hold fixed: one hash
+# order (the same verdict on every run), one OpenMP thread (a zygote that imported torch with more
+# has threads, and refuses to fork; 2 cores shared by many jobs), Ray without a login or telemetry.
+STEADY_ENV = {
+    "PYTHONHASHSEED": "0",
+    "OMP_NUM_THREADS": "1",
+    "RAY_AUTH_MODE": "disabled",
+    "RAY_USAGE_STATS_ENABLED": "0",
+}
 
 
 def source_ch13lib() -> str:

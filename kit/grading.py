@@ -13,11 +13,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-from kit import ROOT, judges
+from kit import ROOT, STEADY_ENV, judges
 from kit.config import Judges, Sandbox
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 from kit.judge import BACKSTOP
@@ -137,21 +136,6 @@ def read_verdicts(path: str) -> dict[str, Verdict]:
     return {gid: Verdict.from_json(v) for gid, v in data.items()}
 
 
-_reachable = False
-
-
-def _python() -> str:
-    global _reachable
-    if not _reachable:
-        import sysconfig
-
-        from kit.sandbox import make_reachable
-
-        make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
-        _reachable = True
-    return sys.executable
-
-
 _plans: dict[str, dict] = {}
 
 
@@ -200,16 +184,13 @@ def _env(token: str, base: dict | None = None) -> dict:
     base = os.environ if base is None else base
     env = {k: v for k, v in base.items() if not k.startswith(("NBGRADER_", "JPY_", "JUPYTER"))}
     env.update(
+        STEADY_ENV,
         PYTHONPATH=ROOT,
-        PYTHONHASHSEED="0",
         HYPOTHESIS_PROFILE="grading",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
         CH13_JOB=token,
-        RAY_AUTH_MODE="disabled",
         RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
-        RAY_USAGE_STATS_ENABLED="0",
-        OMP_NUM_THREADS="1",
     )
     return env
 
@@ -264,7 +245,9 @@ def grade_cell(
             + (["--course", os.getcwd(), *limits.sandbox_args()] if sandbox else ["--no-sandbox"])
             + ["--budget", f"{timeout_s:g}"]
         )
-        _python()  # the interpreter and the kit, reachable from inside the sandbox
+        from kit.sandbox import make_kit_reachable
+
+        make_kit_reachable()  # the interpreter and the kit, reachable from inside the sandbox
         # Output goes to a file, never into this process's memory: a student who prints gigabytes
         # is stopped by the sandbox's file-size limit, and only the tail is ever read back.
         log = work + ".output.log"  # beside the work folder, not copied into the sandbox

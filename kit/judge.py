@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from kit import ROOT, SOURCE_DIR, subjects, wire
+from kit import ROOT, SOURCE_DIR, STEADY_ENV, subjects, wire
 from kit.jobs import job_pids, kill_as, remove_cpu_group, sandbox_uid
 
 IDLE_WINDOW_S = 5.0
@@ -96,21 +96,6 @@ def _cpu_seconds(pids: list[int]) -> float:
         except (OSError, ValueError, IndexError):
             continue
     return total / TICKS
-
-
-_made_reachable = False
-
-
-def _reachable() -> None:
-    """As root: the job's uid must be able to reach the interpreter and the kit (kit.sandbox)."""
-    global _made_reachable
-    if not _made_reachable:
-        import sysconfig
-
-        from kit.sandbox import make_reachable
-
-        make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
-        _made_reachable = True
 
 
 class Subject:
@@ -188,10 +173,10 @@ class Subject:
     def _env(self) -> dict:
         env = dict(os.environ)
         env.update(
+            STEADY_ENV,
             PYTHONPATH=os.pathsep.join([ROOT, SOURCE_DIR]),
             CH13_JOB=self.token,
             CH13_DEVICE="gpu" if self.gpu else "cpu",
-            PYTHONHASHSEED="0",
             PYTHONDONTWRITEBYTECODE="1",
         )
         if not self.gpu:
@@ -202,7 +187,9 @@ class Subject:
         if self.proc is not None:
             return
         if self.sandbox:
-            _reachable()
+            from kit.sandbox import make_kit_reachable  # root only: the job's uid reaches the kit
+
+            make_kit_reachable()
         self.starts += 1
         if subjects.usable(self.sandbox, self.gpu, self.harness):  # forked from the subjects' zygote
             command = self._command()  # python -m kit.sandbox OPTIONS -- python -c ENTRY ...

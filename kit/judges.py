@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 
-from kit import ROOT, zygote
+from kit import ROOT, STEADY_ENV, zygote
 
 _lock = threading.Lock()
 _ctl: socket.socket | None = None  # our end of the zygote's control socket; None: not started
@@ -48,8 +48,7 @@ def _zygote_env(env: dict) -> dict:
     """The judges' environment, minus what is each job's own; plus the CUDA simulator, which
     graders/__main__.py turns on for a judge without ``--gpu`` (numba reads it once, at its import)."""
     base = {k: v for k, v in env.items() if k not in ("CH13_JOB", "TMPDIR")}
-    # one OpenMP thread: a zygote that imported torch with more has threads, and refuses to fork
-    return {**base, "NUMBA_ENABLE_CUDASIM": "1", "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+    return {**base, **STEADY_ENV, "NUMBA_ENABLE_CUDASIM": "1"}
 
 
 def _subjects_env(env: dict) -> dict:

@@ -109,6 +109,20 @@ def make_reachable(paths: list[str]) -> list[str]:
     return changed
 
 
+_kit_reachable = False
+
+
+def make_kit_reachable() -> None:
+    """make_reachable for what every job runs (the interpreter, its standard library, the kit): once
+    per process, before the first sandboxed job starts."""
+    global _kit_reachable
+    if not _kit_reachable:
+        import sysconfig
+
+        make_reachable([sys.executable, sysconfig.get_paths()["stdlib"], ROOT])
+        _kit_reachable = True
+
+
 def hidden_paths(course: str | None = None) -> list[str]:
     """What a sandboxed job must not see: hidden tests, solutions, the gradebook, other students."""
     roots = [ROOT] + ([os.path.realpath(course)] if course else [])

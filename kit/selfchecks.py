@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 
 from graders import _catalogue as catalogue
-from kit import ASSIGNMENT, ROOT
+from kit import ASSIGNMENT, ROOT, STEADY_ENV
 from kit.answers import answer_cells, hidden_test_cells, reference_solutions
 
 SOURCE = os.path.join(ROOT, "source", ASSIGNMENT)
@@ -206,15 +206,7 @@ def cells_for(grade_id: str, answer: str) -> list[tuple[str, str]]:
 
 
 def _env() -> dict:
-    env = dict(
-        os.environ,
-        CH13_SELFCHECK_LIB=SOURCE,
-        PYTHONHASHSEED="0",
-        OMP_NUM_THREADS="1",
-        RAY_AUTH_MODE="disabled",
-        RAY_USAGE_STATS_ENABLED="0",
-        PYTHONPATH=SOURCE,
-    )
+    env = dict(os.environ, **STEADY_ENV, CH13_SELFCHECK_LIB=SOURCE, PYTHONPATH=SOURCE)
     env.pop("CH13_GRADING", None)
     return env
 
