@@ -11,20 +11,17 @@ On a machine with a CUDA GPU:
    (bytes / time), results checked; on one GPU, world size 1, which measures only call overhead.
 Without a GPU it prints "no GPU: skipped" and returns 0.
 
-    .venv/bin/python gpu/check_all_reduce.py [--no-sandbox] [--mib 64]
+    .venv/bin/python gpu/check_all_reduce.py [--no-sandbox] [--skip-grading] [--mib 64]
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from gpu.common import grade_on_gpu
-from kit import source_ch13lib
+from gpu.common import check_main, grade_on_gpu, nccl_ready
+from kit import ROOT, source_ch13lib
 from kit.answers import reference
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 source_ch13lib()  # this check imports the pristine copy beside the notebooks
 
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
@@ -32,20 +29,6 @@ WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
     "ddp_average": ["wrong_sum_not_mean", "wrong_clone_discarded"],
     "rs_ag_all_reduce": ["wrong_no_padding", "wrong_gather_everything"],
 }
-
-
-def gpu_ready() -> str:
-    """'' when torch sees a CUDA GPU and NCCL, else the reason it cannot run."""
-    try:
-        import torch
-        import torch.distributed as dist
-    except Exception as e:  # noqa: BLE001
-        return f"torch does not import ({e})"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    if not dist.is_nccl_available():
-        return "this torch build has no NCCL"
-    return ""
 
 
 RANK_API = ("bench_rank",)  # run by the ranks of a launched world (ch13lib.collective_launch)
@@ -118,18 +101,13 @@ def figures(mib: int) -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--no-sandbox", action="store_true")
-    ap.add_argument("--mib", type=int, default=64)
-    args = ap.parse_args(argv)
-    why = gpu_ready()
-    if why:
-        print(f"no GPU: skipped ({why})")
-        return 0
-    ok = grade_on_gpu(WRONG, sandbox=not args.no_sandbox)
-    ok &= figures(args.mib)
-    print("GPU check " + ("passed" if ok else "FAILED"))
-    return 0 if ok else 1
+    return check_main(
+        argv,
+        ready=nccl_ready,
+        grade=lambda args: grade_on_gpu(WRONG, sandbox=not args.no_sandbox),
+        figures=lambda args: figures(args.mib),
+        options=lambda ap: ap.add_argument("--mib", type=int, default=64),
+    )
 
 
 if __name__ == "__main__":

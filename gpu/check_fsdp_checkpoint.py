@@ -19,15 +19,14 @@ Without a GPU it prints "no GPU: skipped" and returns 0.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 import time
 
+from gpu.common import check_main, grade_on_gpu, nccl_ready
 from kit import source_ch13lib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 source_ch13lib()  # this check imports the pristine copy beside the notebooks
 
 GID = "fsdp_checkpoint"
@@ -35,48 +34,17 @@ WRONG_ANY_SIZE = ["wrong_raw_sharded_optim", "wrong_no_optim_state"]
 WRONG_MULTI_GPU = ["wrong_no_barrier"]
 
 
-def gpu_ready() -> str:
-    """'' when CUDA and NCCL are usable from torch, else the reason they are not."""
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001
-        return f"torch does not import ({e})"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    import torch.distributed as dist
+def grade(args) -> bool:
+    import torch
 
-    if not dist.is_nccl_available():
-        return "this torch build has no NCCL"
-    return ""
+    n_gpus = torch.cuda.device_count()
+    wrong = WRONG_ANY_SIZE + (WRONG_MULTI_GPU if n_gpus >= 2 else [])
+    return grade_on_gpu(
+        {GID: wrong}, sandbox=not args.no_sandbox, note=f"{n_gpus} GPU(s): world sizes capped at {n_gpus}"
+    )
 
 
-def grade_on_gpu(sandbox: bool, n_gpus: int) -> bool:
-    from graders import _catalogue as catalogue
-    from kit.answers import reference
-    from kit.grading import grade_cell
-
-    ok = True
-    print(f"1. grading on the GPU (python -m graders --gpu), {n_gpus} GPU(s): world sizes capped at {n_gpus}")
-    cases = [("reference", reference(GID), True)]
-    for name in WRONG_ANY_SIZE + (WRONG_MULTI_GPU if n_gpus >= 2 else []):
-        cases.append((name, catalogue.source(GID, name), False))
-    for name, src, should_pass in cases:
-        start = time.perf_counter()
-        v = grade_cell(GID, src, gpu=True, sandbox=sandbox)
-        took = time.perf_counter() - start
-        right = (v.score == v.max_score) if should_pass else (v.score < v.max_score)
-        ok &= right
-        print(
-            f"   {'ok ' if right else 'BAD'} {name}: {v.score:g}/{v.max_score:g} in {took:.1f} s"
-            + (f"  [{v.problem}]" if v.problem else "")
-        )
-        for r in v.results:
-            if not r["passed"]:
-                print(f"        {r['test']}: {r['message'].splitlines()[0][:200]}")
-    return ok
-
-
-def figures(n_gpus: int) -> bool:
+def figures(_args=None) -> bool:
     import torch
     import torch.distributed as dist
     from torch import nn
@@ -85,7 +53,7 @@ def figures(n_gpus: int) -> bool:
 
     from ch13lib.fsdp_world import run_world
 
-    world = n_gpus
+    world = torch.cuda.device_count()
     d = tempfile.mkdtemp(prefix="fsdp-gpu-")
     path = os.path.join(d, "big.pt")
     print(f"2. figures: save/load of 8 x Linear(2048, 2048) at world size {world} (NCCL)")
@@ -132,23 +100,7 @@ def figures(n_gpus: int) -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--no-sandbox", action="store_true")
-    ap.add_argument("--skip-grading", action="store_true")
-    args = ap.parse_args(argv)
-    why = gpu_ready()
-    if why:
-        print(f"no GPU: skipped ({why})")
-        return 0
-    import torch
-
-    n_gpus = torch.cuda.device_count()
-    ok = True
-    if not args.skip_grading:
-        ok &= grade_on_gpu(sandbox=not args.no_sandbox, n_gpus=n_gpus)
-    ok &= figures(n_gpus)
-    print("GPU check " + ("passed" if ok else "FAILED"))
-    return 0 if ok else 1
+    return check_main(argv, ready=nccl_ready, grade=grade, figures=figures)
 
 
 if __name__ == "__main__":

@@ -12,21 +12,17 @@ On a machine with a CUDA GPU:
    gpipe_step with P = the number of GPUs against the full-batch gradient.
 Without a GPU it prints "no GPU: skipped" and returns 0.
 
-    .venv/bin/python gpu/check_parallelism.py [--no-sandbox]
+    .venv/bin/python gpu/check_parallelism.py [--no-sandbox] [--skip-grading]
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from gpu.check_all_reduce import gpu_ready
-from gpu.common import grade_on_gpu
-from kit import source_ch13lib
+from gpu.common import check_main, grade_on_gpu, nccl_ready
+from kit import ROOT, source_ch13lib
 from kit.answers import reference
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 source_ch13lib()  # this check imports the pristine copy beside the notebooks
 
 GRADE_IDS = ["pipeline", "tensor_parallel", "zero1"]
@@ -155,17 +151,12 @@ def figures() -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--no-sandbox", action="store_true")
-    args = ap.parse_args(argv)
-    why = gpu_ready()
-    if why:
-        print(f"no GPU: skipped ({why})")
-        return 0
-    ok = grade_on_gpu(WRONG, sandbox=not args.no_sandbox)
-    ok &= figures()
-    print("GPU check " + ("passed" if ok else "FAILED"))
-    return 0 if ok else 1
+    return check_main(
+        argv,
+        ready=nccl_ready,
+        grade=lambda args: grade_on_gpu(WRONG, sandbox=not args.no_sandbox),
+        figures=lambda args: figures(),
+    )
 
 
 if __name__ == "__main__":

@@ -15,17 +15,15 @@ Without a GPU it prints "no GPU: skipped" and returns 0.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
 import types
 
-from gpu.common import grade_on_gpu
+from gpu.common import check_main, grade_on_gpu
 from kit import source_ch13lib
 from kit.answers import reference
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 source_ch13lib()  # this check imports the pristine copy beside the notebooks
 
 WRONG = {  # two realistic wrong answers per exercise, graded on the GPU
@@ -183,23 +181,21 @@ def figures(n: int) -> bool:
     return ok
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--no-sandbox", action="store_true")
-    ap.add_argument("--n", type=int, default=1 << 26)
-    ap.add_argument("--skip-grading", action="store_true")
-    args = ap.parse_args(argv)
+def _ready() -> str:
     why = gpu_ready()
-    if why:
-        print(f"no GPU: skipped ({why})")
-        return 0
-    os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
-    ok = True
-    if not args.skip_grading:
-        ok &= grade_on_gpu(WRONG, sandbox=not args.no_sandbox)
-    ok &= figures(args.n)
-    print("GPU check " + ("passed" if ok else "FAILED"))
-    return 0 if ok else 1
+    if not why:  # real CUDA from here on (numba reads this once, at its first import)
+        os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+    return why
+
+
+def main(argv=None) -> int:
+    return check_main(
+        argv,
+        ready=_ready,
+        grade=lambda args: grade_on_gpu(WRONG, sandbox=not args.no_sandbox),
+        figures=lambda args: figures(args.n),
+        options=lambda ap: ap.add_argument("--n", type=int, default=1 << 26),
+    )
 
 
 if __name__ == "__main__":
