@@ -9,16 +9,9 @@ Ray task id), which scheduled faults fired, what a barrier saw. This module choo
 The subject runs ONE real Ray cluster (loopback only, 2 logical CPUs), started by the first test
 that needs it and reused by the others; the last request of a grading shuts it down. run_mapreduce
 is never given the student's own map_fn / reduce_fn except in one end-to-end check: it gets
-*probes* (ch13lib.mapreduce_probe.Probe), picklable callables that compute the reference map /
-reduce, log every call, and inject faults on a fixed schedule:
-
-- a worker death (``os._exit(1)``) or an exception on the FIRST attempt at one chosen record
-  (map) or key (reduce), after part of that task's output was already produced; attempts are
-  counted with ``O_EXCL`` marker files, so exactly the scheduled attempts fail whichever worker
-  or order Ray picks;
-- a barrier actor at which the first map (reduce) call waits until a second, different Ray task
-  arrives: passing it proves two map (reduce) tasks were in flight at once. The wait's only
-  clock is a hang guard for solutions that never get a second task in flight.
+*probes* (ch13lib.mapreduce_probe.Probe, whose docstring says how): picklable callables that compute
+the reference map / reduce, log every call, inject worker deaths and exceptions on a fixed schedule,
+and meet at a barrier that proves two tasks were in flight at once.
 
 Verdicts depend on which calls happened where, never on how long anything took.
 """

@@ -34,23 +34,11 @@ try:
     from _hashlib import hmac_digest as _hmac_digest  # C (OpenSSL): not a function the cell can rebind
 except ImportError:  # a Python built without OpenSSL
     _hmac_digest = hmac.digest
-DTYPES = {
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "bfloat16",
-}
+# numpy's and torch's plain dtypes by name: what an array on the wire may hold
+DTYPES = frozenset(
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128".split()
+    + ["bfloat16"]
+)
 MAX_DEPTH = 64
 
 
