@@ -100,6 +100,18 @@ def check_rs_ag_all_reduce(fn) -> bool:
     return _check(fn, "collectives")
 
 
+def replayed(run):
+    """What ``run()`` returned for a replayed case (check_case and its kin), or None after printing
+    why there is nothing to judge: the stub, or a run the simulator stopped (a deadlock, an error)."""
+    try:
+        return run()
+    except NotImplementedError:
+        print("✘ not implemented yet")
+    except SimFailure as e:
+        print("✘ " + str(e))
+    return None
+
+
 def check_case(
     fn,
     world_size: int,
@@ -111,15 +123,15 @@ def check_case(
 ) -> bool:
     """Replay one case exactly (the graders print this call for every failure) and show its traffic."""
     case = Case(world_size, tuple(shape), dtype, seed, policy, schedule_seed)
-    try:
+
+    def run():
         fns = rank_copies(_cell(fn), fn.__name__, case.world_size)
-        inputs, outputs, world = run_on_sim(fns, case, api=_api(fn), fn_name=fn.__name__, guard_s=10)
-    except NotImplementedError:
-        print("✘ not implemented yet")
+        return run_on_sim(fns, case, api=_api(fn), fn_name=fn.__name__, guard_s=10)
+
+    seen = replayed(run)
+    if seen is None:
         return False
-    except SimFailure as e:
-        print("✘ " + str(e))
-        return False
+    inputs, outputs, world = seen
     problem = verdict(case, inputs, outputs, fn.__name__)
     sent = [t.sent_elements for t in world.traffic]
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: every rank holds the sum"))

@@ -19,6 +19,7 @@ import types
 
 from ch13lib import grading
 from ch13lib.collective_cases import SimFailure
+from ch13lib.collective_checks import replayed
 from ch13lib.parallel_cases import (
     PipeCase,
     TPCase,
@@ -149,13 +150,8 @@ def _show_schedule(timeline, stages, length, bound) -> None:
 def check_pipeline_case(fn, **case) -> bool:
     """Replay one case exactly (the graders print this call for every failure) and show its chart."""
     case = PipeCase(**case)
-    try:
-        seen = observe_pipeline(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10)
-    except NotImplementedError:
-        print("✘ not implemented yet")
-        return False
-    except SimFailure as e:
-        print("✘ " + str(e))
+    seen = replayed(lambda: observe_pipeline(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10))
+    if seen is None:
         return False
     problem = pipeline_verdict(case, seen, fn.__name__) or schedule_problem(case, seen, fn.__name__)
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: right gradients, loss and schedule"))
@@ -191,13 +187,8 @@ def check_tp_mlp(fn) -> bool:
 def check_tp_case(fn, **case) -> bool:
     """Replay one case exactly and print the comm calls each rank made."""
     case = TPCase(**case)
-    try:
-        seen = observe_tp(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10)
-    except NotImplementedError:
-        print("✘ not implemented yet")
-        return False
-    except SimFailure as e:
-        print("✘ " + str(e))
+    seen = replayed(lambda: observe_tp(_cell(fn, fn.__name__), case, fn_name=fn.__name__, guard_s=10))
+    if seen is None:
         return False
     problem = tp_verdict(case, seen["outputs"], fn.__name__) or tp_traffic_problem(case, seen["calls"], fn.__name__)
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: right output and communication"))
@@ -254,13 +245,9 @@ def check_zero_adam(cls) -> bool:
 def check_zero_case(cls, **case) -> bool:
     """Replay one case exactly."""
     case = ZeroCase(**case)
-    try:
-        problem = _zero_problem(cls, case)
-    except NotImplementedError:
-        print("✘ not implemented yet")
+    seen = replayed(lambda: [_zero_problem(cls, case)])
+    if seen is None:
         return False
-    except SimFailure as e:
-        print("✘ " + str(e))
-        return False
+    (problem,) = seen
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: matches DDP + Adam"))
     return problem is None
