@@ -103,26 +103,24 @@ def figures(n: int) -> bool:
     copy_bw = 2 * nbytes / t_copy / 1e9
     print(f"   cudaMemcpy device-to-device: {t_copy * 1e3:8.3f} ms  {copy_bw:8.1f} GB/s (2 arrays moved)")
 
+    def vector_kernel(label, launch):
+        """Time one launch of c = a + b and print its bandwidth against the copy's; exact or not."""
+        c.fill(0)
+        t = _time(launch)
+        good = bool(cp.array_equal(c, a + b))
+        bw = 3 * nbytes / t / 1e9
+        print(
+            f"   {label}: {t * 1e3:8.3f} ms  {bw:8.1f} GB/s (3 arrays) "
+            f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}"
+        )
+        return good
+
     tpb = 256
     blocks = (n + tpb - 1) // tpb
-    t_va = _time(lambda: va.vec_add[blocks, tpb](a, b, c, n))
-    good = bool(cp.array_equal(c, a + b))
-    ok &= good
-    bw = 3 * nbytes / t_va / 1e9
-    print(
-        f"   vec_add[{blocks}, {tpb}]    : {t_va * 1e3:8.3f} ms  {bw:8.1f} GB/s (3 arrays) "
-        f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}"
-    )
-
-    c.fill(0)
+    ok &= vector_kernel(f"vec_add[{blocks}, {tpb}]   ", lambda: va.vec_add[blocks, tpb](a, b, c, n))
     g_blocks = 4 * sms
-    t_gs = _time(lambda: gs.vec_add_grid_stride[g_blocks, tpb](a, b, c, n))
-    good = bool(cp.array_equal(c, a + b))
-    ok &= good
-    bw = 3 * nbytes / t_gs / 1e9
-    print(
-        f"   vec_add_grid_stride[{g_blocks}, {tpb}]: {t_gs * 1e3:8.3f} ms  {bw:8.1f} GB/s "
-        f"= {bw / copy_bw:5.1%} of copy bandwidth; result {'exact' if good else 'WRONG'}"
+    ok &= vector_kernel(
+        f"vec_add_grid_stride[{g_blocks}, {tpb}]", lambda: gs.vec_add_grid_stride[g_blocks, tpb](a, b, c, n)
     )
 
     for m, k, nn in [(1024, 1024, 1024), (1000, 333, 777)]:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import dataclasses
 
 import torch
+from hypothesis import given, settings
 
 from ch13lib.parallel_cases import rank_inputs
 from graders import _collectives
 from graders._collectives import REAL_WORLD, calls_by_rank, run_relayed
 from graders._hidden import hidden
-from graders.api import Answer, Fail
+from graders.api import Answer, Fail, check_property
 from kit.judge import Raised
 
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
@@ -87,6 +88,25 @@ def graded(case, *, relayed: bool):
     rank (then it is relayed), else the case itself."""
     size = case.stages if hasattr(case, "stages") else case.world_size
     return hidden(case) if relayed and size > 1 else case
+
+
+def grid_then_search(answer: Answer, check, first, grid, cases, examples: int, relayed_grid) -> None:
+    """The course of each grader's values test: ``check(answer, case)`` on one small case first (a
+    quick, readable failure), then every case of ``grid``, then ``examples`` cases drawn from the
+    hypothesis strategy ``cases`` (the failing one shrunk), and last ``check(answer, case,
+    relayed=True)`` on ``relayed_grid``: what the pass rests on, ranks that share no memory."""
+    check(answer, first)
+    for case in grid:
+        check(answer, case)
+
+    @settings(max_examples=examples)
+    @given(case=cases)
+    def prop(case):
+        check(answer, case)
+
+    check_property(prop)
+    for case in relayed_grid:
+        check(answer, case, relayed=True)
 
 
 def _observe_relayed(answer: Answer, harness: str, case, kwargs: dict) -> dict:

@@ -11,13 +11,12 @@ This judge computes the single-process full-batch step of the whole model itself
 (ch13lib.parallel_cases.pipeline_verdict); the schedule must be no longer than GPipe's 2(m+P-1).
 """
 
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import PipeCase, pipeline_reference, pipeline_verdict, schedule_problem
-from graders._parallelism import HARNESS, graded, observe, require, tensor_of
+from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
-from graders.api import Answer, Fail, Grader, check_property
+from graders.api import Answer, Fail, Grader
 
 grader = Grader("pipeline", timeout_s=150, harness=HARNESS)
 FN = "gpipe_step"
@@ -41,6 +40,7 @@ def cases(draw) -> PipeCase:
     )
 
 
+FIRST = PipeCase(2, 2, 2, (), "mse", 1)  # graded before the grid: a quick, readable failure
 GRID = [  # every P = 1..4 with m below, at and above P; both losses; policies in turn
     PipeCase(
         P,
@@ -92,18 +92,7 @@ def gradients_and_loss(answer: Answer) -> None:
     """Every stage's .grad grows by one full-batch step of the whole model, and the last rank returns the
     mean loss: a grid of P = 1-4 stages, then hypothesis-generated cases (sizes, losses, schedules)."""
     require(answer, FN, WHAT)
-    check_values(answer, PipeCase(2, 2, 2, (), "mse", 1))
-    for case in GRID:
-        check_values(answer, case)
-
-    @settings(max_examples=EXAMPLES)
-    @given(case=cases())
-    def prop(case):
-        check_values(answer, case)
-
-    check_property(prop)
-    for case in RELAYED_GRID:  # what the pass rests on: ranks that share no memory
-        check_values(answer, case, relayed=True)
+    grid_then_search(answer, check_values, FIRST, GRID, cases(), EXAMPLES, RELAYED_GRID)
 
 
 SCHEDULE_CASES = [

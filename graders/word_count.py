@@ -122,6 +122,14 @@ def _replay(records, n_map, n_reduce) -> str:
     return f"records = {records!r}\nrun_mapreduce(records, map_fn, reduce_fn, n_map={n_map}, n_reduce={n_reduce})"
 
 
+def _grouped(calls, by: str, what: str) -> dict:
+    """``{call[by]: the set of call[what]}`` over the probe calls."""
+    out = collections.defaultdict(set)
+    for c in calls:
+        out[c[by]].add(c[what])
+    return out
+
+
 def _in_driver(obs) -> list:
     return [c for c in obs["calls"] if c["task"] is None or c["pid"] == obs["driver_pid"]]
 
@@ -561,9 +569,7 @@ def runs_in_ray_in_parallel(answer: Answer):
             "run n_reduce reduce tasks, each reducing the keys partition() gives it.",
             replay,
         )
-    by_key = collections.defaultdict(set)
-    for c in reduce_calls:
-        by_key[c["target"]].add(c["task"])
+    by_key = _grouped(reduce_calls, "target", "task")  # key -> the reduce tasks that reduced it
     split = sorted((k for k, tasks in by_key.items() if len(tasks) > 1), key=repr)
     if split:
         raise Fail(
@@ -571,9 +577,7 @@ def runs_in_ray_in_parallel(answer: Answer):
             "must go to exactly one reducer, partition(key, n_reduce).",
             replay,
         )
-    by_task = collections.defaultdict(set)
-    for c in reduce_calls:
-        by_task[c["task"]].add(c["target"])
+    by_task = _grouped(reduce_calls, "task", "target")  # reduce task -> the keys it reduced
     # partition() of every reduced key, asked of the cell once.
     reduced = sorted(by_key, key=repr)
     (table,) = _run(answer, "partition_table", reduced, [n_reduce])

@@ -12,13 +12,12 @@ which keeps the call log: graders/_parallelism.py): a grid case per W = 2-4, the
 cases, and every state and traffic check.
 """
 
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import ZeroCase, zero_state_problem, zero_traffic_problem, zero_verdict
-from graders._parallelism import HARNESS, graded, observe, require, tensor_of
+from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
-from graders.api import Answer, Fail, Grader, check_property
+from graders.api import Answer, Fail, Grader
 
 grader = Grader("zero1", timeout_s=150, harness=HARNESS)
 FN = "ZeroAdam"
@@ -45,6 +44,8 @@ def cases(draw, tiny: bool = False) -> ZeroCase:
     )
 
 
+# graded before the grid: a quick, readable failure
+FIRST = ZeroCase(2, ((3,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 1)
 GRID = [  # N = 18, 7, 1, 12: divisible by some W and not others; both dtypes
     ZeroCase(
         W,
@@ -101,18 +102,7 @@ def matches_ddp_adam(answer: Answer) -> None:
     (float64 within 1e-10, float32 within 1e-6): a grid of W = 1-4 with N not divisible by W, then
     hypothesis-generated shapes, dtypes and hyper-parameters."""
     require(answer, FN, WHAT)
-    check_values(answer, ZeroCase(2, ((3,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 1))
-    for case in GRID:
-        check_values(answer, case)
-
-    @settings(max_examples=EXAMPLES)
-    @given(case=cases())
-    def prop(case):
-        check_values(answer, case)
-
-    check_property(prop)
-    for case in RELAYED_GRID:  # what the pass rests on: ranks that share no memory
-        check_values(answer, case, relayed=True)
+    grid_then_search(answer, check_values, FIRST, GRID, cases(), EXAMPLES, RELAYED_GRID)
 
 
 TINY_CASES = [

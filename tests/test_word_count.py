@@ -121,6 +121,13 @@ def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
         subject.close()
 
 
+def _last_line_of(code: str, timeout: float) -> str:
+    """The last line a fresh `python -c code` in the repository prints; it must exit 0."""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout[-1000:] + out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_judge_runs_no_ray():
     """The grader process imports neither Ray nor the probes: they run in the subject."""
     code = (
@@ -129,9 +136,7 @@ def test_judge_runs_no_ray():
         "load_grader('word_count')\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ch13lib.mapreduce')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert _last_line_of(code, timeout=120) == "[]"
 
 
 def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
@@ -152,9 +157,7 @@ def test_sandboxed_runner_grades_reference():
         "v = grade_cell('word_count', reference_solutions()['word_count'])\n"
         "print(sum(r['points'] for r in v.results), v.problem)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "20.0", out.stdout + out.stderr[-2000:]
+    assert _last_line_of(code, timeout=300) == "20.0"
 
 
 RAY_START_FLAKES = """

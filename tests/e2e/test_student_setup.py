@@ -104,20 +104,18 @@ def test_release_ships_the_setup_files(course):
     assert re.search(r"[\u4e00-\u9fff]", guide) and "requirements.txt" in guide and "ch13lib.env" in guide
 
 
-def _student_python_env() -> dict:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "CH13_", "NBGRADER_"))}
+def _student_python(folder: str, *args: str, **env_set: str) -> subprocess.CompletedProcess:
+    """`python *args` in ``folder`` as a student runs it: none of the kit's, nbgrader's or numba's
+    variables in the environment but ``env_set``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "CH13_", "NBGRADER_"))}
+    return subprocess.run(
+        [sys.executable, *args], cwd=folder, env={**env, **env_set}, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_env_check_passes_in_this_environment(course):
     release = course.path("release", ASSIGNMENT)
-    done = subprocess.run(
-        [sys.executable, "-m", "ch13lib.env"],
-        cwd=release,
-        env=_student_python_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _student_python(release, "-m", "ch13lib.env")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "✘" not in done.stdout and "setup OK" in done.stdout
     assert "numba" not in done.stderr
@@ -131,14 +129,7 @@ def test_env_check_passes_in_this_environment(course):
 def test_env_check_flags_a_wrong_pin_and_a_missing_package(tmp_path):
     req = tmp_path / "requirements.txt"
     req.write_text("numpy==0.0.1\nno-such-package-ch13==1.0\n# torch==9.9 commented out\n", encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "ch13lib.env", str(req)],
-        cwd=SOURCE,
-        env=_student_python_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _student_python(SOURCE, "-m", "ch13lib.env", str(req))
     assert done.returncode == 1, done.stdout + done.stderr
     assert re.search(r"✘ numpy \S+: the course pins 0\.0\.1", done.stdout), done.stdout
     assert "✘ no-such-package-ch13: not installed" in done.stdout, done.stdout
@@ -147,14 +138,6 @@ def test_env_check_flags_a_wrong_pin_and_a_missing_package(tmp_path):
 
 @pytest.mark.parametrize("env_value, expect", [("1", "simulator"), ("0", "real GPU")])
 def test_env_check_respects_an_explicit_backend(tmp_path, env_value, expect):
-    env = _student_python_env()
-    env["NUMBA_ENABLE_CUDASIM"] = env_value
-    done = subprocess.run(
-        [sys.executable, "-c", "from ch13lib.env import check_setup; check_setup()"],
-        cwd=SOURCE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    check = "from ch13lib.env import check_setup; check_setup()"
+    done = _student_python(SOURCE, "-c", check, NUMBA_ENABLE_CUDASIM=env_value)
     assert expect in done.stdout, done.stdout

@@ -206,6 +206,26 @@ class SimFailure(Exception):
     """A run on the simulator failed; the message says why and how to replay it."""
 
 
+def run_world(world, body, case, fn_name: str, note: str = "", **offer) -> None:
+    """``world.run(body, **offer)`` on a SimWorld; a deadlock, a crash or misuse of comm becomes a
+    SimFailure that names the case and ends with its replay line (``note``: a hint printed after a
+    rank's traceback). The stub's NotImplementedError passes through."""
+    from ch13lib.collective_launch import own_traceback
+    from ch13lib.procgroup import CommError, Deadlock, RankError
+
+    replay = f"Replay: {case.replay(fn_name)}"
+    try:
+        world.run(body, **offer)
+    except RankError as e:
+        if isinstance(e.exc, NotImplementedError):
+            raise NotImplementedError from None
+        raise SimFailure(
+            f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}{note}\n{replay}"
+        ) from None
+    except (Deadlock, CommError) as e:
+        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+
+
 def run_on_sim(
     fn, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce", guard_s: float = 20.0
 ):
@@ -215,26 +235,17 @@ def run_on_sim(
     Raises :class:`SimFailure` (deadlock, a crash, misuse of comm) with the replay line, and
     ``NotImplementedError`` when the function is still the stub.
     """
-    from ch13lib.collective_launch import own_traceback
-    from ch13lib.procgroup import CommError, Deadlock, RankError, SimWorld
+    from ch13lib.procgroup import SimWorld
 
     inputs = make_inputs(case, device)
     tensors = [x.clone() for x in inputs]
     world = SimWorld(case.world_size, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
-    replay = f"Replay: {case.replay(fn_name)}"
     fns = fn if isinstance(fn, list) else [fn] * case.world_size
-    try:
-        world.run(lambda r, comm: fns[r](tensors[r], comm), p2p=api == "p2p", collectives=api == "collectives")
-    except RankError as e:
-        if isinstance(e.exc, NotImplementedError):
-            raise NotImplementedError from None
-        raise SimFailure(
-            f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}{uneven_note(case)}\n{replay}"
-        ) from None
-    except Deadlock as e:
-        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
-    except CommError as e:
-        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+
+    def body(r, comm):
+        return fns[r](tensors[r], comm)
+
+    run_world(world, body, case, fn_name, uneven_note(case), p2p=api == "p2p", collectives=api == "collectives")
     return inputs, tensors, world
 
 

@@ -754,17 +754,9 @@ class _Worker:
         self.thread.start()
 
     def _loop(self):
-        global _current
         while True:
             self.wake.acquire()
-            st = self.job
-            try:
-                st.launch.run_body(st)
-                st.state = "done"
-            except _Abort:
-                st.state = "done"
-            except BaseException as e:  # noqa: BLE001 - reported by the launch
-                st.state, st.exc = "error", e
+            _run_sim_thread(self.job)
             self.job = None
             self.pool.idle.append(self)
             self.pool.back.release()
@@ -893,7 +885,7 @@ def _resume(st: _SimThread):
     global _current
     if _greenlet is not None:
         if st.worker is None:
-            st.worker = _greenlet.greenlet(_greenlet_body)
+            st.worker = _greenlet.greenlet(_run_sim_thread)
         st.state = "running"
         _current = st
         st.worker.switch(st)
@@ -907,7 +899,9 @@ def _resume(st: _SimThread):
     _pool.back.acquire()
 
 
-def _greenlet_body(st: _SimThread):
+def _run_sim_thread(st: _SimThread):
+    """Run one simulated thread's body to its end, on a worker thread or a greenlet; how it ended
+    goes into ``st.state`` (and ``st.exc``), which the launch reports."""
     try:
         st.launch.run_body(st)
         st.state = "done"

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import shutil
@@ -395,6 +396,38 @@ def _calls(folder):
 # run_mapreduce
 
 
+@contextlib.contextmanager
+def _probes(probe, map_faults, reduce_faults, barrier_guard_s, value="one"):
+    """The map and reduce probes (of class ``probe``) of one run: a fresh folder for their logs and
+    markers, the scheduled faults, and a 2-party barrier when ``barrier_guard_s`` is given. Yields
+    ``(map_probe, reduce_probe, seen)``; ``seen()`` gives the run's observations ``{"calls",
+    "driver_pid", "fired", "barrier"}``. The actors the run left alive (handles kept by a remote
+    function's closure) and the barrier are reaped after it: over the ~30 runs of a grading they
+    would pile up, one worker process each."""
+    folder = tempfile.mkdtemp(prefix="ch13wc-")
+    before = lib.live_actors()
+    try:
+        barrier = _barrier_class().remote(2, barrier_guard_s) if barrier_guard_s else None
+        pid = os.getpid()
+        map_probe = probe("map", folder, pid, map_faults, barrier, value)
+        reduce_probe = probe("reduce", folder, pid, reduce_faults, barrier)
+
+        def seen():
+            fired = [
+                [kind, t]
+                for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
+                for t in faults
+                if os.path.exists(os.path.join(folder, _marker(kind, t)))
+            ]
+            report = ray.get(barrier.report.remote()) if barrier is not None else None
+            return {"calls": _calls(folder), "driver_pid": pid, "fired": fired, "barrier": report}
+
+        yield map_probe, reduce_probe, seen
+    finally:
+        lib.reap_actors(before)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_probed(
     cell, records, n_map, n_reduce, map_faults=None, reduce_faults=None, barrier_guard_s=None, value="one", catch=True
 ):
@@ -408,13 +441,7 @@ def run_probed(
     A NotImplementedError (the stub) always propagates."""
     module = _module(cell)
     map_faults, reduce_faults = dict(map_faults or {}), dict(reduce_faults or {})
-    folder = tempfile.mkdtemp(prefix="ch13wc-")
-    before = lib.live_actors()
-    try:
-        barrier = _barrier_class().remote(2, barrier_guard_s) if barrier_guard_s else None
-        pid = os.getpid()
-        map_probe = Probe("map", folder, pid, map_faults, barrier, value)
-        reduce_probe = Probe("reduce", folder, pid, reduce_faults, barrier)
+    with _probes(Probe, map_faults, reduce_faults, barrier_guard_s, value) as (map_probe, reduce_probe, seen):
         result = error = None
         try:
             result = _counts(module.run_mapreduce(list(records), map_probe, reduce_probe, n_map, n_reduce))
@@ -426,26 +453,7 @@ def run_probed(
             if not catch:
                 raise
             error = {"type": _typename(e), "message": _text(e)[:4000]}
-        fired = [
-            [kind, t]
-            for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
-            for t in faults
-            if os.path.exists(os.path.join(folder, _marker(kind, t)))
-        ]
-        report = ray.get(barrier.report.remote()) if barrier is not None else None
-        return {
-            "result": result,
-            "error": error,
-            "calls": _calls(folder),
-            "driver_pid": pid,
-            "fired": fired,
-            "barrier": report,
-        }
-    finally:
-        # Actors the run left alive (handles kept by a remote function's closure), and the
-        # barrier, would pile up, one worker process each, over the ~30 runs of a grading.
-        lib.reap_actors(before)
-        shutil.rmtree(folder, ignore_errors=True)
+        return {"result": result, "error": error, **seen()}
 
 
 def run_own(cell, records, n_map, n_reduce):
@@ -547,22 +555,6 @@ def observe(run_mapreduce, records, n_map, n_reduce, map_faults=None, reduce_fau
     propagate. The actors the run left alive, and the barrier, are reaped after it."""
     _ray()
     map_faults, reduce_faults = dict(map_faults or {}), dict(reduce_faults or {})
-    folder = tempfile.mkdtemp(prefix="ch13wc-")
-    before = lib.live_actors()
-    try:
-        barrier = _barrier_class().remote(2, barrier_guard_s) if barrier_guard_s else None
-        pid = os.getpid()
-        map_probe = _SelfCheckProbe("map", folder, pid, map_faults, barrier)
-        reduce_probe = _SelfCheckProbe("reduce", folder, pid, reduce_faults, barrier)
+    with _probes(_SelfCheckProbe, map_faults, reduce_faults, barrier_guard_s) as (map_probe, reduce_probe, seen):
         result = run_mapreduce(list(records), map_probe, reduce_probe, n_map, n_reduce)
-        fired = [
-            [kind, t]
-            for kind, faults in (("map", map_faults), ("reduce", reduce_faults))
-            for t in faults
-            if os.path.exists(os.path.join(folder, _marker(kind, t)))
-        ]
-        report = ray.get(barrier.report.remote()) if barrier is not None else None
-        return {"result": result, "calls": _calls(folder), "driver_pid": pid, "fired": fired, "barrier": report}
-    finally:
-        lib.reap_actors(before)
-        shutil.rmtree(folder, ignore_errors=True)
+        return {"result": result, **seen()}

@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from ch13lib.cell import MODULE_PREFIX, not_defined, rank_copies
-from ch13lib.collective_cases import SimFailure, serve_report
+from ch13lib.collective_cases import SimFailure, run_world, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
     ZERO_DEFAULTS,
@@ -60,26 +60,6 @@ def _function(cell, name: str, what: str):
     if not callable(fn):
         raise SimFailure(not_defined(name, getattr(cell, "grade_id", "answer"), f"the contract needs {what}"))
     return fn
-
-
-def _run(world, body, case, fn_name: str, **offer) -> None:
-    """``world.run(body)``; a deadlock, a crash or misuse of comm becomes a SimFailure with the replay."""
-    from ch13lib.collective_launch import own_traceback
-    from ch13lib.procgroup import CommError, Deadlock, RankError
-
-    replay = f"Replay: {case.replay(fn_name)}"
-    try:
-        world.run(body, **offer)
-    except RankError as e:
-        if isinstance(e.exc, NotImplementedError):
-            raise NotImplementedError from None
-        raise SimFailure(
-            f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}\n{replay}"
-        ) from None
-    except Deadlock as e:
-        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
-    except CommError as e:
-        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
 
 
 def _returned(v):
@@ -177,7 +157,7 @@ def observe_pipeline(cell, case: PipeCase, *, fn_name: str = "gpipe_step", guard
             LOSSES[case.loss],
         )
 
-    _run(world, body, case, fn_name, p2p=True)
+    run_world(world, body, case, fn_name, p2p=True)
     return {
         "returns": [_returned(v) for v in returns],
         "grads": [_grads(st) for st in stages],
@@ -207,7 +187,7 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
     def body(r, comm):
         outputs[r] = fns[r](*args[r], comm)
 
-    _run(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
+    run_world(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
     return {
         "outputs": [o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else type(o).__name__ for o in outputs],
         "calls": [[{k: v for k, v in c.items() if k != "rank"} for c in world.log if c["rank"] == r] for r in range(W)],
@@ -369,7 +349,7 @@ def observe_zero(
     def body(r, comm):
         seen[r] = _zero_rank(classes[r], case, r, comm, device)
 
-    _run(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
+    run_world(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
     return {
         "steps": [s["steps"] for s in seen],
         "state_numel": [s["state_numel"] for s in seen],
