@@ -167,6 +167,24 @@ def test_warming_imports_graders_without_grading(tmp_path):
     assert grade_cell("counter", reference("counter"), sandbox=False).score == 10
 
 
+def test_a_grader_no_one_warmed_is_imported_for_the_next_judges(monkeypatch):
+    """The tests' collector and grade_cell called alone warm nothing: the first judge of a grader
+    imports it (torch: ~1.5 CPU-s), and the zygote then imports it too, for the judges after it."""
+    for name, fresh in (("_ctl", None), ("_subjects", None), ("_broken", False)):
+        monkeypatch.setattr(judges, name, fresh)  # a zygote pair of this test's own
+    verdict = grade_cell("ddp_average", "def average_gradients(:\n", sandbox=False)  # loads the grader, runs nothing
+    assert verdict.score == 0 and "line 1" in verdict.results[0]["message"]
+    maps = f"/proc/{_newest_zygote()}/maps"
+    for _ in range(600):  # at most a minute: the zygote imports between requests, when idle
+        with open(maps) as f:
+            if "libtorch" in f.read():
+                break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the zygote never imported ddp_average's grader (no libtorch mapped)")
+    judges._ctl.close()  # ends this pair
+
+
 def _newest_zygote() -> int:
     found = []  # (start time, pid) of our children that are judge zygotes
     for entry in os.listdir("/proc"):
