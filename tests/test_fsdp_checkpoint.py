@@ -89,6 +89,40 @@ def test_held_write_makes_the_missing_barrier_fail_at_every_world_size():
             assert run.incomplete[0] is None
 
 
+@pytest.mark.parametrize("shared_lock", [False, True])
+def test_ranks_that_all_open_the_file_leave_rank0s_bytes_every_time(shared_lock):
+    """Rank 0 runs last inside save_checkpoint: when every rank writes the path with ``open``, the
+    file is rank 0's, whatever the thread scheduler does. The other ranks even write late here
+    (unheld, theirs would be the file, or a torn mix); with a lock of the cell's around the write
+    (the rank threads share it), a hold at the write itself would wait inside the lock while the
+    other ranks wait for it: a hang."""
+    import threading
+    import time
+
+    import torch.distributed as dist
+
+    from ch13lib import fsdp_ckpt
+
+    lock = threading.Lock() if shared_lock else contextlib.nullcontext()
+
+    def save_checkpoint(model, optimizer, epoch, path):
+        rank = dist.get_rank()
+        if rank:
+            time.sleep(0.2)
+        with lock:
+            with open(path, "wb") as f:
+                f.write(b"%d" % rank * (100 * (rank + 1)))
+        dist.barrier()
+
+    for world in (2, 3):
+        with tempfile.TemporaryDirectory() as d:
+            run = fsdp_ckpt.run_save(save_checkpoint, d, world=world, guard_s=10)
+            assert run.error is None, run.error.message
+            with open(run.path, "rb") as f:
+                assert f.read() == b"0" * 100
+            assert sorted(r for r, _, _ in run.writes) == list(range(world))
+
+
 def test_world_catches_a_collective_only_rank0_calls():
     import torch
     import torch.distributed as dist

@@ -17,10 +17,14 @@ What the world watches, so that a failure is reported by its cause and at once:
   long gloo timeout;
 - every ``torch.save`` to a file path (not to an in-memory buffer: ``broadcast_object_list``
   pickles through ``torch.save`` into a ``BytesIO``) is recorded with the rank that wrote it;
-- with ``hold_rank0_writes=True``, rank 0's file write is held back until every other rank is
-  either waiting for rank 0 in a collective (a barrier, say) or has returned. A save without a
-  barrier therefore returns on the other ranks before the file exists, every time, not just when
-  the scheduler happens to be unkind.
+- with ``hold_rank0_writes=True``, rank 0 runs last inside a phase: it is held at the phase's
+  start, after each of its collectives and at each file write (a torch.save, or an open for
+  writing in its own thread) until every other rank has called a later collective (a barrier,
+  say) or has returned. A save without a barrier therefore returns on the other ranks before the
+  file exists, and ranks that all write the file leave rank 0's bytes, every time, not just when
+  the scheduler happens to be unkind. Held between collectives rather than only at the write,
+  rank 0 holds no lock of the cell's (rank threads share the cell's globals) that another rank
+  could be waiting for.
 
 Importing this module installs the watches (once per process; outside a world's rank threads
 they pass every call straight through). Private torch API used:
@@ -238,7 +242,7 @@ def _watch_open(event: str, args: tuple) -> None:
         type(flags) is int and flags & _WRITE_FLAGS
     )
     if writing and isinstance(path, (str, bytes, os.PathLike)):
-        world._write_noted(rank, os.fsdecode(path))
+        world._write_noted(rank, os.fsdecode(path), hold=getattr(_local, "world", None) is world)
 
 
 def install() -> None:
@@ -291,6 +295,7 @@ class _Rank:
         self.error = None  # (exc, None)
         self.returned = {}  # phase -> collectives count when it returned
         self.finished = False  # fn has returned or raised
+        self.held = None  # where the world holds this rank back now (rank 0 only)
         self.result = None
 
 
@@ -334,6 +339,7 @@ class World:
         with self.cond:
             me.phase, me.idle = name, False
             self.cond.notify_all()
+            self._hold(me.rank, f"the start of {name}")
         yield
         with self.cond:
             if on_return is not None:
@@ -391,9 +397,12 @@ class World:
 
     def _leave(self, rank: int, blocking: bool) -> None:
         with self.cond:
+            me = self.ranks[rank]
             if blocking:
-                self.ranks[rank].blocked = None
+                me.blocked = None
             self.cond.notify_all()
+            if blocking and me.phase != "starting" and me.phase not in me.returned:
+                self._hold(rank, f"the end of its collective #{me.count}")
 
     def _write_begin(self, rank: int, path: str) -> _Write:
         """A write by ``rank`` (-1: a thread no rank started, dated by rank 0's phase)."""
@@ -401,24 +410,40 @@ class World:
             w = _Write(rank, path, self.ranks[max(rank, 0)].phase)
             self.writes.append(w)
             self.cond.notify_all()
-            if self.hold_rank0_writes and rank == 0:
-                # Hold until no other rank can still be racing ahead of this write.
-                while not all(
-                    r.idle or (r.blocked and r.blocked[0] > self.ranks[0].count) or r.phase in r.returned
-                    for r in self.ranks[1:]
-                ):
-                    if self.aborted:
-                        raise _Aborted()
-                    self.cond.wait(0.5)
+            self._hold(rank, f"its write of {os.path.basename(path)}")
             return w
 
-    def _write_noted(self, rank: int, path: str) -> None:
-        """A file rank ``rank`` opened for writing outside torch.save (seen by the audit hook)."""
+    def _write_noted(self, rank: int, path: str, hold: bool) -> None:
+        """A file rank ``rank`` opened for writing outside torch.save (seen by the audit hook,
+        before the file is opened). ``hold``: the open is in the rank's own thread, held like a
+        torch.save; otherwise ranks that all write the same path with ``open(path, "wb")`` leave
+        whichever bytes the thread scheduler picked (their serialised states differ in length, so
+        a late truncate-and-write can tear the file). An open in a helper thread is not held: a
+        helper may hold a lock of the cell's that another rank waits for (corpus
+        ``c_fsdp_writes_from_own_thread``), and holding it would make a hang out of a race."""
         with self.cond:
             w = _Write(rank, path, self.ranks[max(rank, 0)].phase)
             w.done = True
             self.writes.append(w)
             self.cond.notify_all()
+            if hold:
+                self._hold(rank, f"its write of {os.path.basename(path)}")
+
+    def _hold(self, rank: int, at: str) -> None:
+        """With ``hold_rank0_writes``, keep rank 0 back at ``at`` (called under the world's lock)
+        until no other rank can still be racing ahead of it: each has entered a later collective
+        than rank 0's last, returned from its phase, or gone idle."""
+        if not (self.hold_rank0_writes and rank == 0):
+            return
+        me = self.ranks[0]
+        me.held = at
+        try:
+            while not all(r.idle or r.count > me.count or r.phase in r.returned for r in self.ranks[1:]):
+                if self.aborted:
+                    raise _Aborted()
+                self.cond.wait(0.5)
+        finally:
+            me.held = None
 
     def _write_end(self, w: _Write) -> None:
         with self.cond:
@@ -433,6 +458,12 @@ class World:
             return f"rank {r.rank} waits in {name} (its collective #{seq}, {where}) inside {r.phase}"
         if r.idle:
             return f"rank {r.rank} has returned from {r.phase} after {r.count} collective(s) and calls no more"
+        if r.held:
+            return (
+                f"rank {r.rank} is held at {r.held} inside {r.phase}: the check runs rank 0 last, holding it"
+                " until every other rank has called a later collective or returned (a rank that waits for"
+                " rank 0 in some other way, on a lock or an event say, never does)"
+            )
         return f"rank {r.rank} is running {r.phase} ({r.count} collective(s) so far)"
 
     def _mismatch(self, me: _Rank) -> _Rank | None:
