@@ -1,6 +1,7 @@
 """Determinism under stress: the demo class regraded many times, and again with every core busy.
 
     python bench/stress_determinism.py [--runs 10] [--busy-runs 2] [--course out/stress] [--jobs N]
+    python bench/stress_determinism.py --catalogue [GRADE_ID ...] [--runs 2] [--jobs 2]
 
 Builds the demo class (kit/demo.py: ada, ben, cy, di, ed, fay) once, grades it with the kit's class
 runner (plain `nbgrader autograde` per student, the same path as `make demo`) `--runs` times, then
@@ -8,11 +9,20 @@ runner (plain `nbgrader autograde` per student, the same path as `make demo`) `-
 must give every (student, answer cell) exactly the same score, and the same verdict per test.
 Prints the figures (time per run, the score table, the differences) and exits 1 on any difference.
 Too slow for the test suite (minutes per run on 2 cores).
+
+With ``--catalogue``, every catalogue answer (of the grade_ids named, or all) is graded ``--runs``
+times through the grader's path (kit.grading.grade_cell: judge, sandboxed subject), the runs of
+one answer side by side on ``--jobs`` workers, and each answer must get the same score and the same
+test verdicts every time. The demo class holds mostly right answers; races live in the wrong
+ones (a save every rank writes, a missing barrier), which is where a grader's world can leave an
+outcome to the thread scheduler. The suite grades each answer once, so it sees such a difference
+only as a rare red run.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import multiprocessing
 import os
 import re
@@ -42,13 +52,44 @@ def snapshot(course: Course) -> dict:
     return out
 
 
+def catalogue(grade_ids: list[str], runs: int, jobs: int) -> int:
+    """Grade each catalogue answer ``runs`` times; 1 when any answer's outcomes differ."""
+    from graders._catalogue import entries
+    from kit.grading import grade_cell
+
+    todo = [e for e in entries() if not grade_ids or e.grade_id in grade_ids]
+    t0 = time.perf_counter()
+    differing = []
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = [(e, [pool.submit(grade_cell, e.grade_id, e.source) for _ in range(runs)]) for e in todo]
+        for e, fs in futures:
+            got = [(v.score, tuple(VERDICT.findall(v.report()))) for v in (f.result() for f in fs)]
+            if len(set(got)) > 1:
+                differing.append(e)
+                print(f"DIFFERENT {e.grade_id}/{e.name}: scores {[g[0] for g in got]}", flush=True)
+                for score, verdicts in got:
+                    failed = [name for verdict, name, *_ in verdicts if verdict == "FAIL"]
+                    print(f"    {score:g}: failed {', '.join(failed) or 'nothing'}")
+            else:
+                print(f"same      {e.grade_id}/{e.name}: {got[0][0]:g} x {runs}", flush=True)
+    print(
+        f"\n{len(todo)} catalogue answers x {runs} runs on {jobs} workers, {time.perf_counter() - t0:.0f} s: "
+        + (f"{len(differing)} DIFFERENT" if differing else "every score and every test verdict identical")
+    )
+    return 1 if differing else 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--catalogue", nargs="*", metavar="GRADE_ID", help="grade the catalogue instead of the demo class")
+    ap.add_argument("--runs", type=int, default=None, help="runs (default 10; 2 with --catalogue)")
     ap.add_argument("--busy-runs", type=int, default=2)
     ap.add_argument("--course", default=os.path.join(ROOT, "out", "stress"))
     ap.add_argument("--jobs", type=int, default=None)
     args = ap.parse_args(argv)
+    if args.catalogue is not None:
+        return catalogue(args.catalogue, args.runs or 2, args.jobs or 2)
+    args.runs = 10 if args.runs is None else args.runs
     shutil.rmtree(args.course, ignore_errors=True)
     course = Course.create(args.course)
     course.generate()
