@@ -123,6 +123,26 @@ def test_ranks_that_all_open_the_file_leave_rank0s_bytes_every_time(shared_lock)
             assert sorted(r for r, _, _ in run.writes) == list(range(world))
 
 
+def test_a_helper_thread_the_world_stops_ends_in_silence():
+    """A world that gives up raises _Aborted where it holds a rank's helper thread; printed by
+    threading.excepthook, its traceback would run ast.parse, which the grading subject counts as the
+    cell asking for `compile` (red-team helper, stop 32: "not graded ... A TA will review it").
+    In a fresh process: pytest puts an excepthook of its own in place around each test."""
+    code = (
+        "import threading\n"
+        "from ch13lib import fsdp_world\n"
+        "def stopped():\n    raise fsdp_world._Aborted()\n"
+        "def failing():\n    raise ValueError('the cell s own error')\n"
+        "for target in (stopped, failing):\n"
+        "    t = threading.Thread(target=target)\n    t.start()\n    t.join()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "source", "ch13_04"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "_Aborted" not in proc.stderr
+    assert "the cell s own error" in proc.stderr  # any other exception is still reported
+
+
 def test_world_catches_a_collective_only_rank0_calls():
     import torch
     import torch.distributed as dist

