@@ -110,9 +110,9 @@ def file_state(path: str, world=None) -> dict:
         "writing": None,
         "zip": False,
         "zip_intact": None,
+        "open_for_writing": False,  # read for a file of another format only (a zip is checked whole)
     }
     pending = [w for w in world.writes if not w.done] if world is not None else []
-    state["open_for_writing"] = _open_for_writing(path)
     if pending:
         state["writing"] = (pending[0].rank, os.path.basename(pending[0].path))
     if state["is_file"]:
@@ -125,6 +125,8 @@ def file_state(path: str, world=None) -> dict:
                     state["zip_intact"] = z.testzip() is None
             except (zipfile.BadZipFile, OSError):
                 state["zip_intact"] = False
+        else:
+            state["open_for_writing"] = _open_for_writing(path)
     return state
 
 
@@ -160,7 +162,7 @@ def incomplete_why(state: Mapping | None) -> str | None:
         return f"rank {rank} was still writing {name!r}"
     if state.get("zip"):
         return None if state.get("zip_intact") else "the file was truncated"
-    if state.get("open_for_writing"):  # not torch's zip format: whole only once nobody writes it
+    if state.get("open_for_writing"):
         return "the file was still open for writing"
     if state.get("is_file") and state.get("size") == 0:
         return "the file was still empty"

@@ -94,8 +94,8 @@ _RUN_COLLECTIVES = (
     "FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
     "summon_full_params: every rank must make them."
 )
+# Point to point: outside the collectives' numbering (ranks make different numbers of these calls)
 _P2P = {"send", "recv", "send_object_list", "recv_object_list", "isend", "irecv", "batch_isend_irecv"}
-_ASYNC = {"isend", "irecv", "batch_isend_irecv"}  # return a Work at once: never waited in
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _SKIP_DIRS = (
     _TORCH_DIR + os.sep,
@@ -162,12 +162,12 @@ def _wrap_collective(name, fn):
                 raise _Aborted()
             return fn(*args, **kwargs)
         rank = _local.rank
-        blocking = not kwargs.get("async_op", False) and name not in _ASYNC
+        blocking = not kwargs.get("async_op", False) and name not in _P2P
         world._enter(rank, name, blocking)
         try:
             return fn(*args, **kwargs)
         finally:
-            world._leave(rank, blocking and name not in _P2P)
+            world._leave(rank, blocking)
 
     return _like(wrapper, fn)
 
@@ -410,7 +410,7 @@ class World:
         with self.cond:
             if self.aborted:
                 raise _Aborted()
-            if name in _P2P:  # outside the collectives' sequence: ranks send and receive different numbers
+            if name in _P2P:
                 me.p2p_at = me.count
                 self.cond.notify_all()
                 return
@@ -500,16 +500,10 @@ class World:
 
     def _mismatch(self, me: _Rank) -> _Rank | None:
         """Another rank waiting in a different collective at the same point as ``me``."""
-        if me.blocked is None or me.blocked[1] in _P2P:
+        if me.blocked is None:
             return None
         for o in self.ranks:
-            if (
-                o is not me
-                and o.blocked
-                and o.blocked[0] == me.blocked[0]
-                and o.blocked[1] not in _P2P
-                and o.blocked[1] != me.blocked[1]
-            ):
+            if o is not me and o.blocked and o.blocked[0] == me.blocked[0] and o.blocked[1] != me.blocked[1]:
                 return o
         return None
 
@@ -549,7 +543,7 @@ class World:
                 )
                 return
         # Two ranks at the same point of their collective sequence in different collectives.
-        blocked = [r for r in self.ranks if r.blocked and r.blocked[1] not in _P2P]
+        blocked = [r for r in self.ranks if r.blocked]
         for a in blocked:
             for b in blocked:
                 if a.rank < b.rank and a.blocked[0] == b.blocked[0] and a.blocked[1] != b.blocked[1]:
