@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -228,6 +229,39 @@ def test_a_driver_that_ends_without_stopping_ray_leaves_no_folder():
     folder = done.stdout.strip().splitlines()[-1]
     assert os.path.basename(folder).startswith("ch13ray-")
     assert not os.path.exists(folder), sorted(os.listdir(folder))
+
+
+def test_folders_of_killed_drivers_are_swept_at_the_next_start(tmp_path):
+    """A kernel killed before its exit handler ran (restarted, or stopped past its time limit)
+    leaves its ch13ray- folder: the next start removes such folders once they are old and no driver
+    of theirs is alive, and keeps every folder whose driver still runs, however old."""
+    from ch13lib import mapreduce as m
+
+    gone = _a_dead_pid()
+    old = time.time() - 2 * m.STALE_AFTER_S
+
+    def folder(name, pid, age_s=None):
+        path = tmp_path / name
+        (path / "sockets").mkdir(parents=True)
+        if pid is not None:
+            (path / f"session_2026-12-04_09-27-21_033242_{pid}").mkdir()
+        if age_s is not None:
+            os.utime(path, (age_s, age_s))
+        return path
+
+    killed = folder("ch13ray-killed", gone, old)
+    failed_start = folder("ch13ray-nosession", None, old)
+    running = folder("ch13ray-running", os.getpid(), old)
+    young = folder("ch13ray-young", gone)
+    other = folder("ray-other", gone, old)
+    assert sorted(m.sweep_stale(str(tmp_path))) == sorted([str(killed), str(failed_start)])
+    assert [p.exists() for p in (killed, failed_start, running, young, other)] == [False, False, True, True, True]
+
+
+def _a_dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
 
 
 LEAN_HEAD = r"""

@@ -21,10 +21,13 @@ import atexit
 import collections
 import contextlib
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 from ch13lib import grading
 
@@ -130,10 +133,51 @@ def _short_temp_dir() -> str:
     candidates = [tempfile.gettempdir(), "/tmp", "/dev/shm"]
     for base in [b for b in candidates if len(b) <= 40]:
         try:
-            return tempfile.mkdtemp(prefix="ch13ray-", dir=base)
+            folder = tempfile.mkdtemp(prefix="ch13ray-", dir=base)
         except OSError:
             continue
+        sweep_stale(base)
+        return folder
     return tempfile.mkdtemp(prefix="ch13ray-")  # (its error says where it tried)
+
+
+STALE_AFTER_S = 600  # longer than any grading's cluster lives; a student's kernel's folder is kept while it runs
+_SESSION = re.compile(r"session_\d{4}-\d\d-\d\d_[\d-]+_\d+_(\d+)$")  # Ray's name: ..._<driver pid>
+
+
+def sweep_stale(base: str) -> list[str]:
+    """Remove the folders that earlier drivers left in ``base`` when they were killed before any
+    exit handler ran (a kernel restarted or stopped past its time limit): this user's
+    ``ch13ray-*`` folders older than STALE_AFTER_S whose drivers are all gone. Returns them."""
+    removed = []
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("ch13ray-")]
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        folder = os.path.join(base, name)
+        try:
+            st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or now - st.st_mtime < STALE_AFTER_S:
+                continue
+            drivers = [int(m.group(1)) for m in map(_SESSION.match, os.listdir(folder)) if m]
+        except OSError:
+            continue
+        if not any(_alive(pid) for pid in drivers):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def _shut_down_and_remove(folder: str) -> None:
@@ -198,8 +242,6 @@ def reap_actors(spare=frozenset(), polls: int = 200) -> int:
     GCS actor table (ray._private.state; ray is pinned) and waits, at most ``polls`` short polls,
     for the kills to land.
     """
-    import time
-
     import ray
     from ray._private import state
     from ray._raylet import ActorID
