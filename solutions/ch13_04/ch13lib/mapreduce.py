@@ -560,7 +560,7 @@ def self_check(namespace: dict) -> bool:
     if done:
         _check_shape(obs, shape, shape_want, n_map, n_reduce, partition, spread_ok, report)
 
-    folder = tempfile.mkdtemp(prefix="ch13wc-")
+    folder = tempfile.mkdtemp(prefix="ch13wc-", dir=_temp_dir)  # swept with Ray's folder if killed
     try:
         # The victim is the last record of its map task whether tasks take records[i::n] or slices:
         # pairs a task pushed out before dying (instead of returning them) get counted twice.
