@@ -103,9 +103,9 @@ SIM_CASES = textwrap.dedent(r"""
         sys.modules["greenlet"] = None      # the fallback: OS threads handing control over with locks
     import numpy as np
     from numba import cuda
-    from ch13lib import cuda_sim
+    from ch13lib import _cuda_sim_launch     # the part that runs the threads, greenlets or OS threads
     from ch13lib.cuda_sim import launch, KernelFault
-    assert (cuda_sim._greenlet is None) == (sys.argv[2] == "threads")
+    assert (_cuda_sim_launch._greenlet is None) == (sys.argv[2] == "threads")
 
     out = {}
     def kind(kernel, grid, block, args, **kw):

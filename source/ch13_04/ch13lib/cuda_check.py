@@ -23,42 +23,91 @@ which ask the grading process that runs your cell (the ``subject_*`` functions, 
 
 Inputs are made by :func:`vec_inputs` and :func:`mat_inputs`, so a failing case replays exactly:
 ``a, b = vec_inputs(37, "float32"); launch_vec_add(a, b, 16)``.
+
+This module holds the cases and the checks that judge them, and each notebook's self-check; its
+private parts beside it hold the observations, which run where the student's functions are
+(``_cuda_check_observe``), and the runner that prints a self-check's lines (``_cuda_check_selfcheck``).
 """
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 
-from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
+from ch13lib._cuda_check_observe import (
+    ARRAY_CAP,
+    OBSERVE,
+    REPR_CAP,
+    SENDABLE,
+    Ask,
+    CheckFailed,
+    _asked,
+    _replay,
+    local,
+    observe_as_is,
+    observe_config,
+    observe_kernel,
+    observe_launcher,
+    subject_as_is,
+    subject_config,
+    subject_kernel,
+    subject_launcher,
+)
+from ch13lib._cuda_check_selfcheck import _self_check
+
+__all__ = [
+    "TILE",
+    "SENTINEL",
+    "REPR_CAP",
+    "ARRAY_CAP",
+    "SENDABLE",
+    "SUBJECT_API",
+    "CheckFailed",
+    "vec_inputs",
+    "mat_inputs",
+    "hist_inputs",
+    "dot_inputs",
+    "observe_config",
+    "observe_launcher",
+    "observe_kernel",
+    "observe_as_is",
+    "OBSERVE",
+    "Ask",
+    "local",
+    "remote",
+    "subject_config",
+    "subject_launcher",
+    "subject_kernel",
+    "subject_as_is",
+    "check_vec_add_launch",
+    "check_vec_add_results",
+    "check_vec_add_kernel",
+    "check_launcher_as_is",
+    "check_grid_stride_pattern",
+    "check_matmul_launch",
+    "check_matmul_results",
+    "check_matmul_traffic",
+    "check_histogram",
+    "check_dot",
+    "self_check_vec_add",
+    "self_check_vec_add_grid_stride",
+    "self_check_tiled_matmul",
+    "self_check_histogram",
+    "self_check_dot_reduction",
+    "print_traffic",
+]
 
 TILE = 16  # the tiled matmul's tile edge (the notebook's module constant)
 SENTINEL = -7  # what the grader puts in output cells a kernel must not touch
-REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
-ARRAY_CAP = 16 * 2**20  # bytes: a bigger array is reported by shape and dtype only (no case needs one)
-# dtypes an observation sends back as arrays (the others are reported by name only)
-SENDABLE = frozenset(  # kit/wire.py's dtypes less bfloat16, which numpy lacks
-    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128".split()
-)
 
 # What a hidden grader may run on an answer cell in the grading subject (kit/subject.py).
 SUBJECT_API = ("subject_config", "subject_launcher", "subject_kernel", "subject_as_is")
 
 
-class CheckFailed(AssertionError):
-    """A case failed; the message says why and how to replay it. ``accesses``: the checking
-    simulator's record of who touched what up to a fault, drawn by :attr:`picture`."""
-
-    accesses: dict | None = None
-
-    @property
-    def picture(self) -> bytes:
-        if not self.accesses:
-            return b""
-        from ch13lib.pictures import cuda_accesses
-
-        return cuda_accesses(self.accesses, str(self))
+def remote(run) -> Ask:
+    """Observe the answer cell where it runs: ``run(harness, **case)`` is the grader's ``answer.run``,
+    which runs ``subject_<op>`` of this module (``SUBJECT_API``) in the grading subject and returns
+    its plain data."""
+    return Ask(lambda op, **case: run(f"{__name__}:subject_{op}", **case))
 
 
 def vec_inputs(n: int, dtype="float32") -> tuple[np.ndarray, np.ndarray]:
@@ -103,259 +152,11 @@ def _unwritten(writer: np.ndarray, limit=None) -> str:
     return f"{len(missing)} element(s) of the output were never written by any thread (first: {shown})"
 
 
-def _replay(call: str) -> str:
-    maker = call.split(" = ", 1)[1].split("(", 1)[0] if " = " in call else "vec_inputs"
-    return f"\nReplay it: from ch13lib.cuda_check import {maker}; {call}"
-
-
 def _no_launch_msg(name, launcher):
     return (
         f"{launcher} never launched the kernel `{name}` (it must launch it as "
         f"{name}[blocks, threads_per_block](...), using the global name `{name}`)"
     )
-
-
-def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
-    failed = CheckFailed(f"{e.message}{_replay(replay)}")
-    failed.accesses = getattr(e, "accesses", None)
-    return failed
-
-
-# ---------------------------------------------------------------------------------------------
-# observations: run beside the student's functions, return plain data only
-
-
-def _short(x) -> str:
-    """A launch configuration as the student wrote it (its repr), for messages."""
-    try:
-        r = repr(x)
-        r = r if type(r) is str else "?"
-    except Exception:  # noqa: BLE001 - a __repr__ that raises
-        r = f"<a {type(x).__name__}>"
-    return r[:REPR_CAP]
-
-
-def _array(x):
-    """A plain copy of a numpy array whose dtype can be sent back; None for anything else."""
-    if isinstance(x, np.ndarray) and str(x.dtype) in SENDABLE and x.nbytes <= ARRAY_CAP:
-        return np.array(x, copy=True, subok=False)
-    return None
-
-
-def _describe(c, inputs) -> dict:
-    """What a launcher returned: its type, and for an array its shape, dtype, values, and which
-    inputs (by position) it shares memory with."""
-    if isinstance(c, (float, np.floating, int, np.integer)) and not isinstance(c, bool):
-        return {"type": type(c).__name__, "value": float(c) if isinstance(c, (float, np.floating)) else int(c)}
-    if not isinstance(c, np.ndarray):
-        return {"type": type(c).__name__}
-    return {
-        "type": "ndarray",
-        "shape": tuple(int(s) for s in c.shape),
-        "dtype": str(c.dtype),
-        "value": _array(c),
-        "shares": [i for i, a in enumerate(inputs) if c.size and np.shares_memory(c, a)],
-    }
-
-
-def _lookup(ns, name: str):
-    try:
-        return getattr(ns, name)
-    except AttributeError:
-        raise CheckFailed(f"`{name}` is not defined") from None
-
-
-def _param_name(kernel, pos: int):
-    """The name of the kernel's parameter at ``pos`` (for reading the launch's writer maps)."""
-    try:
-        return python_function(kernel).__code__.co_varnames[pos]
-    except (KernelFault, IndexError, AttributeError):
-        return None
-
-
-def _stats(rec) -> dict:
-    th = rec.threads
-    out = {
-        "block": np.array([t.block for t in th], np.int32).reshape(-1, 3),
-        "thread": np.array([t.thread for t in th], np.int32).reshape(-1, 3),
-    }
-    for field in ("global_reads", "global_writes", "shared_reads", "shared_writes"):
-        out[field] = np.array([getattr(t, field) for t in th], np.int64)
-    return out
-
-
-def _launches(spy: Spy, out_pos, stats: bool) -> list[dict]:
-    """Each launch: griddim and blockdim (3-tuples, None when invalid), the configuration as
-    written, and on the checking simulator which thread (global linear id, -1 none) wrote each
-    element of the output argument, and the per-thread traffic if asked."""
-    param = _param_name(spy.kernel, out_pos) if out_pos is not None else None
-    out = []
-    for (g, b, rec), (raw_g, raw_b) in zip(spy.launches, spy.raw_configs):
-        item = {"griddim": g, "blockdim": b, "raw": (_short(raw_g), _short(raw_b))}
-        if rec is not None:
-            w = rec.writers.get(param) if param is not None else None
-            item["writers"] = None if w is None else _array(w.astype(np.int32))
-            item["out"] = _array(rec.arrays.get(param)) if param is not None else None
-            item["shared"] = [[str(n)[:80], [int(d) for d in shape], dt] for n, shape, dt in rec.shared]
-            if stats:
-                item["stats"] = _stats(rec)
-        out.append(item)
-    return out
-
-
-def _spied(launch_fn, kernel_name: str, spy: Spy, args, replay: str):
-    try:
-        with spying(launch_fn, kernel_name, spy):
-            result = launch_fn(*args)
-    except KernelFault as e:
-        raise _fault_failed(e, replay) from None
-    if spy.fault is not None:  # a fault the launcher caught and swallowed
-        raise _fault_failed(spy.fault, replay)
-    return result
-
-
-def observe_config(ns, launcher: str, kernel_name: str, args, replay: str = "") -> dict:
-    """``ns.<launcher>(*args)`` with its kernel recorded, not run: the launch configurations."""
-    spy = Spy(None, kernel_name, "record")
-    _spied(_lookup(ns, launcher), kernel_name, spy, tuple(args), replay)
-    return {"launches": _launches(spy, None, False)}
-
-
-def observe_launcher(
-    ns,
-    launcher: str,
-    kernel_name: str,
-    args,
-    device: str = "cpu",
-    replay: str = "",
-    *,
-    readonly=(0, 1),
-    out_pos: int = 2,
-    stats: bool = False,
-) -> dict:
-    """``ns.<launcher>(*args)`` with its kernel run on the checking simulator (cpu) or for real (gpu):
-    the input arrays afterwards, what it returned, and its launches."""
-    args = tuple(args)
-    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly))
-    c = _spied(_lookup(ns, launcher), kernel_name, spy, args, replay)
-    inputs = [a for a in args if isinstance(a, np.ndarray)]
-    return {
-        "inputs": [_array(a) for a in inputs],
-        "result": _describe(c, inputs),
-        "launches": _launches(spy, out_pos, stats),
-    }
-
-
-def observe_kernel(
-    ns,
-    kernel_name: str,
-    griddim,
-    blockdim,
-    args,
-    device: str = "cpu",
-    replay: str = "",
-    *,
-    readonly=(),
-    limits=None,
-    out_pos: int = 2,
-) -> dict:
-    """``ns.<kernel_name>[griddim, blockdim](*args)`` directly: the array arguments afterwards, and on
-    the checking simulator which thread wrote each element of the argument at ``out_pos``."""
-    kernel = _lookup(ns, kernel_name)
-    args = tuple(args)
-    if device == "cpu":
-        try:
-            rec = launch(kernel, griddim, blockdim, args, readonly=tuple(readonly), limits=limits)
-        except KernelFault as e:
-            raise _fault_failed(e, replay) from None
-        w = rec.writers.get(_param_name(kernel, out_pos))
-        return {
-            "args": [_array(a) for a in args if isinstance(a, np.ndarray)],
-            "writers": None if w is None else _array(w.astype(np.int32)),
-        }
-    import cupy as cp
-
-    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    kernel[griddim, blockdim](*dev)
-    cp.cuda.runtime.deviceSynchronize()
-    return {"args": [cp.asnumpy(d) for d, a in zip(dev, args) if isinstance(a, np.ndarray)], "writers": None}
-
-
-def observe_as_is(ns, launcher: str, args) -> dict:
-    """``ns.<launcher>(*args)`` unchanged, on whatever numba.cuda is in this process (numba's own
-    simulator on a CPU, the GPU on a GPU machine): the inputs afterwards and what it returned."""
-    args = tuple(args)
-    c = _lookup(ns, launcher)(*args)
-    inputs = [a for a in args if isinstance(a, np.ndarray)]
-    return {"inputs": [_array(a) for a in inputs], "result": _describe(c, inputs)}
-
-
-OBSERVE = {"config": observe_config, "launcher": observe_launcher, "kernel": observe_kernel, "as_is": observe_as_is}
-
-
-class Ask:
-    """Where a check's observations run: ``ask(op, **case)`` -> the plain data of ``observe_<op>``."""
-
-    def __init__(self, observe) -> None:
-        self._observe = observe
-
-    def __call__(self, op: str, **case) -> dict:
-        obs = self._observe(op, **case)
-        if type(obs) is dict and type(obs.get("fault")) is dict:  # a fault seen where the cell runs
-            failed = CheckFailed(str(obs["fault"].get("message", "")))
-            failed.accesses = obs["fault"].get("accesses") if type(obs["fault"].get("accesses")) is dict else None
-            raise failed
-        return obs
-
-
-def local(**functions) -> Ask:
-    """Observe these functions right here (the notebook's self-checks):
-    ``check_vec_add_results(local(launch_vec_add=launch_vec_add), 37, 16)``."""
-    ns = types.SimpleNamespace(**functions)
-    return Ask(lambda op, **case: OBSERVE[op](ns, **case))
-
-
-def remote(run) -> Ask:
-    """Observe the answer cell where it runs: ``run(harness, **case)`` is the grader's ``answer.run``,
-    which runs ``subject_<op>`` below in the grading subject and returns its plain data."""
-    return Ask(lambda op, **case: run(f"{__name__}:subject_{op}", **case))
-
-
-def _asked(target, name: str) -> Ask:
-    """An Ask as given, or the student's function itself (``check_matmul_results(launch_tiled_matmul,
-    1, 33, 3)`` in a notebook), observed here under its contract name."""
-    return target if isinstance(target, Ask) else local(**{name: target})
-
-
-# The same observations on the answer cell, in the grading subject (kit/subject.py): ``cell.module``
-# holds the student's functions; plain data goes back to the grader, which judges.
-
-
-def _sent(observe, cell, case) -> dict:
-    """An observation, or a fault the checking simulator found, as plain data with its access
-    record (the judge draws the picture)."""
-    try:
-        return observe(cell.module, **case)
-    except CheckFailed as e:
-        if not e.accesses:
-            raise
-        return {"fault": {"message": str(e), "accesses": e.accesses}}
-
-
-def subject_config(cell, **case) -> dict:
-    return _sent(observe_config, cell, case)
-
-
-def subject_launcher(cell, **case) -> dict:
-    return _sent(observe_launcher, cell, case)
-
-
-def subject_kernel(cell, **case) -> dict:
-    return _sent(observe_kernel, cell, case)
-
-
-def subject_as_is(cell, **case) -> dict:
-    return _sent(observe_as_is, cell, case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1001,127 +802,6 @@ def check_dot(
             f"sum the partials on the host in float64" + _replay(call)
         )
     return {"blocks": blocks}
-
-
-# ---------------------------------------------------------------------------------------------
-# self-checks for the notebook
-
-
-def _grading_line(name) -> bool:
-    """While nbgrader autograde runs the notebook, print one line and stand aside."""
-    from ch13lib import grading
-
-    if grading():
-        print(f"{name}: self-check skipped while grading (the hidden tests decide)")
-        return True
-    return False
-
-
-def _is_stub(node) -> bool:
-    """A def whose body is nothing but ``raise NotImplementedError()`` (after a docstring or ``pass``)."""
-    import ast
-
-    body = [
-        st
-        for st in node.body
-        if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)) and not isinstance(st, ast.Pass)
-    ]
-    exc = body[0].exc if len(body) == 1 and isinstance(body[0], ast.Raise) else None
-    exc = exc.func if isinstance(exc, ast.Call) else exc
-    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
-
-
-def _stubs(functions) -> list[str]:
-    """Which of ``functions`` (kernels or plain functions) still have the stub's body: what is left to
-    write, read from the cell that defined them (none when their source cannot be found)."""
-    import ast
-    import inspect
-    import linecache
-
-    out = []
-    for fn in functions:
-        try:
-            py = python_function(fn)
-            code = py.__code__
-            lines = linecache.getlines(code.co_filename) or inspect.findsource(py)[0]
-            tree = ast.parse("".join(lines))
-        except Exception:  # noqa: BLE001 - no source to read: the checks themselves will tell
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == py.__name__:
-                first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-                if first == code.co_firstlineno:
-                    if _is_stub(node):
-                        out.append(py.__name__)
-                    break
-    return out
-
-
-def _run_checks(title, checks, functions=()) -> bool:
-    import contextlib
-    import io
-
-    print(title)
-    stubs = _stubs(functions)
-    if stubs:
-        names = " and ".join(f"`{n}`" for n in stubs)
-        print(
-            f"  ✘ not implemented yet: {names} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
-            f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again."
-        )
-        return False
-    ok, lines, picture = True, [], None  # printed at the end: no ✔ for a cell that turns out to be a stub
-    for label, fn in checks:
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                fn()
-        except NotImplementedError:
-            lines = [line for line in lines if not line.startswith("  ✔")]
-            lines.append(f"  ✘ {label}: not implemented yet (the stub still raises NotImplementedError)")
-            print("\n".join(lines))
-            return False
-        except CheckFailed as e:
-            lines.append(f"  ✘ {label}: {e}")
-            ok = False
-            if e.accesses and picture is None:
-                picture = e  # the first fault is drawn below the text
-        except Exception as e:  # noqa: BLE001 - the student's code crashed
-            lines.append(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
-            ok = False
-        else:
-            lines.append(f"  ✔ {label}")
-        if out.getvalue():
-            lines.append(out.getvalue().rstrip("\n"))
-    print("\n".join(lines))
-    print(
-        "All self-checks passed (the hidden tests try many more sizes)."
-        if ok
-        else "Fix the ✘ lines above; each says how to replay the failing case."
-    )
-    if picture is not None:
-        _show_picture(picture)
-    return ok
-
-
-def _show_picture(failed: CheckFailed) -> None:
-    """The first fault as a picture: who read and wrote which element, the fault marked."""
-    try:
-        from ch13lib.pictures import show
-
-        print("The picture below shows which thread touched which element up to that fault (the first ✘):")
-        show(failed.picture)
-    except Exception as e:  # noqa: BLE001 - no matplotlib here: the text says it all
-        print(f"(no picture: {type(e).__name__})")
-
-
-def _self_check(grade_id: str, functions: dict, checks) -> bool:
-    """A notebook's self-check of ``grade_id``: ``checks(ask)`` (label, check) pairs run on the cell's
-    ``functions`` in the checking simulator, after the stub test; steps aside while grading."""
-    if _grading_line(grade_id):
-        return True
-    ask = local(**functions)
-    return _run_checks(f"{grade_id} self-check (checking simulator):", checks(ask), tuple(functions.values()))
 
 
 def self_check_vec_add(vec_add, launch_vec_add) -> bool:

@@ -1,0 +1,562 @@
+"""Running a launch (a part of :mod:`ch13lib.cuda_sim`): the launch configuration, the simulated
+threads and the order they run in, the kernel rebound to the device's ``cuda``, the greenlets (or
+OS worker threads) that hold a thread at ``syncthreads``, and the record of what the launch did.
+It sets ``_cuda_sim_device._current``, the running thread that every checked access reads.
+"""
+
+from __future__ import annotations
+
+import _thread
+import dataclasses
+import threading
+import types
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ch13lib import _cuda_sim_device as _device
+from ch13lib._cuda_sim_device import Dim3, FakeCuda, KernelFault, SimArray
+
+try:  # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
+    import greenlet as _greenlet
+except ImportError:  # pragma: no cover - then OS threads, handing control over with locks
+    _greenlet = None
+
+MAX_THREADS_PER_BLOCK = 1024
+MAX_SIMULATED_THREADS = 200_000  # beyond this a launch is refused: the simulator is for small grids
+
+
+class _Abort(BaseException):
+    """Unwinds a simulated thread after another thread of the launch has faulted."""
+
+
+class _NeedThreads(BaseException):
+    """An inline run met syncthreads: rerun the launch with suspendable threads."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the launch configuration
+
+
+def normalize_dims(griddim, blockdim) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Check a launch configuration as a GPU would; raise KernelFault with the reason."""
+
+    def norm(dim, name):
+        dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
+        if not 1 <= len(dims) <= 3:
+            raise KernelFault(f"{name} must be 1 to 3 integers, got {dim!r}", "config")
+        for v in dims:
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise KernelFault(
+                    f"{name} must be integers, got {dim!r} (a {type(v).__name__}): use // or math.ceil, not /", "config"
+                )
+            if v < 1:
+                raise KernelFault(
+                    f"{name} {dim!r} has a dimension below 1: a GPU refuses such a launch "
+                    f"(CUDA_ERROR_INVALID_VALUE). With nothing to do (n == 0), do not launch.",
+                    "config",
+                )
+        dims = [int(v) for v in dims] + [1] * (3 - len(dims))
+        return tuple(dims)
+
+    g, b = norm(griddim, "griddim (blocks)"), norm(blockdim, "blockdim (threads per block)")
+    if b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK:
+        raise KernelFault(
+            f"blockdim {blockdim!r} has {b[0] * b[1] * b[2]} threads: a block holds at most {MAX_THREADS_PER_BLOCK}",
+            "config",
+        )
+    return g, b
+
+
+def _fmt3(d: Sequence[int], ndim: int) -> str:
+    d = tuple(d)[: max(ndim, 1)]
+    return str(d[0]) if len(d) == 1 else "(" + ", ".join(map(str, d)) + ")"
+
+
+# ---------------------------------------------------------------------------------------------
+# simulated threads
+
+
+@dataclasses.dataclass
+class ThreadStats:
+    block: tuple[int, int, int]
+    thread: tuple[int, int, int]
+    global_reads: int = 0
+    global_writes: int = 0
+    shared_reads: int = 0
+    shared_writes: int = 0
+
+
+class _SimThread:
+    __slots__ = (
+        "launch",
+        "blockIdx",
+        "threadIdx",
+        "tid",
+        "gid",
+        "epoch",
+        "state",
+        "exc",
+        "worker",
+        "stats",
+        "shared_calls",
+        "abort",
+        "last_read",
+    )
+
+    def __init__(self, launch, block, thread, tid, gid):
+        self.launch = launch
+        self.blockIdx = Dim3(*block)
+        self.threadIdx = Dim3(*thread)
+        self.tid = tid  # linear index in the block
+        self.gid = gid  # linear index in the grid
+        self.epoch = 0  # barrier phase
+        self.state = "new"  # new | barrier | done | error
+        self.exc = None
+        self.worker = None
+        self.stats = ThreadStats(block, thread)
+        self.shared_calls: dict = {}
+        self.abort = False
+        self.last_read = None  # (writer list, flat position) of the last global element read
+
+    def where(self) -> str:
+        nd = self.launch.ndim
+        return (
+            f"thread {_fmt3(tuple(self.threadIdx), nd)} of block {_fmt3(tuple(self.blockIdx), nd)}"
+            f" (threadIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.threadIdx), nd)},"
+            f" blockIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.blockIdx), nd)})"
+        )
+
+
+_launch_lock = threading.Lock()  # one launch at a time (the device's current-thread pointer is global)
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernel, rebound to the device's cuda
+
+
+class _NumbaProxy(types.ModuleType):
+    """``numba`` as a simulated kernel sees it: ``numba.cuda`` is the fake, the rest is numba's."""
+
+    def __init__(self, real, fake):
+        super().__init__("numba")
+        self._real, self.cuda = real, fake
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def python_function(kernel) -> Callable:
+    """The plain Python function behind a ``@cuda.jit`` kernel (simulator or GPU) or a function."""
+    fn = getattr(kernel, "py_func", None)
+    if fn is None:
+        fn = getattr(kernel, "fn", None)
+    if fn is None and isinstance(kernel, types.FunctionType):
+        fn = kernel
+    if not isinstance(fn, types.FunctionType):
+        raise KernelFault(f"{kernel!r} is not a kernel: decorate the function with @cuda.jit", "config")
+    return fn
+
+
+def _is_cuda_module(v) -> bool:
+    return isinstance(v, types.ModuleType) and v.__name__.endswith("cuda") and "numba" in v.__name__
+
+
+def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.FunctionType:
+    """A copy of ``fn`` whose globals see the fake ``cuda`` (device functions rebound too)."""
+    if fn in memo:
+        return memo[fn]
+    g = dict(fn.__globals__)
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    memo[fn] = new
+    for k, v in list(g.items()):
+        if _is_cuda_module(v):
+            g[k] = fake
+        elif isinstance(v, types.ModuleType) and v.__name__ == "numba":
+            g[k] = _NumbaProxy(v, fake)
+        elif not isinstance(v, type) and (hasattr(v, "py_func") or type(v).__name__ == "FakeCUDAKernel"):
+            try:
+                g[k] = _rebind(python_function(v), fake, memo)
+            except KernelFault:
+                pass
+    return new
+
+
+def _uses_syncthreads(fn, seen=None) -> bool:
+    seen = set() if seen is None else seen
+    codes = [fn.__code__]
+    found = False
+    while codes:
+        c = codes.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        if any(n.startswith("syncthreads") for n in c.co_names):
+            found = True
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# workers: OS threads that run simulated threads one at a time, handing control back and forth
+
+
+class _Worker:
+    def __init__(self, pool):
+        self.pool = pool
+        self.wake = _thread.allocate_lock()  # held: the worker waits; released: it runs
+        self.wake.acquire()
+        self.job = None
+        self.thread = threading.Thread(target=self._loop, daemon=True, name="cuda-sim-worker")
+        self.thread.start()
+
+    def _loop(self):
+        while True:
+            self.wake.acquire()
+            _run_sim_thread(self.job)
+            self.job = None
+            self.pool.idle.append(self)
+            self.pool.back.release()
+
+
+class _Pool:
+    def __init__(self):
+        self.idle: list[_Worker] = []
+        self.back = _thread.allocate_lock()  # released by a worker when control comes back
+        self.back.acquire()
+
+    def worker(self) -> _Worker:
+        return self.idle.pop() if self.idle else _Worker(self)
+
+
+_pool = _Pool()
+
+
+# ---------------------------------------------------------------------------------------------
+# the launch
+
+
+@dataclasses.dataclass
+class LaunchRecord:
+    """What one checked launch did."""
+
+    griddim: tuple[int, int, int]
+    blockdim: tuple[int, int, int]
+    threads: list[ThreadStats]
+    writers: dict  # argument name -> array of writer gids (-1: never written, ATOMIC), global arrays
+    shared: list = dataclasses.field(default_factory=list)  # (name, shape, dtype) of each shared array
+    arrays: dict = dataclasses.field(default_factory=dict)  # argument name -> the array after the launch
+
+    @property
+    def n_threads(self) -> int:
+        return len(self.threads)
+
+    def total(self, field: str) -> int:
+        return sum(getattr(t, field) for t in self.threads)
+
+    def most(self, field: str) -> ThreadStats | None:
+        return max(self.threads, key=lambda t: getattr(t, field), default=None)
+
+
+class _Launch:
+    def __init__(self, fn, griddim, blockdim, ndim):
+        self.fn = fn
+        self.griddim, self.blockdim, self.ndim = griddim, blockdim, ndim
+        self.fault: KernelFault | None = None
+        self.block_shared: dict = {}
+        self.block_threads: list[_SimThread] = []
+        self.args: tuple = ()
+        self.suspendable = True
+        self.pending_uninit: list = []
+        self.shared: dict = {}  # allocation site -> (name, shape, dtype), first block's
+        self.per_block = blockdim[0] * blockdim[1] * blockdim[2]
+        self.log: list = []  # (array index, thread gid, flat position, "r" | "w" | "a"): this block's
+        self.prev_log: list = []  # the previous block's
+        self.log_arrays: dict = {}  # id of an array's bookkeeping -> index into log_names
+        self.log_names: list = []  # [name, space, block of first access, size]
+        self.bad_index = None  # (array name, index) of an out-of-bounds access
+
+    def accesses(self) -> dict:
+        """The access log as plain data (ch13lib/pictures.py draws it)."""
+        return {
+            "arrays": [list(a) for a in self.log_names],
+            "events": [list(e) for e in self.prev_log + self.log],
+            "blockdim": list(self.blockdim),
+            "griddim": list(self.griddim),
+            "bad_index": self.bad_index,
+        }
+
+    # names for messages
+    def _coords(self, linear, dims):
+        x = linear % dims[0]
+        y = (linear // dims[0]) % dims[1]
+        z = linear // (dims[0] * dims[1])
+        return (x, y, z)
+
+    def thread_name(self, t: _SimThread, tid: int) -> str:
+        nd = self.ndim
+        return f"thread {_fmt3(self._coords(tid, self.blockdim), nd)} of the same block"
+
+    def thread_name_gid(self, gid: int) -> str:
+        per_block = self.blockdim[0] * self.blockdim[1] * self.blockdim[2]
+        b, t = divmod(gid, per_block)
+        nd = self.ndim
+        return f"thread {_fmt3(self._coords(t, self.blockdim), nd)} of block {_fmt3(self._coords(b, self.griddim), nd)}"
+
+    def end_phase(self):
+        """Reads of shared cells nobody had written, and nobody wrote later in the phase either."""
+        pending, self.pending_uninit = self.pending_uninit, []
+        if pending:
+            fault = KernelFault(
+                f"{pending[0]} before any thread of the block wrote it: shared memory starts as garbage "
+                f"on a GPU (this simulator does not zero it). Write every cell you read, for example 0 "
+                f"where the tile hangs over the edge of the matrix.",
+                "uninit",
+            )
+            self.fault = self.fault or fault
+            raise fault
+
+    def run_body(self, st: _SimThread):
+        _device._current = st
+        self.fn(*self.args)
+
+    def barrier(self, st: _SimThread):
+        if not self.suspendable:
+            raise _NeedThreads()
+        st.state = "barrier"
+        if _greenlet is not None:
+            st.worker.parent.switch()
+        else:
+            _pool.back.release()
+            st.worker.wake.acquire()
+        _device._current = st
+        if st.abort:
+            raise _Abort()
+        st.epoch += 1
+
+
+def _resume(st: _SimThread):
+    """Give control to st until it reaches a barrier, returns or raises."""
+    if _greenlet is not None:
+        if st.worker is None:
+            st.worker = _greenlet.greenlet(_run_sim_thread)
+        st.state = "running"
+        _device._current = st
+        st.worker.switch(st)
+        return
+    if st.worker is None:
+        st.worker = _pool.worker()
+        st.worker.job = st
+    st.state = "running"
+    _device._current = st
+    st.worker.wake.release()
+    _pool.back.acquire()
+
+
+def _run_sim_thread(st: _SimThread):
+    """Run one simulated thread's body to its end, on a worker thread or a greenlet; how it ended
+    goes into ``st.state`` (and ``st.exc``), which the launch reports."""
+    try:
+        st.launch.run_body(st)
+        st.state = "done"
+    except _Abort:
+        st.state = "done"
+    except BaseException as e:  # noqa: BLE001 - reported by the launch
+        st.state, st.exc = "error", e
+
+
+def _kernel_params(fn) -> list[str]:
+    code = fn.__code__
+    return list(code.co_varnames[: code.co_argcount])
+
+
+def launch(
+    kernel,
+    griddim,
+    blockdim,
+    args: Sequence,
+    *,
+    readonly: Sequence[int] = (),
+    limits: dict[int, int] | None = None,
+    ndim: int | None = None,
+) -> LaunchRecord:
+    """Run ``kernel[griddim, blockdim](*args)`` on the checking simulator.
+
+    ``readonly``: positions of the arguments the kernel must not write (its inputs).
+    ``limits``: position -> logical length n of a 1-D argument (accesses at >= n are faults).
+    numpy arrays (and numba simulator device arrays) are checked and written in place.
+    Raises KernelFault with the first fault found; returns the LaunchRecord otherwise.
+    """
+    fn = python_function(kernel)
+    g, b = normalize_dims(griddim, blockdim)
+    if ndim is None:
+        ndim = (
+            1
+            if (isinstance(blockdim, (int, np.integer)) or len(blockdim) == 1)
+            and (isinstance(griddim, (int, np.integer)) or len(griddim) == 1)
+            else 2
+            if max(g[2], b[2]) == 1
+            else 3
+        )
+    total = g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
+    if total > MAX_SIMULATED_THREADS:
+        raise KernelFault(
+            f"launch of {total} threads ({g} blocks of {b}): more than the {MAX_SIMULATED_THREADS} "
+            f"this simulator runs; is the number of blocks right?",
+            "config",
+        )
+    params = _kernel_params(fn)
+    if len(params) != len(args) and not fn.__code__.co_flags & 0x04:
+        raise KernelFault(
+            f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}) but was launched with {len(args)}",
+            "config",
+        )
+    with _launch_lock:
+        return _launch(fn, g, b, ndim, list(args), params, set(readonly), limits or {})
+
+
+def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
+    writers = {}
+    wrapped = []
+    copy_back = []  # (device array, host copy): real GPU arrays are simulated on a host copy
+    for pos, a in enumerate(args):
+        name = params[pos] if pos < len(params) else f"arg{pos}"
+        host = getattr(a, "_ary", None) if type(a).__name__ == "FakeCUDAArray" else None
+        if host is not None:
+            a = host
+        elif hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+            host = _to_host(a)
+            copy_back.append((a, host))
+            a = host
+        if isinstance(a, np.ndarray) and a.ndim > 0:
+            w = [-1] * a.size
+            writers[name] = (w, a.shape)
+            wrapped.append(SimArray(a, name, "global", readonly=pos in readonly, limit=limits.get(pos), writer=w))
+        else:
+            wrapped.append(a)
+    suspendable = _uses_syncthreads(fn)
+    for attempt in range(2):
+        launch = _Launch(None, g, b, ndim)
+        launch.suspendable = suspendable
+        fake = FakeCuda(launch)
+        launch.fn = _rebind(fn, fake, {})
+        launch.args = tuple(wrapped)
+        for w, _ in writers.values():
+            w[:] = [-1] * len(w)
+        stats: list[ThreadStats] = []
+        try:
+            with np.errstate(all="ignore"):
+                _run_grid(launch, g, b, stats)
+            break
+        except _NeedThreads:
+            suspendable = True
+        except KernelFault as e:
+            e.accesses = launch.accesses()  # who touched what, up to the fault: for its picture
+            e.accesses["fault_thread"] = getattr(e, "thread", None)
+            raise
+        finally:
+            _device._current = None
+    for dev, host in copy_back:
+        _to_device(dev, host)
+    return LaunchRecord(
+        g,
+        b,
+        stats,
+        {k: np.array(w, np.int64).reshape(shape) for k, (w, shape) in writers.items()},
+        list(launch.shared.values()),
+        {params[p] if p < len(params) else f"arg{p}": w._arr for p, w in enumerate(wrapped) if isinstance(w, SimArray)},
+    )
+
+
+def _to_host(dev) -> np.ndarray:
+    """A host copy of a GPU array (numba DeviceNDArray or cupy), for simulating a kernel on it."""
+    if hasattr(dev, "copy_to_host"):
+        return dev.copy_to_host()
+    import cupy
+
+    return cupy.asnumpy(dev)
+
+
+def _to_device(dev, host: np.ndarray) -> None:
+    if hasattr(dev, "copy_to_device"):
+        dev.copy_to_device(host)
+    else:
+        dev.set(host)
+
+
+def _run_grid(launch: _Launch, g, b, stats):
+    per_block = b[0] * b[1] * b[2]
+    block_points = [(x, y, z) for z in range(g[2]) for y in range(g[1]) for x in range(g[0])]
+    thread_points = [(x, y, z) for z in range(b[2]) for y in range(b[1]) for x in range(b[0])]
+    for bl, bp in enumerate(block_points):
+        launch.block_shared = {}
+        launch.prev_log, launch.log = launch.log, []
+        threads = [_SimThread(launch, bp, tp, tid, bl * per_block + tid) for tid, tp in enumerate(thread_points)]
+        stats.extend(t.stats for t in threads)
+        if not launch.suspendable:
+            _run_inline(launch, threads)
+        else:
+            _run_block(launch, threads)
+
+
+def _run_inline(launch, threads):
+    for t in threads:
+        _device._current = t
+        try:
+            launch.fn(*launch.args)
+        except (_NeedThreads, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # noqa: BLE001
+            _raise_thread_error(launch, t, e)
+        if launch.fault is not None:  # a fault the kernel swallowed with try/except
+            raise launch.fault
+    launch.end_phase()
+
+
+def _raise_thread_error(launch, t, e):
+    if launch.fault is not None:
+        raise launch.fault
+    if isinstance(e, (KernelFault, NotImplementedError)):
+        raise e
+    raise KernelFault(f"{t.where()} raised {type(e).__name__}: {e}", "exception").with_traceback(e.__traceback__)
+
+
+def _run_block(launch, threads):
+    phase = 0
+    live = list(threads)
+    try:
+        while live:
+            for t in live:
+                _resume(t)
+                if t.state == "error":
+                    _raise_thread_error(launch, t, t.exc)
+                if launch.fault is not None:
+                    raise launch.fault
+            launch.end_phase()
+            waiting = [t for t in live if t.state == "barrier"]
+            finished = [t for t in live if t.state == "done"]
+            if waiting and finished:
+                t_done, t_wait = finished[0], waiting[0]
+                fault = KernelFault(
+                    f"barrier divergence: {t_done.where()} finished the kernel while {t_wait.where()} "
+                    f"waits at cuda.syncthreads() number {phase + 1}. Every thread of a block must reach "
+                    f"every syncthreads (on a GPU this hangs or corrupts the tile): do not `return` early "
+                    f"or put syncthreads under an `if` that differs between threads; guard the loads and the "
+                    f"final write instead.",
+                    "divergence",
+                )
+                launch.fault = fault
+                raise fault
+            live = waiting
+            phase += 1
+    finally:
+        _abort(launch, [t for t in threads if t.state == "barrier"])
+
+
+def _abort(launch, stuck):
+    for t in stuck:
+        for _ in range(1000):
+            if t.state != "barrier":
+                break
+            t.abort = True
+            _resume(t)

@@ -1,0 +1,278 @@
+"""Observations of the student's functions (a part of :mod:`ch13lib.cuda_check`): the ``observe_*``
+functions run a launcher or kernel (on the checking simulator, or for real) beside the student's code
+and return plain data only; an :class:`Ask` runs them here (:func:`local`), and the ``subject_*``
+functions run them in the grading subject, which the hidden graders reach by the name
+``ch13lib.cuda_check``. The checks that judge this data, in their own process, are in ``cuda_check``.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
+
+REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
+ARRAY_CAP = 16 * 2**20  # bytes: a bigger array is reported by shape and dtype only (no case needs one)
+# dtypes an observation sends back as arrays (the others are reported by name only)
+SENDABLE = frozenset(  # kit/wire.py's dtypes less bfloat16, which numpy lacks
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128".split()
+)
+
+
+class CheckFailed(AssertionError):
+    """A case failed; the message says why and how to replay it. ``accesses``: the checking
+    simulator's record of who touched what up to a fault, drawn by :attr:`picture`."""
+
+    accesses: dict | None = None
+
+    @property
+    def picture(self) -> bytes:
+        if not self.accesses:
+            return b""
+        from ch13lib.pictures import cuda_accesses
+
+        return cuda_accesses(self.accesses, str(self))
+
+
+def _replay(call: str) -> str:
+    maker = call.split(" = ", 1)[1].split("(", 1)[0] if " = " in call else "vec_inputs"
+    return f"\nReplay it: from ch13lib.cuda_check import {maker}; {call}"
+
+
+def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
+    failed = CheckFailed(f"{e.message}{_replay(replay)}")
+    failed.accesses = getattr(e, "accesses", None)
+    return failed
+
+
+# ---------------------------------------------------------------------------------------------
+# observations: run beside the student's functions, return plain data only
+
+
+def _short(x) -> str:
+    """A launch configuration as the student wrote it (its repr), for messages."""
+    try:
+        r = repr(x)
+        r = r if type(r) is str else "?"
+    except Exception:  # noqa: BLE001 - a __repr__ that raises
+        r = f"<a {type(x).__name__}>"
+    return r[:REPR_CAP]
+
+
+def _array(x):
+    """A plain copy of a numpy array whose dtype can be sent back; None for anything else."""
+    if isinstance(x, np.ndarray) and str(x.dtype) in SENDABLE and x.nbytes <= ARRAY_CAP:
+        return np.array(x, copy=True, subok=False)
+    return None
+
+
+def _describe(c, inputs) -> dict:
+    """What a launcher returned: its type, and for an array its shape, dtype, values, and which
+    inputs (by position) it shares memory with."""
+    if isinstance(c, (float, np.floating, int, np.integer)) and not isinstance(c, bool):
+        return {"type": type(c).__name__, "value": float(c) if isinstance(c, (float, np.floating)) else int(c)}
+    if not isinstance(c, np.ndarray):
+        return {"type": type(c).__name__}
+    return {
+        "type": "ndarray",
+        "shape": tuple(int(s) for s in c.shape),
+        "dtype": str(c.dtype),
+        "value": _array(c),
+        "shares": [i for i, a in enumerate(inputs) if c.size and np.shares_memory(c, a)],
+    }
+
+
+def _lookup(ns, name: str):
+    try:
+        return getattr(ns, name)
+    except AttributeError:
+        raise CheckFailed(f"`{name}` is not defined") from None
+
+
+def _param_name(kernel, pos: int):
+    """The name of the kernel's parameter at ``pos`` (for reading the launch's writer maps)."""
+    try:
+        return python_function(kernel).__code__.co_varnames[pos]
+    except (KernelFault, IndexError, AttributeError):
+        return None
+
+
+def _stats(rec) -> dict:
+    th = rec.threads
+    out = {
+        "block": np.array([t.block for t in th], np.int32).reshape(-1, 3),
+        "thread": np.array([t.thread for t in th], np.int32).reshape(-1, 3),
+    }
+    for field in ("global_reads", "global_writes", "shared_reads", "shared_writes"):
+        out[field] = np.array([getattr(t, field) for t in th], np.int64)
+    return out
+
+
+def _launches(spy: Spy, out_pos, stats: bool) -> list[dict]:
+    """Each launch: griddim and blockdim (3-tuples, None when invalid), the configuration as
+    written, and on the checking simulator which thread (global linear id, -1 none) wrote each
+    element of the output argument, and the per-thread traffic if asked."""
+    param = _param_name(spy.kernel, out_pos) if out_pos is not None else None
+    out = []
+    for (g, b, rec), (raw_g, raw_b) in zip(spy.launches, spy.raw_configs):
+        item = {"griddim": g, "blockdim": b, "raw": (_short(raw_g), _short(raw_b))}
+        if rec is not None:
+            w = rec.writers.get(param) if param is not None else None
+            item["writers"] = None if w is None else _array(w.astype(np.int32))
+            item["out"] = _array(rec.arrays.get(param)) if param is not None else None
+            item["shared"] = [[str(n)[:80], [int(d) for d in shape], dt] for n, shape, dt in rec.shared]
+            if stats:
+                item["stats"] = _stats(rec)
+        out.append(item)
+    return out
+
+
+def _spied(launch_fn, kernel_name: str, spy: Spy, args, replay: str):
+    try:
+        with spying(launch_fn, kernel_name, spy):
+            result = launch_fn(*args)
+    except KernelFault as e:
+        raise _fault_failed(e, replay) from None
+    if spy.fault is not None:  # a fault the launcher caught and swallowed
+        raise _fault_failed(spy.fault, replay)
+    return result
+
+
+def observe_config(ns, launcher: str, kernel_name: str, args, replay: str = "") -> dict:
+    """``ns.<launcher>(*args)`` with its kernel recorded, not run: the launch configurations."""
+    spy = Spy(None, kernel_name, "record")
+    _spied(_lookup(ns, launcher), kernel_name, spy, tuple(args), replay)
+    return {"launches": _launches(spy, None, False)}
+
+
+def observe_launcher(
+    ns,
+    launcher: str,
+    kernel_name: str,
+    args,
+    device: str = "cpu",
+    replay: str = "",
+    *,
+    readonly=(0, 1),
+    out_pos: int = 2,
+    stats: bool = False,
+) -> dict:
+    """``ns.<launcher>(*args)`` with its kernel run on the checking simulator (cpu) or for real (gpu):
+    the input arrays afterwards, what it returned, and its launches."""
+    args = tuple(args)
+    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly))
+    c = _spied(_lookup(ns, launcher), kernel_name, spy, args, replay)
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    return {
+        "inputs": [_array(a) for a in inputs],
+        "result": _describe(c, inputs),
+        "launches": _launches(spy, out_pos, stats),
+    }
+
+
+def observe_kernel(
+    ns,
+    kernel_name: str,
+    griddim,
+    blockdim,
+    args,
+    device: str = "cpu",
+    replay: str = "",
+    *,
+    readonly=(),
+    limits=None,
+    out_pos: int = 2,
+) -> dict:
+    """``ns.<kernel_name>[griddim, blockdim](*args)`` directly: the array arguments afterwards, and on
+    the checking simulator which thread wrote each element of the argument at ``out_pos``."""
+    kernel = _lookup(ns, kernel_name)
+    args = tuple(args)
+    if device == "cpu":
+        try:
+            rec = launch(kernel, griddim, blockdim, args, readonly=tuple(readonly), limits=limits)
+        except KernelFault as e:
+            raise _fault_failed(e, replay) from None
+        w = rec.writers.get(_param_name(kernel, out_pos))
+        return {
+            "args": [_array(a) for a in args if isinstance(a, np.ndarray)],
+            "writers": None if w is None else _array(w.astype(np.int32)),
+        }
+    import cupy as cp
+
+    dev = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    kernel[griddim, blockdim](*dev)
+    cp.cuda.runtime.deviceSynchronize()
+    return {"args": [cp.asnumpy(d) for d, a in zip(dev, args) if isinstance(a, np.ndarray)], "writers": None}
+
+
+def observe_as_is(ns, launcher: str, args) -> dict:
+    """``ns.<launcher>(*args)`` unchanged, on whatever numba.cuda is in this process (numba's own
+    simulator on a CPU, the GPU on a GPU machine): the inputs afterwards and what it returned."""
+    args = tuple(args)
+    c = _lookup(ns, launcher)(*args)
+    inputs = [a for a in args if isinstance(a, np.ndarray)]
+    return {"inputs": [_array(a) for a in inputs], "result": _describe(c, inputs)}
+
+
+OBSERVE = {"config": observe_config, "launcher": observe_launcher, "kernel": observe_kernel, "as_is": observe_as_is}
+
+
+class Ask:
+    """Where a check's observations run: ``ask(op, **case)`` -> the plain data of ``observe_<op>``."""
+
+    def __init__(self, observe) -> None:
+        self._observe = observe
+
+    def __call__(self, op: str, **case) -> dict:
+        obs = self._observe(op, **case)
+        if type(obs) is dict and type(obs.get("fault")) is dict:  # a fault seen where the cell runs
+            failed = CheckFailed(str(obs["fault"].get("message", "")))
+            failed.accesses = obs["fault"].get("accesses") if type(obs["fault"].get("accesses")) is dict else None
+            raise failed
+        return obs
+
+
+def local(**functions) -> Ask:
+    """Observe these functions right here (the notebook's self-checks):
+    ``check_vec_add_results(local(launch_vec_add=launch_vec_add), 37, 16)``."""
+    ns = types.SimpleNamespace(**functions)
+    return Ask(lambda op, **case: OBSERVE[op](ns, **case))
+
+
+def _asked(target, name: str) -> Ask:
+    """An Ask as given, or the student's function itself (``check_matmul_results(launch_tiled_matmul,
+    1, 33, 3)`` in a notebook), observed here under its contract name."""
+    return target if isinstance(target, Ask) else local(**{name: target})
+
+
+# The same observations on the answer cell, in the grading subject (kit/subject.py): ``cell.module``
+# holds the student's functions; plain data goes back to the grader, which judges.
+
+
+def _sent(observe, cell, case) -> dict:
+    """An observation, or a fault the checking simulator found, as plain data with its access
+    record (the judge draws the picture)."""
+    try:
+        return observe(cell.module, **case)
+    except CheckFailed as e:
+        if not e.accesses:
+            raise
+        return {"fault": {"message": str(e), "accesses": e.accesses}}
+
+
+def subject_config(cell, **case) -> dict:
+    return _sent(observe_config, cell, case)
+
+
+def subject_launcher(cell, **case) -> dict:
+    return _sent(observe_launcher, cell, case)
+
+
+def subject_kernel(cell, **case) -> dict:
+    return _sent(observe_kernel, cell, case)
+
+
+def subject_as_is(cell, **case) -> dict:
+    return _sent(observe_as_is, cell, case)

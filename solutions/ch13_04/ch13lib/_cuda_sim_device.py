@@ -1,0 +1,549 @@
+"""The device a simulated kernel runs on (a part of :mod:`ch13lib.cuda_sim`): global and shared
+arrays with every access checked, counted and logged (for the picture of a fault), atomics, and
+``cuda`` as the kernel sees it. All of it runs inside the kernel's own calls and reads the one
+running thread, ``_current``; the launch (``_cuda_sim_launch``), which decides which thread runs
+when, sets it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ch13lib._cuda_sim_launch import _SimThread
+
+WARP_SIZE = 32
+MAX_GLOBAL_ACCESSES_PER_THREAD = 200_000  # a thread past this is stuck in an endless loop (a step budget)
+ATOMIC = -3  # in a global array's writer list: the element was updated with cuda.atomic (by any thread)
+LOG_CAP = 8_000  # accesses kept per block for the picture of a fault (ch13lib/pictures.py)
+
+
+class KernelFault(Exception):
+    """The kernel did something a GPU would not forgive (or would silently get wrong)."""
+
+    def __init__(self, message: str, kind: str = "fault") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+class Dim3:
+    __slots__ = ("x", "y", "z")
+
+    def __init__(self, x: int, y: int = 1, z: int = 1) -> None:
+        self.x, self.y, self.z = x, y, z
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z))
+
+    def __repr__(self) -> str:
+        return f"({self.x}, {self.y}, {self.z})"
+
+
+_current: _SimThread | None = None  # the one simulated thread running now (the launch sets it)
+
+
+def _fault(message: str, kind: str):
+    """Record the first fault of the launch and raise it in the running thread."""
+    t = _current
+    launch = t.launch
+    fault = KernelFault(f"{t.where()}: {message}", kind)
+    fault.thread = t.gid
+    if launch.fault is None:
+        launch.fault = fault
+    raise fault
+
+
+# ---------------------------------------------------------------------------------------------
+# arrays
+
+
+def _index_tuple(idx, arr_name):
+    if isinstance(idx, tuple):
+        items = idx
+    else:
+        items = (idx,)
+    out = []
+    for i in items:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            if isinstance(i, slice):
+                _fault(
+                    f"sliced {arr_name}[...]: the checking simulator only supports integer indices "
+                    f"in kernels (index one element at a time)",
+                    "index",
+                )
+            _fault(f"indexed {arr_name} with {i!r} (a {type(i).__name__}): array indices must be integers", "index")
+        out.append(int(i))
+    return out
+
+
+_TWO_BARRIERS = (
+    "A cuda.syncthreads() must stand between one thread's write of a shared cell and another "
+    "thread's read or write of it: in a tiled kernel two per tile (after loading it, before any thread "
+    "reads it, and after computing with it, before the next tile overwrites it); in a reduction tree "
+    "one after the load and one after every level."
+)
+
+
+class SimArray:
+    """A global or shared array as a kernel sees it, every access checked and counted.
+
+    Bookkeeping lives in Python lists indexed by the element's flat position in the base array
+    (row views such as ``A[row]`` share them with an offset): writer thread of each global element;
+    for shared memory, whether it was ever written and who wrote / read it in which barrier phase.
+    """
+
+    __slots__ = (
+        "_arr",
+        "_name",
+        "_space",
+        "_readonly",
+        "_limit",
+        "_writer",
+        "_state",
+        "shape",
+        "ndim",
+        "size",
+        "dtype",
+        "_prefix",
+        "_off",
+        "_estr",
+    )
+
+    def __init__(
+        self,
+        arr: np.ndarray,
+        name: str,
+        space: str = "global",
+        *,
+        readonly: bool = False,
+        limit: int | None = None,
+        writer: list | None = None,
+        state=None,
+        prefix=(),
+        off=0,
+        estr=None,
+    ):
+        self._arr = arr
+        self._name = name
+        self._space = space
+        self._readonly = readonly
+        self._limit = limit  # logical length (1-D): accesses at >= limit are faults
+        self._writer = writer  # global: gid of the writing thread per flat position, -1 none
+        self._state = state  # shared: [init, w_epoch, writer, r_epoch, reader] lists
+        self._prefix = prefix  # indices already applied (for messages)
+        self._off = off  # flat position of this view's first element in the base
+        if estr is None:  # element strides of a C-ordered base
+            estr, acc = [], 1
+            for d in reversed(arr.shape):
+                estr.append(acc)
+                acc *= d
+            estr = tuple(reversed(estr))
+        self._estr = estr
+        self.shape = arr.shape
+        self.ndim = arr.ndim
+        self.size = arr.size
+        self.dtype = arr.dtype
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<{self._space} array {self._name} shape={self.shape} dtype={self.dtype}>"
+
+    def _label(self, idx) -> str:
+        full = list(self._prefix) + list(idx)
+        return f"{self._name}[{', '.join(map(str, full))}]"
+
+    def _locate(self, key, what):
+        """(index tuple, flat position); faults on a bad index. Fast path first."""
+        idx = key if type(key) is tuple else (key,)
+        shape = self.shape
+        if len(idx) == len(shape):
+            pos = self._off
+            estr = self._estr
+            d = 0
+            for i in idx:
+                if type(i) is not int or i < 0 or i >= shape[d]:
+                    break
+                pos += i * estr[d]
+                d += 1
+            else:
+                if self._limit is None or idx[0] < self._limit:
+                    return idx, pos
+        idx = self._check(key, what)
+        pos = self._off
+        for d, i in enumerate(idx):
+            pos += i * self._estr[d]
+        return idx, pos
+
+    def _check(self, key, what):
+        idx = _index_tuple(key, self._name)
+        if len(idx) > self.ndim:
+            _fault(
+                f"{what} {self._label(idx)}: {self._name} has only {self.ndim + len(self._prefix)} dimension(s)",
+                "index",
+            )
+        for d, i in enumerate(idx):
+            if i < 0:
+                _current.launch.bad_index = [self._name, self._space, list(self._prefix) + list(idx)]
+                _fault(
+                    f"{what} {self._label(idx)}: negative index. numpy and numba silently wrap it to "
+                    f"the other end of the array (index {i} + {self.shape[d]}); on a GPU it is a read or "
+                    f"write outside the array. Check your index arithmetic.",
+                    "negative",
+                )
+            if i >= self.shape[d]:
+                _current.launch.bad_index = [self._name, self._space, list(self._prefix) + list(idx)]
+                _fault(
+                    f"{what} {self._label(idx)}: out of bounds for {self._space} array {self._name} "
+                    f"of shape {tuple(self.shape)}{' (a missing bounds check?)' if self._space == 'global' else ''}",
+                    "bounds",
+                )
+        if self._limit is not None and idx and idx[0] >= self._limit:
+            _current.launch.bad_index = [self._name, self._space, list(self._prefix) + list(idx)]
+            _fault(
+                f"{what} {self._label(idx)} although n = {self._limit}: the array is longer than n here, "
+                f"and no thread may touch element n or beyond. Guard with `if i < n`, using n, not the "
+                f"array's size.",
+                "bounds",
+            )
+        return tuple(idx)
+
+    def __getitem__(self, key):
+        idx, pos = self._locate(key, "read")
+        if len(idx) < self.ndim:  # a row view, e.g. A[row][k]
+            return SimArray(
+                self._arr[idx],
+                self._name,
+                self._space,
+                readonly=self._readonly,
+                writer=self._writer,
+                state=self._state,
+                prefix=self._prefix + idx,
+                off=pos,
+                estr=self._estr[len(idx) :],
+            )
+        t = _current
+        if self._space == "global":
+            t.stats.global_reads += 1
+            if t.stats.global_reads > MAX_GLOBAL_ACCESSES_PER_THREAD:
+                _endless(t)
+            t.last_read = (self._writer, pos)
+        else:
+            t.stats.shared_reads += 1
+            init, w_epoch, writer, r_epoch, reader = self._state
+            e = t.epoch
+            if not init[pos]:
+                # Judged at the end of the phase: if another thread writes the cell later in this
+                # phase, that write reports a race (a missing barrier); otherwise it is garbage.
+                t.launch.pending_uninit.append(f"{t.where()}: read {self._label(idx)}")
+            if w_epoch[pos] == e and writer[pos] != t.tid:
+                other = t.launch.thread_name(t, writer[pos])
+                _fault(
+                    f"read {self._label(idx)} in the same phase as {other} wrote it, with no "
+                    f"cuda.syncthreads() between the write and the read: a data race (on a GPU it "
+                    f"reads the old or the new value, by luck). " + _TWO_BARRIERS,
+                    "race",
+                )
+            if r_epoch[pos] != e:
+                r_epoch[pos] = e
+                reader[pos] = t.tid
+            elif reader[pos] != t.tid:
+                reader[pos] = -2  # read by several threads in this phase
+        _log(t, self, pos, "r")
+        return self._arr[idx]
+
+    def __setitem__(self, key, value):
+        idx, pos = self._locate(key, "wrote")
+        if len(idx) < self.ndim:
+            _fault(f"wrote a whole row {self._label(idx)}: assign one element at a time", "index")
+        t = _current
+        if self._readonly:
+            _fault(
+                f"wrote {self._label(idx)}: {self._name} is an input of the kernel and must not "
+                f"change (write results to the output array only)",
+                "input",
+            )
+        _log(t, self, pos, "w")
+        if self._space == "global":
+            t.stats.global_writes += 1
+            if t.stats.global_writes > MAX_GLOBAL_ACCESSES_PER_THREAD:
+                _endless(t)
+            w = self._writer
+            if w is not None:
+                prev = w[pos]
+                if prev == ATOMIC:
+                    _fault(
+                        f"wrote {self._label(idx)} with a plain store while other threads update it with "
+                        f"cuda.atomic in this launch: the plain write races with them (updates get lost). "
+                        f"Update it with cuda.atomic.add as well.",
+                        "race",
+                    )
+                if prev != -1 and prev != t.gid:
+                    other = t.launch.thread_name_gid(prev)
+                    last = t.last_read
+                    if last is not None and last[0] is w and last[1] == pos:
+                        _fault(
+                            f"read and then wrote {self._label(idx)} (a read-modify-write such as "
+                            f"`{self._name}[i] += 1`), which {other} also updated in this launch: on a GPU "
+                            f"both threads can read the same old value and one update is lost. This "
+                            f"simulator runs threads one after another, so the count happens to come out "
+                            f"right here; a GPU gives no such promise. Use cuda.atomic.add("
+                            f"{self._name}, index, value), one indivisible read-modify-write.",
+                            "lost-update",
+                        )
+                    _fault(
+                        f"wrote {self._label(idx)}, which {other} also wrote in this launch: "
+                        f"two threads must not write one element ({_duplicate_hint(t, w, prev, pos)})",
+                        "duplicate",
+                    )
+                w[pos] = t.gid
+        else:
+            t.stats.shared_writes += 1
+            init, w_epoch, writer, r_epoch, reader = self._state
+            e = t.epoch
+            if w_epoch[pos] == e and writer[pos] != t.tid:
+                other = t.launch.thread_name(t, writer[pos])
+                _fault(
+                    f"wrote {self._label(idx)} in the same phase as {other} wrote it: a data race. " + _TWO_BARRIERS,
+                    "race",
+                )
+            if r_epoch[pos] == e and reader[pos] != t.tid:
+                who = "other threads" if reader[pos] == -2 else t.launch.thread_name(t, reader[pos])
+                _fault(
+                    f"wrote {self._label(idx)} in the same phase as {who} read it, with no "
+                    f"cuda.syncthreads() between: a data race (on a GPU whether that read sees the "
+                    f"value before or after this write is luck). " + _TWO_BARRIERS,
+                    "race",
+                )
+            init[pos] = True
+            w_epoch[pos] = e
+            writer[pos] = t.tid
+        self._arr[idx] = value
+
+
+def _log(t, array: SimArray, pos: int, kind: str) -> None:
+    """Who touched which element, for the picture of a fault: the current block's accesses (and
+    the previous block's), at most LOG_CAP each, keyed by the array's bookkeeping (views share it)."""
+    launch = t.launch
+    log = launch.log
+    if len(log) < LOG_CAP:
+        key = id(array._writer if array._space == "global" else array._state)
+        index = launch.log_arrays.get(key)
+        if index is None:
+            base = array._arr.base if array._prefix else array._arr
+            size = base.size if isinstance(base, np.ndarray) and array._prefix else array._arr.size
+            index = launch.log_arrays[key] = len(launch.log_names)
+            launch.log_names.append([array._name, array._space, t.gid // launch.per_block, int(size)])
+        log.append((index, t.gid, pos, kind))
+
+
+def _duplicate_hint(t, writer: list, prev: int, pos: int) -> str:
+    """Why two threads met at one element: their index misses the block (each thread writes once),
+    or, in a loop, the step is smaller than the whole grid (the grid-stride loop's cuda.gridsize)."""
+    launch = t.launch
+    if launch.ndim == 1:
+        total = math.prod(launch.griddim) * math.prod(launch.blockdim)
+        for gid, extra in ((prev, ()), (t.gid, (pos,))):  # the steps of either thread's loop
+            mine = sorted(set(i for i, g in enumerate(writer) if g == gid).union(extra))
+            step = min((b - a for a, b in zip(mine, mine[1:])), default=0)
+            if 0 < step < total:
+                return (
+                    f"the loop steps by {step} element{'s' if step > 1 else ''}, fewer than the {total} "
+                    f"threads of the grid, so threads redo each other's elements: step by the whole grid, "
+                    f"cuda.gridsize(1) = blocks x threads per block = {total}"
+                )
+    if prev // math.prod(launch.blockdim) == t.gid // math.prod(launch.blockdim):
+        return (
+            "both threads are in the same block: if the block has one value to write, let one thread "
+            "write it (`if cuda.threadIdx.x == 0:`); otherwise each thread owns its own index"
+        )
+    return "each thread owns its own index; is the block index part of it?"
+
+
+def _endless(t):
+    _fault(
+        f"made more than {MAX_GLOBAL_ACCESSES_PER_THREAD:,} global memory accesses: an endless loop? "
+        f"(in a grid-stride loop the step must be the whole grid, cuda.gridsize(1), which is never 0)",
+        "budget",
+    )
+
+
+def _shared_array(shape, dtype, name):
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    shape = tuple(int(s) for s in shape)
+    dt = _as_dtype(dtype)
+    arr = np.empty(shape, dt)
+    if dt.kind == "f":
+        arr.fill(np.nan)
+    else:
+        arr.fill(-12345 if dt.kind == "i" else 123)
+    size = arr.size
+    state = [[False] * size, [-1] * size, [-1] * size, [-1] * size, [-1] * size]
+    return SimArray(arr, name, "shared", state=state)
+
+
+def _as_dtype(dtype) -> np.dtype:
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(str(dtype))  # a numba type such as numba.float32
+
+
+# ---------------------------------------------------------------------------------------------
+# the cuda module a simulated kernel sees
+
+
+class _Shared:
+    def array(self, shape, dtype):
+        t = _current
+        frame = sys._getframe(1)
+        site = (frame.f_code, frame.f_lineno)
+        n = t.shared_calls.get(site, 0)
+        t.shared_calls[site] = n + 1
+        key = site + (n,)
+        block = t.launch.block_shared
+        if key not in block:
+            block[key] = _shared_array(shape, dtype, f"shared@line{frame.f_lineno}")
+            block[key]._name = _guess_name(frame) or block[key]._name
+            t.launch.shared.setdefault(key, (block[key]._name, tuple(block[key].shape), str(block[key].dtype)))
+        arr = block[key]
+        return arr
+
+
+def _guess_name(frame) -> str | None:
+    """The variable the shared array is assigned to, read from the source line (for messages)."""
+    import linecache
+
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    if "=" in line:
+        lhs = line.split("=", 1)[0].strip()
+        if lhs.isidentifier():
+            return lhs
+    return None
+
+
+class _Local:
+    def array(self, shape, dtype):
+        return np.zeros(shape, _as_dtype(dtype))
+
+
+class _Const:
+    def array_like(self, ary):
+        return ary
+
+
+class _Atomic:
+    """Atomics: the simulator runs one thread at a time, so a read-modify-write is atomic.
+    An atomic update is not a race, so it bypasses the race and duplicate-write bookkeeping."""
+
+    def _rmw(self, array, index, op):
+        if isinstance(array, SimArray):
+            idx, pos = array._locate(index, "atomically updated")
+            t = _current
+            stats = t.stats
+            if array._space == "global":
+                stats.global_reads += 1
+                stats.global_writes += 1
+                w = array._writer
+                if w is not None:
+                    prev = w[pos]
+                    if prev >= 0 and prev != t.gid:
+                        _fault(
+                            f"atomically updated {array._label(idx)}, which {t.launch.thread_name_gid(prev)} "
+                            f"wrote with a plain store in this launch: the plain write races with the atomic "
+                            f"updates. Update it with cuda.atomic everywhere.",
+                            "race",
+                        )
+                    if prev == -1:  # a plain writer stays recorded: another thread's atomic there is a race
+                        w[pos] = ATOMIC
+            else:
+                stats.shared_reads += 1
+                stats.shared_writes += 1
+                array._state[0][pos] = True
+            _log(t, array, pos, "a")
+            if array._readonly:
+                _fault(f"atomically updated {array._label(idx)}: {array._name} is an input of the kernel", "input")
+            arr = array._arr
+        else:
+            idx, arr = index, array
+        old = arr[idx]
+        arr[idx] = op(old)
+        return old
+
+    def add(self, array, index, val):
+        return self._rmw(array, index, lambda o: o + val)
+
+    def sub(self, array, index, val):
+        return self._rmw(array, index, lambda o: o - val)
+
+    def max(self, array, index, val):
+        return self._rmw(array, index, lambda o: max(o, val))
+
+    def min(self, array, index, val):
+        return self._rmw(array, index, lambda o: min(o, val))
+
+
+class FakeCuda:
+    """What the name ``cuda`` means inside a simulated kernel."""
+
+    warpsize = WARP_SIZE
+
+    def __init__(self, launch) -> None:
+        self.gridDim = Dim3(*launch.griddim)
+        self.blockDim = Dim3(*launch.blockdim)
+        self.shared = _Shared()
+        self.local = _Local()
+        self.const = _Const()
+        self.atomic = _Atomic()
+
+    @property
+    def threadIdx(self):
+        return _current.threadIdx
+
+    @property
+    def blockIdx(self):
+        return _current.blockIdx
+
+    @property
+    def laneid(self):
+        return _current.tid % WARP_SIZE
+
+    def grid(self, ndim):
+        t, b, d = _current.threadIdx, _current.blockIdx, self.blockDim
+        x = b.x * d.x + t.x
+        if ndim == 1:
+            return x
+        y = b.y * d.y + t.y
+        if ndim == 2:
+            return x, y
+        return x, y, b.z * d.z + t.z
+
+    def gridsize(self, ndim):
+        g, d = self.gridDim, self.blockDim
+        if ndim == 1:
+            return g.x * d.x
+        if ndim == 2:
+            return g.x * d.x, g.y * d.y
+        return g.x * d.x, g.y * d.y, g.z * d.z
+
+    def syncthreads(self):
+        _current.launch.barrier(_current)
+
+    def threadfence(self):
+        pass
+
+    threadfence_block = threadfence_system = threadfence
+
+    def __getattr__(self, name):
+        raise AttributeError(
+            f"cuda.{name} is not supported inside kernels by the checking simulator "
+            f"(the exercises need threadIdx, blockIdx, blockDim, gridDim, grid, gridsize, "
+            f"shared.array, local.array and syncthreads)"
+        )
