@@ -54,7 +54,22 @@ import torch
 
 # The parts: what the world and a relayed rank share, and the relayed rank (its public names are public here).
 from ch13lib._procgroup_core import _Abort, _user_line
-from ch13lib._procgroup_relay import RemoteComm, RemoteRankRaised, RemoteWork, _relay, serve_rank  # noqa: F401
+from ch13lib._procgroup_relay import RemoteComm, RemoteRankRaised, RemoteWork, _relay, serve_rank
+
+__all__ = [
+    "CommError",
+    "Deadlock",
+    "RankError",
+    "Traffic",
+    "Work",
+    "SimComm",
+    "SimWorld",
+    "run_ranks",
+    "RemoteComm",
+    "RemoteRankRaised",
+    "RemoteWork",
+    "serve_rank",
+]
 
 
 class CommError(Exception):
