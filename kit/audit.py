@@ -76,7 +76,7 @@ ONE_HOP = frozenset({"logging"})  # logging.currentframe() called by the student
 ON_BEHALF = {
     # frames: warnings and logging find their caller; namedtuple, enum and typing the caller's
     # module; typing_extensions looks at typing's own frame
-    "sys._getframe": frozenset({"warnings", "logging", "collections", "enum", "typing", "typing_extensions"}),
+    "sys._getframe": frozenset({"warnings", "logging", "collections", "enum", "typing", "typing_extensions", "torch"}),
     "sys._getframemodulename": frozenset({"collections", "enum", "typing"}),
     "object.__getattr__": frozenset({"warnings", "logging", "collections", "enum", "typing", "typing_extensions"}),
     # code: dataclasses and namedtuple build methods from source; ast.parse (literal_eval, and the
@@ -89,7 +89,8 @@ ON_BEHALF = {
     "subprocess.Popen": frozenset({"ray"}),
 }
 CALLS = {  # names (or name endings) the library's own code must mention to raise the event itself
-    "sys._getframe": ("_getframe",),
+    # torch.manual_seed queues the CUDA seeding with traceback.format_stack(): text, no frames
+    "sys._getframe": ("_getframe", "format_stack"),
     "sys._getframemodulename": ("_getframemodulename",),
     "compile": ("compile", "exec", "eval"),  # exec and eval compile a string first
     "exec": ("exec", "eval"),
