@@ -17,10 +17,12 @@ tick any rank reaches.
 
 from __future__ import annotations
 
+import array
 import collections
 import dataclasses
 import functools
 import gc
+import sys
 import types
 from fractions import Fraction
 
@@ -232,20 +234,40 @@ def _held_numel(opt, params: list, comm=None) -> int:
     torch.optim.Adam's state), of the tensors they hold, and, for the classes and functions the
     student wrote, their slots, class attributes, closures, defaults and the globals their code
     names, the cache of a memoized function (``functools.lru_cache``, ``functools.cache``: kept
-    where no attribute shows it) and the locals of a suspended generator of theirs, a few levels deep.
+    where no attribute shows it) and the locals of a suspended generator of theirs; a bound method's
+    object and a ``functools.partial``'s arguments too. Numbers kept elsewhere count as elements of the
+    parameters' size: numpy arrays, the bytes of a ``bytes``, ``bytearray`` or ``array.array``, and
+    Python floats in a list, tuple or deque of more than 8 (``betas`` is not state) (red team,
+    stop 33: full moments behind a bound method or in numpy scored 10/10).
     Not counted: the parameters and their .grad, the .grad of a parameter it holds (its gradient
     shard, as ``shard.grad``), ``comm``, tensors that are not floating point (a mask, an index: no
     optimizer state) and a few 0-d tensors (step counters, running powers of the betas: two per
     parameter and two more)."""
     skip = {p.untyped_storage().data_ptr() for p in params}
     skip |= {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
-    held: dict = {}  # storage -> (elements, is 0-d)
+    held: dict = {}  # storage (a data pointer, or ("py", id) for Python's own containers) -> (elements, is 0-d)
     visited = set()
+    elsize = params[0].element_size() if params else 4
+    np = sys.modules.get("numpy")  # arrays exist only if something imported numpy
 
     def walk(x, depth):
-        if depth > 9 or x is comm or id(x) in visited:
+        if depth > 64 or x is comm or id(x) in visited:  # deep enough for any nesting a cell builds
             return
         visited.add(id(x))
+        if np is not None and isinstance(x, np.ndarray):
+            base = x
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if base.size and base.dtype.kind in "fc":
+                held[base.__array_interface__["data"][0]] = (base.nbytes // max(1, base.itemsize), base.ndim == 0)
+            return
+        if isinstance(x, (bytes, bytearray, array.array)):
+            held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)
+            return
+        if isinstance(x, (list, tuple, collections.deque)):
+            floats = sum(type(v) is float for v in list(x))
+            if floats > 8:
+                held[("py", id(x))] = (floats, False)
         if isinstance(x, torch.Tensor):
             if isinstance(x, nn.Parameter) and x.grad is not None:
                 skip.add(x.grad.untyped_storage().data_ptr())
@@ -255,7 +277,7 @@ def _held_numel(opt, params: list, comm=None) -> int:
             for v in list(getattr(x, "__dict__", {}).values()):  # attributes set on a tensor
                 walk(v, depth + 1)
         elif isinstance(x, dict):
-            for v in list(x.values()):
+            for v in [*x.keys(), *x.values()]:
                 walk(v, depth + 1)
         elif isinstance(x, (list, tuple, set, frozenset, collections.deque)):
             for v in list(x):
@@ -272,6 +294,9 @@ def _held_numel(opt, params: list, comm=None) -> int:
                 walk(dict(frame.f_locals), depth + 1)
         elif isinstance(x, types.MethodType):
             walk(x.__func__, depth + 1)
+            walk(x.__self__, depth + 1)
+        elif isinstance(x, functools.partial):
+            walk([x.func, x.args, x.keywords], depth + 1)
         elif isinstance(x, types.FunctionType):
             if _students(x):  # where the student's function keeps things: closures, defaults, globals it uses
                 cells = [_contents(c) for c in x.__closure__ or ()]
