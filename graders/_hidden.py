@@ -54,5 +54,10 @@ def hidden(case):
     sizes, dtype and schedule. Idempotent."""
     if case.key:
         return case
-    digest = hmac.digest(_secret(), repr(case).encode(), hashlib.sha256)
-    return dataclasses.replace(case, key=1 + int.from_bytes(digest[:8], "big") % (2**62))
+    return dataclasses.replace(case, key=hidden_seed(repr(case)))
+
+
+def hidden_seed(label: str) -> int:
+    """A seed in [1, 2**62] no subject can predict or search for: an HMAC of ``label``."""
+    digest = hmac.digest(_secret(), label.encode(), hashlib.sha256)
+    return 1 + int.from_bytes(digest[:8], "big") % (2**62)

@@ -23,16 +23,26 @@ import torch
 from ch13lib.collective_ddp import compare, fit_scale, observe_alone
 from ch13lib.collective_launch import launch_cell
 from graders._collectives import checked_reports
+from graders._hidden import hidden_seed
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("ddp_average", timeout_s=120, harness=("ch13lib.collective_ddp", "ch13lib.collective_launch"))
 FN = "average_gradients"
 WORLD = 3  # an odd world size: a hard-coded "/ 2" cannot pass (and world size 1 catches a "/ 3")
 TARGET = "ch13lib.collective_ddp:observe_ddp_rank"
-SCENARIOS = {
-    "plain": {"seed": 7, "d_in": 5, "hidden": 6, "batch": 12, "steps": 3, "lr": 0.1, "frozen": False},
-    "frozen": {"seed": 8, "d_in": 4, "hidden": 5, "batch": 6, "steps": 2, "lr": 0.2, "frozen": True},
+SCENARIOS = {  # graded under hidden seeds (_scenario)
+    "plain": {"d_in": 5, "hidden": 6, "batch": 12, "steps": 3, "lr": 0.1, "frozen": False},
+    "frozen": {"d_in": 4, "hidden": 5, "batch": 6, "steps": 2, "lr": 0.2, "frozen": True},
 }
+
+
+def _scenario(name: str) -> dict:
+    """The scenario with its model and batches drawn under a seed no subject can search for: with a
+    public seed, a cell rebuilt the whole batch from its model's initial weights and wrote the
+    full-batch gradient without communicating (red team, stop 33: 5/5, honest 0)."""
+    return dict(SCENARIOS[name], seed=hidden_seed(f"ddp_average {name} {SCENARIOS[name]!r}"))
+
+
 NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
@@ -54,7 +64,7 @@ def _run(answer: Answer, backend: str, world: int, device: str) -> tuple[list, l
             launch_cell,
             world,
             TARGET,
-            {"function": FN, "device": device, "scenarios": [SCENARIOS[n] for n in names]},
+            {"function": FN, "device": device, "scenarios": [_scenario(n) for n in names]},
             backend=backend,
         )
         cache[backend] = (names, results)
@@ -67,7 +77,7 @@ def _smoke(answer: Answer, scenario: str) -> None:
     cache = _cache(answer)
     key = "smoke " + scenario
     if key not in cache:
-        seen = answer.run(observe_alone, [SCENARIOS[scenario]], FN)
+        seen = answer.run(observe_alone, [_scenario(scenario)], FN)
         cache[key] = seen[0] if isinstance(seen, list) and seen and isinstance(seen[0], dict) else {}
     crash = cache[key].get("crash")
     if crash:
@@ -98,7 +108,7 @@ def _rank_problem(scenario: str, world: int, res: dict, i: int, scaled: bool):
         peer = any(k in text.lower() for k in ("connection", "timed out", "timeout", "pair.cc"))
         step = crash.get("step", 0) if isinstance(crash, dict) else 0
         return (2 if peer else 1), step if type(step) is int else 0, text
-    sc = SCENARIOS[scenario]
+    sc = _scenario(scenario)
     steps = seen.get("steps") if isinstance(seen.get("steps"), list) else []
     problem = compare(sc, world, steps, scale=fit_scale(sc, steps) if scaled else 1.0)
     if problem:
@@ -134,7 +144,7 @@ def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
         # The values at world size 1 too (recorded by the smoke run): a divisor fixed at the
         # world size of the real world (a hard-coded 3) is wrong in every other one.
         steps = _cache(answer)["smoke " + scenario].get("steps")
-        problem = compare(SCENARIOS[scenario], 1, steps if isinstance(steps, list) else [])
+        problem = compare(_scenario(scenario), 1, steps if isinstance(steps, list) else [])
         if problem:
             raise Fail(
                 f"at world size 1 (one process, where the average is the rank's own gradient), compared "

@@ -17,6 +17,7 @@ sandbox, and each installs the subject's audit hook (kit/audit.py) before the ce
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -435,6 +436,11 @@ def _worker(tmp: str, guarded: bool = False) -> int:
             _set_pg_timeout(datetime.timedelta(seconds=spec["timeout_s"]))
         except (ImportError, RuntimeError, ValueError):
             pass
+        # Past this barrier every rank has read the payload: it goes before any cell runs, which could
+        # otherwise read the judge's hidden values in it (sys.argv names the folder; red team, stop 33)
+        dist.barrier()
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(tmp, "payload.json"))
         ready = dist.TCPStore(
             os.environ["MASTER_ADDR"],
             int(os.environ["MASTER_PORT"]),
