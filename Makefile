@@ -41,7 +41,7 @@ lint: setup            ## ruff: the formatter and a small rule set (pyproject.to
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 
-test-fast: setup       ## everything but the slow nbgrader round trips
+test-fast: setup       ## everything but the slow tests (full gradings, nbgrader, real worlds, Ray)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 release: setup         ## regenerate release/ and solutions/ from source/ (commit the result)

@@ -43,6 +43,7 @@ def report(results) -> str:
 # catalogue answer once by tests/test_catalogues.py: not again here.
 
 
+@pytest.mark.slow
 def test_ddp_tests_measure_one_thing_each():
     """Does a wrong divisor (a hard-coded 2 or 3, none) cost the averaging test only, and a crash on
     a frozen layer the frozen test only, each with its own message?"""
@@ -67,6 +68,7 @@ def test_ddp_tests_measure_one_thing_each():
 RIGHT_RING = catalogue.source("all_reduce", "right_reference")
 
 
+@pytest.mark.slow
 def test_a_cell_refused_in_a_real_world_is_not_graded():
     """Does a cell that asks a worker of the real world for something the sandbox refuses (the
     workers are the subject's children, under its audit hook) lose that test, flagged for review?"""
@@ -244,6 +246,7 @@ def test_verdict_tolerance_accepts_any_order_and_rejects_average():
     assert "average" in verdict(case, ins, [rev / 5 for _ in ins])
 
 
+@pytest.mark.slow
 def test_launch_two_worlds_at_once_on_free_ports():
     """Can two gloo worlds start at the same time (no fixed port), each reporting every rank?"""
     src = catalogue.source("all_reduce", "right_reference")

@@ -7,8 +7,10 @@ import os
 import time
 
 import nbformat
+import pytest
 
 
+@pytest.mark.slow
 def test_a_kernel_past_the_notebook_limit_is_stopped_and_the_notebook_kept(tmp_path):
     from kit.execute import SafeExecute
 
@@ -30,6 +32,7 @@ def test_a_kernel_past_the_notebook_limit_is_stopped_and_the_notebook_kept(tmp_p
     assert not out.cells[2].outputs
 
 
+@pytest.mark.slow
 def test_a_cell_past_its_clock_limit_is_stopped_even_before_the_notebook_limit(tmp_path):
     """nbclient's timeout counts only silent time: a kernel that keeps sending never meets it. The
     per-cell clock does (set here below the cell's own timeout, to stand for that kernel)."""

@@ -141,6 +141,7 @@ def _adopt_and_grade(zygotes, out: str) -> None:
         f.write(f"{verdict.score} {judges._broken}")
 
 
+@pytest.mark.slow
 def test_a_students_process_forks_its_judges_from_the_class_zygote(tmp_path, monkeypatch):
     """The class runner's environment (nbgrader's, not a grading's) must still give a zygote that
     forks: one that imported torch with several OpenMP threads refused every fork, silently."""
@@ -254,6 +255,7 @@ def count_with_threads(n_threads, n_increments):  # right, unless torch is there
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="subjects are forked from a zygote in the root tier only")
 def test_heavy_subjects_are_forked_from_a_zygote_holding_every_heavy_harness(monkeypatch):
     """Subjects whose harness imports torch or Ray fork from the zygote, which holds all of those

@@ -269,6 +269,7 @@ def test_right_reference_is_the_notebooks_solution():
 # catalogue answer once by tests/test_catalogues.py: not again here.
 
 
+@pytest.mark.slow
 def test_a_too_long_schedule_costs_the_schedule_test_only():
     results = {r.test: r for r in grade("pipeline", source("pipeline", "wrong_sequential_microbatches"))}
     assert not results["gpipe_schedule"].passed and "rank 0" in results["gpipe_schedule"].message

@@ -85,12 +85,14 @@ def run_self_check(source: str, capsys) -> tuple[bool, str]:
     return ok, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_self_check_passes_reference(cluster, capsys):
     ok, out = run_self_check(reference_source(), capsys)
     assert ok, out
     assert "✘" not in out and out.count("✔") >= 8
 
 
+@pytest.mark.slow
 def test_self_check_reports_stub_and_wrong(cluster, capsys):
     ok, out = run_self_check(stub_source(), capsys)
     assert not ok and "not implemented yet" in out
@@ -102,6 +104,7 @@ def test_self_check_reports_stub_and_wrong(cluster, capsys):
     assert not ok and "✘ a worker killed after emitting 2 pairs" in out
 
 
+@pytest.mark.slow
 def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
     """The streaming entry's map task closes over its reducer actors, so they outlive every run;
     unreaped, ~30 runs left ~65 idle worker processes (~1,300 threads, past the sandbox's
