@@ -223,12 +223,27 @@ def _monkeypatches(tree: ast.AST) -> dict[int, str]:
         elif isinstance(node, ast.Delete):
             targets = node.targets
         for t in targets:
-            for sub in ast.walk(t):
-                if isinstance(sub, ast.Attribute):
-                    root = _root(sub)
-                    if isinstance(root, ast.Name) and root.id in imported:
-                        found.setdefault(node.lineno, f"monkeypatches {ast.unparse(sub)}")
+            for sub in _stored_into(t):
+                root = _root(sub)
+                if isinstance(root, ast.Name) and root.id in imported:
+                    found.setdefault(node.lineno, f"monkeypatches {ast.unparse(sub)}")
     return found
+
+
+def _stored_into(target: ast.AST):
+    """The attributes an assignment target writes into: its own chain (``a.b.c``, ``a.b[i]``), not
+    what an index reads (``partial[cuda.blockIdx.x] = s`` writes into ``partial``: red team, stop 33,
+    it flagged every right reduction kernel)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _stored_into(element)
+    elif isinstance(target, ast.Starred):
+        yield from _stored_into(target.value)
+    else:
+        while isinstance(target, (ast.Attribute, ast.Subscript)):
+            if isinstance(target, ast.Attribute):
+                yield target
+            target = target.value
 
 
 def refusals(source: str) -> list[str]:

@@ -75,6 +75,22 @@ TWICE = [
 ]
 
 
+def test_the_screen_flags_right_answers_only_for_the_honest_idioms_it_never_refuses():
+    """A right answer is flagged for a TA's review only for ``vars(self)`` or a computed
+    ``getattr``/``setattr`` on its own object (flagged, never refused). ``partial[cuda.blockIdx.x] = s`` was once
+    taken for a monkeypatch of ``cuda`` and flagged every right reduction kernel (red team, stop 33)."""
+    from graders.screen import screen
+
+    flagged = {
+        f"{e.grade_id}/{e.name}": [
+            line for line in screen(e.source) if not any(h in line for h in ("computed attribute name", "uses vars"))
+        ]
+        for e in entries()
+        if e.name.startswith("right_")
+    }
+    assert {k: v for k, v in flagged.items() if v} == {}
+
+
 @pytest.mark.parametrize("grade_id", sorted({e.grade_id for e in entries()}))
 def test_catalogue_is_big_enough(grade_id):
     """At least 4 right answers, written differently, and 8 realistic wrong ones per answer cell."""
