@@ -486,6 +486,28 @@ def check_matmul_launch(
     return g
 
 
+def _not_the_kernels(launches, got: np.ndarray, kernel_name: str, launcher: str) -> str:
+    """On the checking simulator: why ``got`` (what the launcher returned) is not what the kernel
+    wrote into its output argument in its last launch (leading block: a padded output may be cut);
+    "" when it is, or when nothing was recorded. A launcher that computes the answer on the host and
+    launches a kernel that does nothing scored full marks (red team, stop 33)."""
+    outs = [item.get("out") for item in launches if isinstance(item.get("out"), np.ndarray)]
+    if not outs:
+        return ""
+    out = outs[-1]
+    if out.ndim == got.ndim and all(a >= b for a, b in zip(out.shape, got.shape)):
+        if np.array_equal(out[tuple(slice(0, s) for s in got.shape)], got):
+            return ""
+    where = "its shape is " + str(out.shape)
+    if out.shape == got.shape:
+        i = tuple(int(v) for v in np.argwhere(out != got)[0])
+        where = f"at {list(i)} it wrote {out[i].item()!r} where the launcher returned {got[i].item()!r}"
+    return (
+        f"{launcher} returned the right values, but not the ones {kernel_name} wrote into its output "
+        f"argument ({where}): the kernel must compute them, and the launcher return what it wrote"
+    )
+
+
 def check_matmul_results(
     ask,
     m: int,
@@ -544,7 +566,40 @@ def check_matmul_results(
                 f"tiles of A and B for each one (the chapter's kernel loads one tile only)."
             )
         raise CheckFailed(f"{launcher} returned a wrong C = A @ B: {_first_diff(C, want)}.{hint}" + _replay(call))
+    why = _not_the_kernels(launches, C, kernel_name, launcher)
+    if why:
+        raise CheckFailed(why + _replay(call))
+    if device == "cpu" and first is not None and first["griddim"] and first["blockdim"] and m and n:
+        _check_matmul_kernel_alone(ask, m, k, n, first, kernel_name)
     return first
+
+
+def _check_matmul_kernel_alone(ask, m, k, n, launch, kernel_name) -> None:
+    """The kernel alone, launched as the launcher launched it, on inputs the launcher never saw and
+    a zeroed C, must compute A @ B: a launcher that computed C on the host and handed it to a kernel
+    that only copied it scored full marks (red team, stop 33)."""
+    A, B = (x + 1 for x in mat_inputs(m, k, n))  # small integers still: every sum exact in float32
+    g, b = tuple(launch["griddim"]), tuple(launch["blockdim"])
+    call = (
+        f"A, B = mat_inputs({m}, {k}, {n}); A, B = A + 1, B + 1; C = np.zeros(({m}, {n}), np.float32); "
+        f"{kernel_name}[{g}, {b}](A, B, C)"
+    )
+    obs = ask(
+        "kernel",
+        kernel_name=kernel_name,
+        griddim=g,
+        blockdim=b,
+        args=(A, B, np.zeros((m, n), np.float32)),
+        replay=call,
+        readonly=(0, 1),
+    )
+    C, want = obs["args"][2], (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
+    if not np.array_equal(C, want):
+        raise CheckFailed(
+            f"{kernel_name} launched on its own ({kernel_name}[{g}, {b}], as your launcher launches it) on other "
+            f"inputs and a zeroed C left a wrong C = A @ B: {_first_diff(C, want)}. The kernel must compute "
+            f"C from A and B, whatever the launcher put in C" + _replay(call)
+        )
 
 
 def _coords(a: np.ndarray, i: int) -> tuple:
@@ -682,6 +737,9 @@ def check_histogram(
             else:
                 why = f"wrong counts ({_first_diff(got, want)})"
             raise CheckFailed(f"{launcher}: {why}" + _replay(call))
+        why = _not_the_kernels(launches, got, kernel_name, launcher)
+        if why:
+            raise CheckFailed(why + _replay(call))
     return {"launches": len(launches)}
 
 
