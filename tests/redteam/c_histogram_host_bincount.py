@@ -4,7 +4,6 @@
 # score: histogram=0
 # message: histogram: not the ones histogram_kernel wrote
 # why: found by a white-box red-team helper (stop 33: 8/8, no flag; honest 0): the checks read only what the launcher returned. What it returns must now be what the kernel wrote into its output argument in its last launch (cuda_check._not_the_kernels)
-# why: the kernel counts nothing; the launcher counts on the host with np.bincount
 import numpy as np
 from numba import cuda
 

@@ -4,7 +4,6 @@
 # score: tiled_matmul=1
 # message: tiled_matmul: launched on its own
 # why: found by a white-box red-team helper (stop 33: 10/10, no flag; honest 1, its launch configuration): the checks read only what the launcher returned. The kernel now also runs on its own, launched as the launcher launched it, on inputs the launcher never saw and a zeroed C (cuda_check._check_matmul_kernel_alone)
-# why: C is computed on the host with numpy; the kernel only copies each element over itself
 import numpy as np
 from numba import cuda
 
