@@ -167,6 +167,7 @@ def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.Functio
     if fn in memo:
         return memo[fn]
     g = dict(fn.__globals__)
+    _check_captured(fn, g)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
     memo[fn] = new
     for k, v in list(g.items()):
@@ -176,10 +177,56 @@ def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.Functio
             g[k] = _NumbaProxy(v, fake)
         elif not isinstance(v, type) and (hasattr(v, "py_func") or type(v).__name__ == "FakeCUDAKernel"):
             try:
-                g[k] = _rebind(python_function(v), fake, memo)
+                device_fn = python_function(v)
             except KernelFault:
-                pass
+                continue
+            g[k] = _rebind(device_fn, fake, memo)
     return new
+
+
+def _names_used(code: types.CodeType) -> set:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_used(const)
+    return names
+
+
+def _constant(v) -> bool:
+    """What numba lets a kernel read from a global or a closure: modules, numbers, strings, types,
+    functions (device functions) and tuples of these. A global numpy array it freezes into the
+    kernel when it first compiles it; a list, dict or other object it does not compile at all."""
+    if v is None or isinstance(v, (types.ModuleType, type, int, float, complex, str, np.number, np.bool_, np.dtype)):
+        return True
+    if isinstance(v, tuple):
+        return all(_constant(x) for x in v)
+    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) or hasattr(v, "py_func"):
+        return True
+    return type(v).__module__.split(".")[0] == "numba"  # numba's types (float32) and kernels
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell: nothing to read
+        return None
+
+
+def _check_captured(fn: types.FunctionType, g: dict) -> None:
+    """A kernel reads its data from its arguments, where every access is checked and counted. One
+    that read A and B from a list the launcher filled counted no global reads and a copy of C could
+    pass as its result, on a simulator where numba would not compile it (red team, stop 33)."""
+    captured = [(n, g[n]) for n in sorted(_names_used(fn.__code__)) if n in g]
+    captured += [(n, _contents(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
+    for name, value in captured:
+        if not _constant(value):
+            kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
+            raise KernelFault(
+                f"{fn.__name__} reads `{name}`, {kind} it did not get as an argument: a CUDA kernel reads "
+                "its data from its arguments (numba freezes a global array into the kernel when it first "
+                "compiles it, and compiles no list, dict or other object). Pass it as an argument",
+                "global",
+            )
 
 
 def _uses_syncthreads(fn, seen=None) -> bool:
