@@ -795,6 +795,7 @@ def check_dot(
         replay=call,
         readonly=(0, 1),
         out_pos=2,
+        stats=device == "cpu",
     )
     for arr, orig, nm in zip(obs["inputs"], (a0, b0), "ab"):
         if not _same(arr, orig):
@@ -824,6 +825,15 @@ def check_dot(
                     f"{kernel_name}'s shared array {name} has {shape[0]} cells for blocks of {want_tpb} threads: "
                     f"one cell per thread, so at least the largest block (1024)" + _replay(call)
                 )
+        reads = (item.get("stats") or {}).get("global_reads")
+        if isinstance(reads, np.ndarray) and reads.size and int(reads.max()) > 2:
+            t = int(reads.argmax())
+            raise CheckFailed(
+                f"thread {t % want_tpb} of block {t // want_tpb} read {int(reads[t])} elements of a and b from "
+                f"global memory: each thread reads its own a[i] and b[i] once, and the block adds the products "
+                f"in shared memory, in a tree with cuda.syncthreads() (not one thread looping over them)"
+                + _replay(call)
+            )
         w, part = item.get("writers"), item.get("out")
         if device == "cpu" and w is not None and part is not None and w.ndim == 1 and len(w) >= blocks:
             for k in range(blocks):
