@@ -664,6 +664,26 @@ def _hist_call(n, n_bins, tpb, launcher="launch_histogram") -> str:
     return f"data = hist_inputs({n}, {n_bins}); {launcher}(data, {n_bins}{extra})"
 
 
+def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher: str, call: str) -> None:
+    """The launch's threads share the elements: none touches global memory much more than its share
+    (each element is one read of data and one update of bins; a block's shared histogram adds a
+    merge of n_bins / threads_per_block bins per thread). One thread counting every element with a
+    plain ``bins[v] += 1`` lost no update and scored 8/8 (red team, stop 33)."""
+    reads, g, b = (launch.get("stats") or {}).get("global_reads"), launch["griddim"], launch["blockdim"]
+    if not isinstance(reads, np.ndarray) or not reads.size or not g or not b or n == 0:
+        return
+    threads, tpb = int(np.prod(g)) * int(np.prod(b)), int(np.prod(b))
+    share = 2 * -(-n // threads) + 2 * -(-n_bins // tpb) + 2
+    t = int(reads.argmax())
+    if int(reads[t]) > share:
+        raise CheckFailed(
+            f"thread {t % tpb} of block {t // tpb} made {int(reads[t])} global reads, where the {threads} threads "
+            f"of {launcher}'s launch have {-(-n // threads)} element(s) each to count: every thread counts its "
+            f"own element(s) (one thread per element, or a grid-stride loop), with cuda.atomic.add on the "
+            f"bins" + _replay(call)
+        )
+
+
 def check_histogram(
     ask,
     n: int,
@@ -693,6 +713,7 @@ def check_histogram(
             replay=call,
             readonly=(0,),
             out_pos=1,
+            stats=device == "cpu",
         )
         if not _same(obs["inputs"][0] if obs["inputs"] else None, hist_inputs(n, n_bins)):
             raise CheckFailed(f"{launcher} changed its input data: it must stay as it was" + _replay(call))
@@ -706,6 +727,8 @@ def check_histogram(
                     f"{launcher} launched {kernel_name}[{item['raw'][0]}, {item['raw'][1]}]: launch "
                     f"blocks of threads_per_block = {want_tpb} threads (the caller's choice)" + _replay(call)
                 )
+        for item in launches:
+            _check_spread(item, n, n_bins, kernel_name, launcher, call)
         res = obs["result"]
         if res["type"] != "ndarray":
             raise CheckFailed(f"{launcher} returned {res['type']}, not a numpy array of counts" + _replay(call))
