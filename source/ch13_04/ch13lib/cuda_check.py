@@ -666,14 +666,14 @@ def _hist_call(n, n_bins, tpb, launcher="launch_histogram") -> str:
 
 def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher: str, call: str) -> None:
     """The launch's threads share the elements: none touches global memory much more than its share
-    (each element is one read of data and one update of bins; a block's shared histogram adds a
+    (each element is a read of data and an update of bins, with slack; a block's shared histogram adds a
     merge of n_bins / threads_per_block bins per thread). One thread counting every element with a
     plain ``bins[v] += 1`` lost no update and scored 8/8 (red team, stop 33)."""
     reads, g, b = (launch.get("stats") or {}).get("global_reads"), launch["griddim"], launch["blockdim"]
     if not isinstance(reads, np.ndarray) or not reads.size or not g or not b or n == 0:
         return
     threads, tpb = int(np.prod(g)) * int(np.prod(b)), int(np.prod(b))
-    share = 2 * -(-n // threads) + 2 * -(-n_bins // tpb) + 2
+    share = 3 * -(-n // threads) + 2 * -(-n_bins // tpb) + 4  # slack: data[i] read twice, an atomic
     t = int(reads.argmax())
     if int(reads[t]) > share:
         raise CheckFailed(
@@ -849,7 +849,7 @@ def check_dot(
                     f"one cell per thread, so at least the largest block (1024)" + _replay(call)
                 )
         reads = (item.get("stats") or {}).get("global_reads")
-        if isinstance(reads, np.ndarray) and reads.size and int(reads.max()) > 2:
+        if isinstance(reads, np.ndarray) and reads.size and int(reads.max()) > 4:  # a[i], b[i], some slack
             t = int(reads.argmax())
             raise CheckFailed(
                 f"thread {t % want_tpb} of block {t // want_tpb} read {int(reads[t])} elements of a and b from "
