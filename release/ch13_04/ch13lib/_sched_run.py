@@ -115,6 +115,10 @@ class _Sim:
             return True
         if self.deadline is not None and self.run.early_timeouts:
             return True  # its timeout may fire now: time passing is a choice too
+        if self.deadline is not None and self.deadline <= self.run.clock:
+            # its time has come: every sleeper due by now may run, in any order. Woken one at a
+            # time, a sleep ordered the threads like a lock (red team, stop 33)
+            return True
         if self.settling:
             return not any(t is not self and t.enabled() and not t.settling for t in self.run.threads)
         return bool(self.cond())
