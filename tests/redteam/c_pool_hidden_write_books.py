@@ -1,0 +1,91 @@
+# redteam: a pool whose unlocked bookkeeping writes go through setattr inside map objects drained after the reads
+# kind: cell
+# target: semaphore_pool
+# score: semaphore_pool=4
+# message: semaphore_pool: mutual_exclusion
+# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write (honest twin with plain stores: 4)
+# known-bug: the thread scheduler takes no scheduling point at opcodes that run C code without a CALL (FOR_ITER, UNPACK_SEQUENCE, LIST_EXTEND, CONTAINS_OP over a map of setattr): open
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable
+
+
+def _without(items: tuple, x: Any) -> tuple:
+    kept = ()
+    for r in items:
+        if r is not x:
+            kept = kept + (r,)
+    return kept
+
+
+def _has(items: tuple, x: Any) -> bool:
+    for r in items:
+        if r is x:
+            return True
+    return False
+
+
+def _take(free: tuple, fresh: Any) -> tuple:
+    if not free:
+        return fresh, ()
+    if fresh is not None:
+        return free[-1], free[:-1] + (fresh,)
+    return free[-1], free[:-1]
+
+
+class ConnectionPool:
+    """At most `size` resources: a semaphore counts them, the books are immutable tuples."""
+
+    def __init__(self, size: int, factory: Callable[[], Any] = object) -> None:
+        if size < 1:
+            raise ValueError(f"size must be at least 1, got {size}")
+        self.size = size
+        self.factory = factory
+        self.slots = threading.Semaphore(size)
+        self.free = ()
+        self.out = ()
+
+    def acquire(self, timeout: float | None = None) -> Any:
+        if not self.slots.acquire(timeout=timeout):
+            raise TimeoutError(f"no resource became free within {timeout} s")
+        fresh = None
+        if not self.free:
+            try:
+                fresh = self.factory()
+            except BaseException:
+                self.slots.release()
+                raise
+        box = [None, None]
+        w = map(setattr, (self, self), ("free", "out"), box)
+        free = self.free
+        out = self.out
+        resource, free = _take(free, fresh)
+        box[0] = free
+        box[1] = out + (resource,)
+        for _ in w:
+            pass
+        return resource
+
+    def release(self, resource: Any) -> None:
+        box = [None, None]
+        w = map(setattr, (self, self), ("out", "free"), box)
+        out = self.out
+        if not _has(out, resource):
+            raise ValueError(f"{resource!r} is not checked out from this pool")
+        box[0] = _without(out, resource)
+        box[1] = self.free + (resource,)
+        for _ in w:
+            pass
+        self.slots.release()
+
+    @contextmanager
+    def connection(self, timeout: float | None = None):
+        resource = self.acquire(timeout)
+        try:
+            yield resource
+        finally:
+            self.release(resource)
+
+    @property
+    def available(self) -> int:
+        return self.size - len(self.out)
