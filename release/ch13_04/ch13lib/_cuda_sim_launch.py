@@ -194,14 +194,14 @@ def _names_used(code: types.CodeType) -> set:
 
 def _constant(v) -> bool:
     """What numba lets a kernel read from a global or a closure: modules, numbers, strings, types,
-    functions (device functions) and tuples of these. A global numpy array it freezes into the
+    builtin functions, device functions and tuples of these. A global numpy array it freezes into the
     kernel when it first compiles it; a list, dict or other object it does not compile at all."""
     if v is None or isinstance(v, (types.ModuleType, type, int, float, complex, str, np.number, np.bool_, np.dtype)):
         return True
     if isinstance(v, tuple):
         return all(_constant(x) for x in v)
-    if isinstance(v, (types.FunctionType, types.BuiltinFunctionType)) or hasattr(v, "py_func"):
-        return True
+    if isinstance(v, types.BuiltinFunctionType) or hasattr(v, "py_func"):
+        return True  # math.sqrt and the like; device functions (a plain Python function numba does not call)
     return type(v).__module__.split(".")[0] == "numba"  # numba's types (float32) and kernels
 
 
@@ -221,6 +221,8 @@ def _check_captured(fn: types.FunctionType, g: dict) -> None:
     for name, value in captured:
         if not _constant(value):
             kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
+            if isinstance(value, types.FunctionType):
+                kind = "a Python function, not a device function (@cuda.jit(device=True)),"
             raise KernelFault(
                 f"{fn.__name__} reads `{name}`, {kind} it did not get as an argument: a CUDA kernel reads "
                 "its data from its arguments (numba freezes a global array into the kernel when it first "
