@@ -16,6 +16,7 @@ import numpy as np
 
 from ch13lib import _cuda_sim_device as _device
 from ch13lib._cuda_sim_device import Dim3, FakeCuda, KernelFault, SimArray
+from ch13lib.cell import closure_value, code_global_names
 
 try:  # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
     import greenlet as _greenlet
@@ -184,14 +185,6 @@ def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.Functio
     return new
 
 
-def _names_used(code: types.CodeType) -> set:
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names_used(const)
-    return names
-
-
 def _constant(v) -> bool:
     """What numba lets a kernel read from a global or a closure: modules, numbers, strings, types,
     builtin functions, device functions and tuples of these. A global numpy array it freezes into the
@@ -205,19 +198,12 @@ def _constant(v) -> bool:
     return type(v).__module__.split(".")[0] == "numba"  # numba's types (float32) and kernels
 
 
-def _contents(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell: nothing to read
-        return None
-
-
 def _check_captured(fn: types.FunctionType, g: dict) -> None:
     """A kernel reads its data from its arguments, where every access is checked and counted. One
     that read A and B from a list the launcher filled counted no global reads and a copy of C could
     pass as its result, on a simulator where numba would not compile it (red team, stop 33)."""
-    captured = [(n, g[n]) for n in sorted(_names_used(fn.__code__)) if n in g]
-    captured += [(n, _contents(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
+    captured = [(n, g[n]) for n in sorted(code_global_names(fn.__code__)) if n in g]
+    captured += [(n, closure_value(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
     for name, value in captured:
         if not _constant(value):
             kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"

@@ -29,7 +29,7 @@ from fractions import Fraction
 import torch
 from torch import nn
 
-from ch13lib.cell import MODULE_PREFIX, not_defined, rank_copies
+from ch13lib.cell import MODULE_PREFIX, closure_value, code_global_names, not_defined, rank_copies
 from ch13lib.collective_cases import SimFailure, run_world, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
@@ -209,22 +209,6 @@ def _students_module(module) -> bool:
     return type(module) is str and (module == "__main__" or module.startswith(MODULE_PREFIX))
 
 
-def _global_names(code: types.CodeType) -> set:
-    """The global names ``code`` and the code nested in it (lambdas, comprehensions, inner functions) use."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
-
-
-def _contents(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:  # a closure variable not yet bound
-        return None
-
-
 _MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
 
 
@@ -299,8 +283,8 @@ def _held_numel(opt, params: list, comm=None) -> int:
             walk([x.func, x.args, x.keywords], depth + 1)
         elif isinstance(x, types.FunctionType):
             if _students(x):  # where the student's function keeps things: closures, defaults, globals it uses
-                cells = [_contents(c) for c in x.__closure__ or ()]
-                used = [x.__globals__.get(n) for n in sorted(_global_names(x.__code__))]
+                cells = [closure_value(c) for c in x.__closure__ or ()]
+                used = [x.__globals__.get(n) for n in sorted(code_global_names(x.__code__))]
                 for v in (*cells, x.__defaults__, x.__kwdefaults__, *used):
                     walk(v, depth + 1)
         elif isinstance(x, type):
