@@ -86,7 +86,6 @@ assert len(counters) == 1, (f"the increments went to {{len(counters)}} different
                 "Tip: make one SafeCounter, start all the threads, then join all of them, then read counter.value.",
             ),
         ),
-        early_timeouts=True,
     )
 
 

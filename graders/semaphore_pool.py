@@ -265,6 +265,8 @@ pool.release(r)
 t.join()
 assert got == [r], f"the waiter got {got}, expected the released {r!r}"
 ''',
+        # ordered time: the release comes before the timeout, and the check is that it wakes the waiter
+        early_timeouts=False,
         hints=(
             (
                 "exception",

@@ -145,6 +145,98 @@ def test_a_write_through_a_call_is_a_scheduling_point(write):
     assert "T1" in rep.failure.story and "T2" in rep.failure.story
 
 
+# The write made by C code that no call reaches: a ``map(setattr, ...)`` built before the read and
+# drained after it by an opcode (red team, stop 33). Every drain is an access to an unknown location.
+DRAINS = {
+    "for": "for _ in w:\n            pass",
+    "for, the name rebound": "for _ in w:\n            w = ()",
+    "unpacking": "(_,) = w",
+    "starred unpacking": "(*_,) = w",
+    "a loop's target": "for (_,) in [w]:\n            pass",
+    "[*w]": "_ = [*w]",
+    "{*w}": "_ = {*w}",
+    "0 in w": "_ = 0 in w",
+    "f(*w), f Python": "_noop(*w)",
+    "a comprehension": "_ = [x for x in w]",
+    "a nested comprehension": "_ = [y for x in [1] for y in w]",
+    "a generator expression": "_ = _noop(*(x for x in w))",
+    "yield from": "for _ in _gen(w):\n            pass",
+    "zip": "for _ in zip(w):\n            pass",
+    "enumerate": "for i, _ in enumerate(w):\n            pass",
+}
+
+
+@pytest.mark.parametrize("drain", DRAINS.values(), ids=list(DRAINS))
+def test_a_write_drained_by_c_code_is_a_scheduling_point(drain):
+    source = (
+        "import threading\n\n\ndef _noop(*a):\n    return a\n\n\ndef _gen(w):\n    yield from w\n\n\n"
+        "class SafeCounter:\n    def __init__(self):\n        self.value = 0\n\n"
+        "    def increment(self):\n        box = [0]\n"
+        "        w = map(setattr, (self,), ('value',), box)\n"
+        "        box[0] = self.value + 1\n"
+        f"        {drain}\n"
+    )
+    rep = sync_checks.run(source, RACE, **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok and rep.failure.kind == "check", rep
+
+
+LOOPS = """
+import threading
+
+_STEPS = (1,)
+
+
+class SafeCounter:
+    def __init__(self):
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def increment(self):
+        for step in _STEPS:
+            for _ in range(step):
+                pair = (step, {"one": 1})
+                a, b = pair
+                for k in b:
+                    with self._lock:
+                        self.value += a + len([*pair, *b, *[x for x in pair]]) - 5
+"""
+
+
+def test_loops_over_plain_values_add_no_points():
+    """Iterating, unpacking and splicing builtin values runs no code: no point, and no more schedules."""
+    plain = sync_checks.run(LOOPS, RACE, **sync_checks.PUBLIC_BUDGET)
+    bare = LOCKED_SETATTR.replace('setattr(self, "value", self.value + 1)', "self.value += 1")
+    bare = sync_checks.run(bare, RACE, **sync_checks.PUBLIC_BUDGET)
+    assert plain.ok and bare.ok
+    assert plain.schedules == bare.schedules, (plain.schedules, bare.schedules)
+
+
+STAGGERED = """
+import itertools
+import threading
+import time
+
+_turns = itertools.count(1)
+
+
+class SafeCounter:
+    def __init__(self):
+        self.value = 0
+
+    def increment(self):
+        time.sleep(next(_turns) * 1e-9)  # each caller waits a little longer: no lock
+        self.value = self.value + 1
+"""
+
+
+@pytest.mark.parametrize("wait", ["time.sleep", "threading.Event().wait"])
+def test_staggered_sleeps_do_not_order_threads(wait):
+    """A running thread can be slower than any sleep: a wait may end at any point (red team, stop 34)."""
+    source = STAGGERED.replace("time.sleep(", wait + "(")
+    rep = sync_checks.run(source, RACE, **sync_checks.PUBLIC_BUDGET)
+    assert not rep.ok and rep.failure.kind == "check", rep
+
+
 # The red team's unlocked counters (tests/redteam, graded there through nbgrader): each hides its
 # read-modify-write from the scheduler in another way; on the scheduler alone each must lose an update.
 HIDDEN_COUNTERS = [

@@ -3,8 +3,7 @@
 # target: counter
 # score: counter=2
 # message: counter: no_lost_update
-# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write
-# known-bug: the thread scheduler takes no scheduling point at opcodes that run C code without a CALL (FOR_ITER, UNPACK_SEQUENCE, LIST_EXTEND, CONTAINS_OP over a map of setattr): open
+# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write. Closed at stop 34: every opcode that drains an operand in C (FOR_ITER, SEND, unpacking, [*w], {*w}, {**d}, f(*w), an operator on an object that is no builtin value) is an access to an unknown location unless the operand is a builtin value or its iterator (_sched_run.Run._drain)
 import threading
 
 

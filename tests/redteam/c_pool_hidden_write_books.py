@@ -3,8 +3,7 @@
 # target: semaphore_pool
 # score: semaphore_pool=4
 # message: semaphore_pool: mutual_exclusion
-# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write (honest twin with plain stores: 4)
-# known-bug: the thread scheduler takes no scheduling point at opcodes that run C code without a CALL (FOR_ITER, UNPACK_SEQUENCE, LIST_EXTEND, CONTAINS_OP over a map of setattr): open
+# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write (honest twin with plain stores: 4). Closed at stop 34: every opcode that drains an operand in C (FOR_ITER, SEND, unpacking, [*w], {*w}, {**d}, f(*w), an operator on an object that is no builtin value) is an access to an unknown location unless the operand is a builtin value or its iterator (_sched_run.Run._drain)
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable

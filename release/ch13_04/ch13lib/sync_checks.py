@@ -36,7 +36,11 @@ class Scenario:
     name: str  # what it checks, in a few words
     code: str  # the scenario: runs as the main thread, your module is ``m``
     hints: tuple = ()  # (failure kind, what it usually means) pairs
-    early_timeouts: bool = False
+    # A timed wait (sleep, acquire/wait/join with a timeout) may end at any scheduling point: a
+    # running thread can always be slower than any sleep. Ordered time (it passes only when every
+    # thread waits) let staggered sleeps order unlocked sections like a lock (red team, stop 34);
+    # only a scenario that checks a wakeup *before* a timeout turns it off.
+    early_timeouts: bool = True
 
     def hint(self, kind: str) -> str:
         return next((h for k, h in self.hints if k == kind), "")
@@ -170,12 +174,12 @@ def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple
         f"from ch13lib import sync_checks\n"
         f"SCENARIO = '''\n{code}\n'''\n"
         f"sync_checks.replay({obj_name}, SCENARIO, \"{failure.schedule}\""
-        f"{', early_timeouts=True' if scenario.early_timeouts else ''})"
+        f"{'' if scenario.early_timeouts else ', early_timeouts=False'})"
     )
     return msg, example
 
 
-def replay(obj, scenario_code: str, schedule: str, early_timeouts: bool = False) -> None:
+def replay(obj, scenario_code: str, schedule: str, early_timeouts: bool = True) -> None:
     """Run your cell (the one that defines ``obj``) on one scenario and one schedule; print the story."""
     src = sched.Source(sched.cell_source(obj), self_check_filename())
     main = sched.scenario_main(src.load, textwrap.dedent(scenario_code), HELPERS)
@@ -521,7 +525,6 @@ assert len(seen_counters) == 1, (f"the 4 increments went to {len(seen_counters)}
             "Make ONE SafeCounter, start all n_threads threads on it, join all of them, then read counter.value.",
         ),
     ),
-    early_timeouts=True,
 )
 
 POOL_CONTRACT = [

@@ -47,7 +47,24 @@ _CALL_OPS = {"CALL", "CALL_FUNCTION_EX"}
 # no STORE in sight, and on an object of your class it runs whatever its dunder holds (a C method
 # such as ``list.append`` runs no Python frame): both are writes of that operand.
 _OPERATOR_OPS = {"BINARY_OP", "COMPARE_OP", "CONTAINS_OP"}
-_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS | _CALL_OPS | _OPERATOR_OPS
+# Opcodes that run C code of an operand's choosing with no call in sight: iterating
+# (``for _ in w``, ``yield from w``), unpacking (``(_,) = w``) and splicing (``[*w]``, ``{**d}``)
+# a ``map(setattr, ...)`` writes shared data from C (red team, stop 33). Each is a "drain": an
+# access to an unknown location, as a C call is, unless every operand is a plain value or an
+# iterator of one (then no code of anybody's runs).
+_DRAIN_OPS = {
+    "GET_ITER",
+    "GET_YIELD_FROM_ITER",
+    "FOR_ITER",
+    "SEND",
+    "UNPACK_SEQUENCE",
+    "UNPACK_EX",
+    "LIST_EXTEND",
+    "SET_UPDATE",
+    "DICT_UPDATE",
+    "DICT_MERGE",
+}
+_VISIBLE = _ATTR_OPS | _SUBSCR_OPS | _NAME_OPS | _CALL_OPS | _OPERATOR_OPS | _DRAIN_OPS
 # Builtins that touch no shared data and run no code of their own choosing — when every argument
 # is a value of a builtin type (an object of your class could hold a C method in ``__len__``,
 # ``__index__``, ``__repr__``...). Kept as few as honest threads need: any other call is a
@@ -102,7 +119,28 @@ def _chain_text(chain) -> str:
     return repr(chain[1]) if chain[0] == "=" else ".".join(chain)
 
 
+_SPANNED = (
+    ast.Attribute,
+    ast.Subscript,
+    ast.Call,
+    ast.AugAssign,
+    ast.BinOp,
+    ast.Compare,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.YieldFrom,
+    ast.List,
+    ast.Set,
+    ast.Tuple,
+    ast.Dict,
+)
+
+
 def _spans(filename: str) -> dict:
+    """{span: node} for the nodes an opcode's position names; {("for", line, col): For node};
+    {("of", span): node} for an unpacking target: the Assign or the loop it belongs to."""
     text = "".join(linecache.getlines(filename))
     spans = _ast_cache.get(text)
     if spans is None:
@@ -113,10 +151,22 @@ def _spans(filename: str) -> dict:
             tree = None
         if tree is not None:
             for node in ast.walk(tree):
-                if isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.AugAssign, ast.BinOp, ast.Compare)):
-                    spans[(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)] = node
+                if isinstance(node, _SPANNED):
+                    spans.setdefault(_span(node), node)
+                if isinstance(node, (ast.For, ast.AsyncFor)):
+                    spans[("for", node.lineno, node.col_offset)] = node
+                    spans[("of", _span(node.target))] = node
+                elif isinstance(node, ast.comprehension):
+                    spans[("of", _span(node.target))] = node
+                elif isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        spans[("of", _span(target))] = node
         _ast_cache[text] = spans
     return spans
+
+
+def _span(node) -> tuple:
+    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
 
 def _table(code) -> dict:
@@ -127,22 +177,44 @@ def _table(code) -> dict:
 
     spans = _spans(code.co_filename)
     table = {}
+    last = None  # the instruction before this one (EXTENDED_ARG aside)
+    # in a comprehension's own code, its k-th GET_ITER makes the iterator of its loop k (loop 0's,
+    # the local ``.0``, was made by the enclosing code)
+    own = None
+    if code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"):
+        first = next((p for p in code.co_positions() if p[0] is not None), None)
+        own = spans.get(first) if first else None
+    comp_iters = 0
+    yield_from = None
     for ins in dis.get_instructions(code):
+        prev, last = last, (ins if ins.opname != "EXTENDED_ARG" else last)
+        if ins.opname == "SEND" and prev is not None and prev.opname == "LOAD_CONST":
+            prev = yield_from  # GET_YIELD_FROM_ITER, LOAD_CONST None, SEND
+        if ins.opname == "GET_YIELD_FROM_ITER":
+            yield_from = ins
         if ins.opname not in _VISIBLE:
             continue
         pos = ins.positions
         node = spans.get((pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset)) if pos else None
-        text = ast.unparse(node) if node is not None else None
-        if ins.opname in _ATTR_OPS:
+        text = ast.unparse(node) if node is not None and not isinstance(node, _DRAIN_NODES) else None
+        if ins.opname in _DRAIN_OPS:
+            k = 0
+            if ins.opname == "GET_ITER" and own is not None and node is own:
+                comp_iters += 1
+                k = comp_iters
+            table[ins.offset] = _drain_entry(ins, prev, node, spans, pos, k, table)
+        elif ins.opname in _ATTR_OPS:
             base = _chain(node.value) if isinstance(node, ast.Attribute) and node.attr == ins.argval else None
             table[ins.offset] = (ins.opname, ins.argval, base, None, text or f"?.{ins.argval}", [None, None])
         elif ins.opname in _CALL_OPS:
             if not isinstance(node, ast.Call):
                 continue  # a call no expression makes (a with block's __exit__): see _entered_library
-            # name: the arguments' chains (None for one that is no chain), for the harmless builtins
+            # name: the arguments' chains (None for one that is no chain), for the harmless builtins;
+            # key: what ``*args`` and ``**kwargs`` splice (C iterates them, also for a Python callee)
             args = None if node.keywords or any(isinstance(a, ast.Starred) for a in node.args) else node.args
             chains = tuple(_chain(a) for a in args) if args is not None else None
-            table[ins.offset] = (ins.opname, chains, _chain(node.func), None, ast.unparse(node.func), [None, None])
+            spliced = tuple(_chain(e) for e in _spliced(node)) if ins.opname == "CALL_FUNCTION_EX" else None
+            table[ins.offset] = (ins.opname, chains, _chain(node.func), spliced, ast.unparse(node.func), [None, None])
         elif ins.opname in _OPERATOR_OPS:
             if isinstance(node, ast.AugAssign):  # in place: the target is written
                 table[ins.offset] = (
@@ -176,7 +248,118 @@ def _table(code) -> dict:
     return table
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_DRAIN_NODES = (*_COMPREHENSIONS, ast.YieldFrom, ast.List, ast.Set, ast.Tuple, ast.Dict)
+
+
+def _spliced(node) -> list:
+    """The expressions C iterates in ``[*a]``, ``{*a}``, ``{**d}`` or ``f(*a, **d)``."""
+    if isinstance(node, (ast.List, ast.Set, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Starred)]
+    if isinstance(node, ast.Dict):
+        return [v for k, v in zip(node.keys, node.values) if k is None]
+    if isinstance(node, ast.Call):
+        return [a.value for a in node.args if isinstance(a, ast.Starred)] + [
+            k.value for k in node.keywords if k.arg is None
+        ]
+    return []
+
+
+def _iterable(expr):
+    """What a loop iterates, as the drain check reads it: ("value", chain), or ("call", callee
+    chain, argument chains) for ``range(n)``, ``enumerate(xs)``, ``d.items()``; None: unknown."""
+    if isinstance(expr, ast.Call) and not expr.keywords and not any(isinstance(a, ast.Starred) for a in expr.args):
+        return ("call", _chain(expr.func), tuple(_chain(a) for a in expr.args))
+    chain = _chain(expr)
+    return ("value", chain) if chain is not None else None
+
+
+def _drain_entry(ins, prev, node, spans, pos, k, table) -> tuple:
+    """A drain's table entry: ("DRAIN", kind, operands, link, text, verdict).
+
+    kind "iter" (GET_ITER, GET_YIELD_FROM_ITER): operands = what is iterated, judged once per
+    loop and kept for its FOR_ITER/SEND, which link to it (a name the loop body rebinds does not
+    change what the loop iterates); "next": link = the offset of that GET_*, or None for a
+    comprehension's first loop (its iterator is the local ``.0``); "unpack": operands = the
+    assigned value, or link = the loop whose element it unpacks; "splice": the spliced values."""
+    op = ins.opname
+    at = pos.lineno if pos else 0
+    if op in ("GET_ITER", "GET_YIELD_FROM_ITER"):
+        expr = None
+        loop = spans.get(("for", pos.lineno, pos.col_offset)) if pos else None
+        if loop is not None and node is None:
+            expr = loop.iter
+        elif isinstance(node, _COMPREHENSIONS):  # k: 0 in the enclosing code, its first loop
+            expr = node.generators[k].iter if k < len(node.generators) else None
+        elif isinstance(node, ast.YieldFrom):
+            expr = node.value
+        text = ast.unparse(expr) if expr is not None else f"the iterable at line {at}"
+        return ("DRAIN", "iter", _iterable(expr) if expr is not None else None, None, text, [None, None])
+    if op in ("FOR_ITER", "SEND"):
+        link = prev.offset if prev is not None and prev.opname in ("GET_ITER", "GET_YIELD_FROM_ITER") else None
+        if link is None:  # a comprehension's first loop; a SEND of an await: unknown
+            link = "dot0" if op == "FOR_ITER" else -1
+        return ("DRAIN", "next", None, link, f"the iterator at line {at}", [None, None])
+    if op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+        owner = spans.get(("of", (pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset))) if pos else None
+        text = f"unpacking at line {at}"
+        if isinstance(owner, ast.Assign):
+            value = owner.value
+            literal = isinstance(value, (ast.Tuple, ast.List)) and not _spliced(value)
+            return ("DRAIN", "unpack", "literal" if literal else _chain(value), None, text, [None, None])
+        loop = table.get(prev.offset) if prev is not None and prev.opname == "FOR_ITER" else None
+        return ("DRAIN", "unpack", None, loop[3] if loop else -1, text, [None, None])
+    # LIST_EXTEND, SET_UPDATE, DICT_UPDATE, DICT_MERGE
+    exprs = _spliced(node) if node is not None else None
+    chains = tuple(_chain(e) for e in exprs) if exprs else None
+    return ("DRAIN", "splice", chains, None, f"splicing at line {at}", [None, None])
+
+
 _MISSING = object()
+# Iterating these runs no code of anybody's: builtin containers and their views and iterators,
+# and generators (Python code, traced inside like any function of yours).
+_HARMLESS_ITERABLES = frozenset(
+    (
+        *(t for t in _PLAIN_TYPES if t is not type),
+        type({}.keys()),
+        type({}.values()),
+        type({}.items()),
+        types.GeneratorType,
+    )
+)
+_HARMLESS_ITERATORS = frozenset(
+    type(iter(x))
+    for x in (
+        [],
+        (),
+        range(0),
+        range(2**64),
+        "",
+        "\u20ac",
+        b"",
+        bytearray(),
+        {},
+        {}.values(),
+        {}.items(),
+        set(),
+        collections.deque(),
+        reversed([]),
+        reversed(range(0)),
+        reversed({}),
+        reversed({}.values()),
+        reversed({}.items()),
+    )
+)
+
+
+def _iterator_verdict(v) -> tuple[bool, bool]:
+    """(iterating ``v`` runs no code, its elements are tuples it makes: dict items)."""
+    t = type(v)
+    if t in _HARMLESS_ITERABLES or t in _HARMLESS_ITERATORS:
+        return True, t is type({}.items()) or t is type(iter({}.items())) or t is type(reversed({}.items()))
+    return False, False
+
+
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset, range)
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _rebound_cache: dict[str, set] = {}

@@ -34,6 +34,7 @@ from ch13lib._sched_code import (
     _TRUSTED_MODULES,
     _chain_text,
     _eval_chain,
+    _iterator_verdict,
     _line_text,
     _rebound,
     _static_get,
@@ -102,9 +103,18 @@ class _Sim:
         self.timed_out = False
         self.settling = False
         self.pending = None  # a write to report after it happened (story mode)
+        self.loops: dict = {}  # (id(frame), GET_ITER offset) -> (harmless, tuples, text): see _drain
         self.held: set = set()  # labels of the locks it holds (for the lockset rule)
         # a vector clock of thread starts and joins: what of each thread happened before us
         self.vc: dict[int, int] = {index: 0}
+
+    def waits(self) -> bool:
+        """Blocked, and not yet due: its wait can only end early (a choice) or by its condition."""
+        if self.cond is None or self.timed_out:
+            return False
+        if self.deadline is not None and self.deadline <= self.run.clock:
+            return False
+        return not self.cond()
 
     def enabled(self) -> bool:
         if self.done or not self.started:
@@ -255,7 +265,9 @@ class Run:
         enabled = [t for t in self.threads if t.enabled()]
         if not enabled:
             return None
-        cur = me if (me is not None and me in enabled) else None
+        # a thread that just blocked does not "go on": its early timeout is a choice, never the
+        # default (else a backoff loop's sleep would end at once for ever, starving the others)
+        cur = me if (me is not None and me in enabled and not me.waits()) else None
         if self.follow is not None:
             want = self.follow[self.k] if self.k < len(self.follow) else None
             t = next((t for t in enabled if t.index == want), None)
@@ -557,11 +569,14 @@ class Run:
         if self.record and me.pending is not None:
             self._flush_write(me)
         op, name, base, key, text, verdict = info
+        if op == "DRAIN":
+            self._drain(me, frame, name, base, key, text)
+            return
         if op in _OPERATOR_OPS:
             self._operator(me, frame, name, base, text)
             return
         if op in _CALL_OPS:
-            self._call(me, frame, base, name, text)
+            self._call(me, frame, base, name, text, key)
             return
         write = op.startswith(("STORE", "DELETE"))
         mine = frame.f_code.co_filename in self.traced
@@ -696,10 +711,13 @@ class Run:
             return  # rebinding a function or class: not worth a line
         self._event_at(me, frame, f"wrote {text} = {_short(v)}" if v is not _MISSING else f"wrote {text}", line)
 
-    def _call(self, me: _Sim, frame, func_chain, arg_chains, text) -> None:
+    def _call(self, me: _Sim, frame, func_chain, arg_chains, text, spliced=None) -> None:
         """A call: Python code is watched inside; a harmless builtin reads the containers it is
         given; any other callee may change its receiver and the containers it is given, and
-        whatever else it reaches (the call itself is an access, named by its text)."""
+        whatever else it reaches (the call itself is an access, named by its text). ``f(*w)``
+        iterates ``w`` in C first, whatever ``f`` is: a drain (see _drain)."""
+        if spliced is not None and not all(_iterator_verdict(_eval_chain(c, frame))[0] for c in spliced):
+            self._touch(me, frame, [(None, ("call", f"{text}(*...)"), True)], f"spliced arguments of {text}(...)")
         callee = _eval_chain(func_chain, frame)  # every time: the same text may name another callee
         kind = self._callee(callee, arg_chains, frame) if callee is not _MISSING else None
         if kind == "python":
@@ -716,6 +734,69 @@ class Run:
             accesses.append((None, ("call", text), True))
         self._touch(me, frame, accesses, f"called {text}(...)")
 
+    def _drain(self, me: _Sim, frame, kind, operands, link, text) -> None:
+        """Iterating, unpacking or splicing: an access to an unknown location (C code of the
+        operand's choosing may run, a ``map(setattr, ...)``), unless no code runs at all.
+
+        A loop is judged once, at its GET_ITER, by what it iterates; its every FOR_ITER then is
+        a point or not by that verdict (kept per frame and loop: a name the body rebinds changes
+        nothing)."""
+        if kind == "iter":
+            me.loops[(id(frame), frame.f_lasti)] = (*self._iterable_verdict(operands, frame), text)
+            return  # GET_ITER itself calls ``__iter__``: C for every builtin, traced Python otherwise
+        if kind == "next":
+            harmless, _, what = self._loop(me, frame, link, text)
+            if harmless:
+                return
+            label, told = f"next({what})", f"iterated {what}"
+        elif kind == "unpack":
+            if link is not None:  # a loop's target: an element of what it iterates
+                harmless = self._loop(me, frame, link, text)[1]
+            elif operands == "literal":
+                harmless = True
+            else:
+                v = _eval_chain(operands, frame)
+                harmless = v is not _MISSING and type(v) in _PLAIN_TYPES
+            if harmless:
+                return
+            label = told = text
+        else:  # splice
+            values = [_eval_chain(c, frame) for c in operands] if operands is not None else [_MISSING]
+            if all(_iterator_verdict(v)[0] for v in values):
+                return
+            label = told = text
+        self._touch(me, frame, [(None, ("call", label), True)], told)
+
+    @staticmethod
+    def _loop(me: _Sim, frame, link, text) -> tuple:
+        """(harmless, its elements are tuples it makes, what it iterates) of the loop ``link``
+        names: its GET_ITER's offset, or "dot0" for a comprehension's first loop (its iterator is
+        the local ``.0``, made by the enclosing code)."""
+        if link == "dot0":
+            return (*_iterator_verdict(frame.f_locals.get(".0", _MISSING)), f".0 in {frame.f_code.co_qualname}")
+        return me.loops.get((id(frame), link), (False, False, text))
+
+    def _iterable_verdict(self, operands, frame) -> tuple[bool, bool]:
+        """(no code runs when it is iterated, its elements are tuples it makes)."""
+        if operands is None:
+            return False, False
+        if operands[0] == "value":
+            return _iterator_verdict(_eval_chain(operands[1], frame))
+        _, func_chain, arg_chains = operands
+        f = _eval_chain(func_chain, frame)
+        args = [_eval_chain(c, frame) for c in arg_chains]
+        if any(a is _MISSING for a in args):
+            return False, False
+        if f is range or f is enumerate or f is zip or f is reversed:  # `is`: an object of yours may say == to anything
+            return all(_iterator_verdict(a)[0] for a in args), f is enumerate or f is zip
+        if any(f is g for g in (sorted, list, tuple, set, frozenset, dict)):  # eager (the call is its own point)
+            return True, False
+        # d.items(): a view of a dict, its elements pairs it makes (read statically: dict.items)
+        if f is dict.items or f is dict.keys or f is dict.values:
+            if func_chain is not None and len(func_chain) > 1 and type(_eval_chain(func_chain[:-1], frame)) is dict:
+                return True, f is dict.items
+        return False, False
+
     def _operator(self, me: _Sim, frame, inplace, chains, text) -> None:
         """An operator: a write of its operand when it changes a mutable one in place, or when an
         operand is no builtin value (its dunder may be anything, a C method included); a read of
@@ -730,6 +811,8 @@ class Run:
                     accesses.append((v, c, True))
             elif type(v) not in _PLAIN_TYPES:
                 accesses.append((v, c, True))
+                # and its dunder may write anywhere: ``0 in map(setattr, ...)`` (a drain, see _drain)
+                accesses.append((None, ("call", text), True))
             elif isinstance(v, _CONTAINERS):
                 accesses.append((v, c, False))
         self._touch(me, frame, accesses, f"changed {text} in place" if inplace else f"ran {text}")
