@@ -493,6 +493,7 @@ def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
 HIDING_PLACES = '''
 import collections
 import functools
+import itertools
 
 import torch
 
@@ -540,7 +541,19 @@ class Holder:
             memo("m").append(full)
         elif where == "generator":
             next(KEEPER).append(full)
-        self.mask = torch.zeros(40, dtype=torch.bool)  # an index, not state
+        elif where == "int_bits":  # floats kept as their bits, viewed back when needed
+            self.bits = full.view(torch.int32).fill_(2**30)
+        elif where == "c_object":
+            self.moments = itertools.repeat(full)
+        elif where == "deep":
+            box = [full]
+            for _ in range(200):
+                box = [box]
+            self.box = box
+        elif where == "dict_of_floats":
+            self.d = {i: 0.5 + i for i in range(50)}
+        self.mask = torch.zeros(4, dtype=torch.bool)  # an index, not state
+        self.positions = torch.arange(4)  # an index too
         self.shard = torch.zeros(5)
 
     def keep(self, t, _store=[]):
@@ -555,15 +568,29 @@ class Box:
 '''
 
 
-@pytest.mark.parametrize(
-    "where", ["global", "class", "param", "closure", "default", "slots", "deque", "lru_cache", "generator", "nowhere"]
-)
+WHERE = ["global", "class", "param", "closure", "default", "slots", "deque", "lru_cache", "generator"]
+
+
+@pytest.mark.parametrize("where", WHERE + ["int_bits", "c_object", "deep", "dict_of_floats", "nowhere"])
 def test_what_an_optimizer_holds_includes_what_its_code_keeps_elsewhere(where):
     """The held-state walk follows the student's class and functions to their class attributes, the
     globals their code names, closures, defaults, slots, a memoized function's cache, a suspended
-    generator's locals, and the attributes set on tensors they hold; it
-    counts floating-point tensors only (a boolean mask is an index) and no global the code never names."""
+    generator's locals, C objects' referents, any depth of nesting, and the attributes set on tensors
+    they hold; it counts tensors of every dtype (an index and a mask excepted) and Python floats
+    kept in a container, and no global the code never names."""
     params = [torch.nn.Parameter(torch.randn(4))]
     module = load(HIDING_PLACES, "zero1", f"held_{where}", register=False)
     opt = module.Holder(params, where)
     assert parallel_sim._held_numel(opt, params) == 5 + (50 if where != "nowhere" else 0)
+
+
+def test_a_held_parameters_grad_counts_unless_it_is_the_own_shards():
+    """A Parameter of the optimizer's own (its shard) may keep its gradient as .grad; one that shares
+    a model parameter's storage may not: its .grad is as big as the model (red team, stop 34)."""
+    params = [torch.nn.Parameter(torch.randn(50))]
+    holder = torch.nn.Parameter(params[0].detach())
+    holder.grad = torch.randn(50)
+    shard = torch.nn.Parameter(torch.zeros(5))
+    shard.grad = torch.zeros(5)
+    assert parallel_sim._held_numel(types.SimpleNamespace(h=holder), params) == 50
+    assert parallel_sim._held_numel(types.SimpleNamespace(s=shard), params) == 5

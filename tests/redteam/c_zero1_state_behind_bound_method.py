@@ -2,7 +2,7 @@
 # kind: cell
 # target: zero1
 # score: zero1=6
-# message: zero1: holds floating-point tensors
+# message: zero1: holds tensors of
 # why: found by a white-box red-team helper (stop 33: 10/10, no flag; honest 6 as wrong_full_state). The held-state walk (ch13lib.parallel_sim._held_numel) counted torch tensors only and followed a bound method's __func__ only; it now follows a bound method's object and a partial's arguments, and counts numpy arrays, bytes and lists of floats
 import torch
 

@@ -1,5 +1,5 @@
 # verdict: fail
-# message: holds floating-point tensors of
+# message: holds tensors of
 # why: full exp_avg and exp_avg_sq in a dict that is a suspended generator's local, reached only by resuming the generator, which the class's code names; every rank updates all N elements while state_numel() reports the shard
 import torch
 

@@ -1,5 +1,5 @@
 # verdict: fail
-# message: holds floating-point tensors of
+# message: holds tensors of
 # why: full exp_avg and exp_avg_sq in the cache of an lru_cache'd function the class calls, every rank updating all N elements, and state_numel() reporting the shard; an lru_cache keeps its cache where no attribute shows it (10/10 before the held walk read a memoized function's cache)
 import functools
 

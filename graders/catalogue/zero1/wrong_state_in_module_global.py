@@ -1,5 +1,5 @@
 # verdict: fail
-# message: holds floating-point tensors of
+# message: holds tensors of
 # why: full exp_avg and exp_avg_sq in a dict at module level, every rank updating all N elements, and state_numel() reporting the shard ZeRO should keep; the held-state walk follows the class to its cell's globals
 import torch
 

@@ -1,5 +1,5 @@
 # verdict: fail
-# message: holds floating-point tensors of
+# message: holds tensors of
 # why: Adam's state kept on each parameter, as torch.optim keeps it per parameter, full size on every rank (each rank steps all N elements after an all-gather of the averaged gradient), and state_numel() counting only the shard; the held-state walk enters the attributes set on the tensors it holds
 import torch
 

@@ -770,9 +770,9 @@ def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") ->
             return f"{case.label()}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. {replay}"
         if isinstance(held, int) and held > 3 * case.shard and case.world_size > 1:
             return (
-                f"{case.label()}: between steps rank {r}'s optimizer holds floating-point tensors of {held} "
-                "elements in all (its attributes, what they hold, its class, the globals its methods use; numpy "
-                "arrays and lists of floats count too); "
+                f"{case.label()}: between steps rank {r}'s optimizer holds tensors of {held} elements in all "
+                "(everything it reaches: its attributes, what they hold, its class, the globals its methods use; "
+                "tensors of any dtype but an index or a mask, numpy arrays, bytes and lists of floats count too); "
                 f"besides exp_avg and exp_avg_sq of its shard (2·{case.shard}) it may keep its own shard of the "
                 f"parameters ({case.shard}), nothing of size N={case.numel}. {replay}"
             )
