@@ -124,7 +124,8 @@ def _observe_relayed(answer: Answer, harness: str, case, kwargs: dict) -> dict:
         p2p=True,
         shown=dataclasses.replace(case, seed=0, key=0),  # the values are each rank's own inputs alone
         inputs=lambda r: rank_inputs(case, r),
-        record_flow=harness == "observe_pipeline",  # the schedule check reads it (dataflow_problem)
+        # the schedule check reads it (dataflow_problem), and zero1's gather check (zero_dataflow_problem)
+        record_flow=harness in ("observe_pipeline", "observe_zero"),
         **offers,
     )
     return relayed_report(harness, case, values, world)
@@ -162,6 +163,7 @@ def relayed_report(harness: str, case, values: list, world) -> dict:
         "held": [v.get("held") for v in values],
         "moved": [v.get("moved") for v in values],
         "calls": calls_by_rank(world),
+        **({"flow": world.flow} if world.flow is not None else {}),  # observed here: the judge's own
     }
 
 

@@ -496,7 +496,18 @@ def survives_crashes(answer: Answer):
                 "in a map task and every key through reduce_fn in a reduce task.",
                 replay,
             )
+        deaths = sum(1 for t, f in map_faults.items() if f[0] == "exit" and ("map", t) in fired)
+        deaths += sum(1 for t, f in reduce_faults.items() if f[0] == "exit" and ("reduce", t) in fired)
         got = _plain(obs["result"], "run_mapreduce")
+        if got == want and obs.get("failed_attempts", 0) < deaths:
+            # the markers are files the cell can make first (red team, stop 26): Ray's own record decides
+            raise Fail(
+                f"{label}: the scheduled worker deaths never happened: {deaths} were due, and Ray "
+                f"recorded {obs.get('failed_attempts', 0)} failed task attempts. Every record must go "
+                "through map_fn in a map task and every key through reduce_fn in a reduce task, "
+                "and nothing else may decide which attempt is the first.",
+                replay,
+            )
         if got != want:
             high = [k for k in want if got.get(k, 0) > want[k]]
             low = [k for k in want if got.get(k, 0) < want[k]]
@@ -596,7 +607,11 @@ def runs_in_ray_in_parallel(answer: Answer):
                 replay,
             )
     for kind, n in (("map", n_map), ("reduce", n_reduce)):
-        proven, seen = report.get(kind, (False, 0))
+        proven, seen, _ = report.get(kind, (False, 0, []))
+        # the barrier's arrivals are the probes' word, which the cell can speak too (red team,
+        # stop 26: a made-up second party): two of the tasks that proved it must have run at once
+        # by Ray's own record
+        proven = proven and obs.get("ran_together", {}).get(kind, False)
         if not proven:
             raise Fail(
                 f"the {kind} tasks did not run in parallel: the first {kind}_fn call waited at a "

@@ -14,7 +14,13 @@ cases, and every state and traffic check.
 
 from hypothesis import strategies as st
 
-from ch13lib.parallel_cases import ZeroCase, zero_state_problem, zero_traffic_problem, zero_verdict
+from ch13lib.parallel_cases import (
+    ZeroCase,
+    zero_dataflow_problem,
+    zero_state_problem,
+    zero_traffic_problem,
+    zero_verdict,
+)
 from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader
@@ -145,7 +151,11 @@ def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
     world's log is in the cell's reach, as is what a real world's ranks report of their calls."""
     case = graded(case, relayed=True)
     seen = _seen(answer, case, relayed=True)
-    problem = zero_state_problem(case, seen, FN) or zero_traffic_problem(case, seen["calls"], FN)
+    problem = (
+        zero_state_problem(case, seen, FN)
+        or zero_traffic_problem(case, seen["calls"], FN)
+        or zero_dataflow_problem(case, seen.get("flow", []), FN)
+    )
     if problem:
         raise Fail(problem)
     moved = [(r, m) for r, m in enumerate(seen["moved"]) if m]

@@ -3,8 +3,7 @@
 # target: word_count
 # score: word_count=16
 # message: word_count: did not run in parallel
-# why: found by a white-box red-team helper (stop 26: 16 -> 20, no flag). The probes run in the cell's own processes (the driver and its Ray workers), so what they hold and record (the barrier's handle, the folder of call logs and fault markers) is within the cell's reach; moving it out needs the evidence kept where no code of the cell runs (docs/sandbox.md, What remains)
-# known-bug: the word_count probes' barrier and records are reachable from the cell (vars or attributes of map_fn): open
+# why: found by a white-box red-team helper (stop 26: 16 -> 20, no flag). The probes run in the cell's own processes (the driver and its Ray workers), so what they hold and record (the barrier's handle, the folder of call logs and fault markers) is within the cell's reach; moving it out needs the evidence kept where no code of the cell runs (docs/sandbox.md, What remains). Closed at stop 34 by evidence the cell cannot write: the GCS's record of task attempts (states reported by Ray's C++ core workers) must show as many failed attempts as scheduled worker deaths whose markers exist, and two of the barrier's proving tasks running at once (mapreduce_probe.task_attempts)
 from typing import Iterable, Iterator
 
 import ray

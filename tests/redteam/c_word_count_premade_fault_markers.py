@@ -2,9 +2,8 @@
 # kind: cell
 # target: word_count
 # score: word_count=15
-# message: word_count: max_retries
-# why: found by a white-box red-team helper (stop 26: 15 -> 20, no flag); see c_word_count_fake_barrier_party
-# known-bug: the word_count probes' fault markers are files the cell can create first: open
+# message: word_count: the scheduled worker deaths never happened
+# why: found by a white-box red-team helper (stop 26: 15 -> 20, no flag); see c_word_count_fake_barrier_party. Closed at stop 34 by evidence the cell cannot write: the GCS's record of task attempts (states reported by Ray's C++ core workers) must show as many failed attempts as scheduled worker deaths whose markers exist, and two of the barrier's proving tasks running at once (mapreduce_probe.task_attempts)
 from typing import Iterable, Iterator
 
 import ray

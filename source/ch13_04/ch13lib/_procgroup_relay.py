@@ -193,6 +193,8 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
             comm.all_reduce(t, call.get("op") if type(call.get("op")) is str else None)
             return {"data": t.detach().clone()}
         out, inp = _mirror(world, me, call.get("out")), _mirror(world, me, call.get("inp"))
+        if world.flow is not None:  # what each rank contributed (zero1's dataflow check reads it)
+            world.flow.append((me, name, inp.detach().clone()))
         getattr(comm, name)(out, inp)
         return {"data": out.detach().clone()}
     world._error(me, f"rank {me} asked the broker for {str(name)[:40]!r}, which comm does not offer")

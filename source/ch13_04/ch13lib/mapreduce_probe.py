@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zlib
 
 from ch13lib import mapreduce as lib
@@ -276,6 +277,61 @@ def _task_id():
     return ray.get_runtime_context().get_task_id()
 
 
+# What the GCS holds of a task attempt: the times its core worker reported each state (RUNNING,
+# FINISHED, FAILED: common.proto's TaskStatus). The cell's code runs in the same processes as the
+# probes, so whatever the probes write (call logs, fault markers, a barrier's arrivals) it can write
+# too (red team, stop 26: a made-up barrier party, premade fault markers: full marks); the GCS is a
+# process of its own, and the states of a task attempt are reported by Ray's C++ core workers.
+_STATES = {"running": 8, "finished": 11, "failed": 12}
+EVIDENCE_GUARD_S = 10.0  # how long to wait for the GCS to catch up (task events arrive every 100 ms)
+
+
+def task_attempts() -> dict:
+    """{(task id, attempt): {"running": ns, "finished": ns, "failed": ns}} of this job, as the GCS
+    recorded them (the states an attempt reached, with their times)."""
+    from ray._private.state import state
+
+    job = ray.get_runtime_context().get_job_id()
+    out: dict = {}
+    for event in state._get_all_task_events():
+        if event.job_id.hex() != job:
+            continue
+        times = dict(event.state_updates.state_ts_ns)
+        seen = out.setdefault((event.task_id.hex(), int(event.attempt_number)), {})
+        for name, code in _STATES.items():
+            if code in times:
+                seen[name] = min(times[code], seen.get(name, times[code]))
+    return out
+
+
+def _failed_since(before: set) -> int:
+    return sum(1 for key, st in task_attempts().items() if "failed" in st and key not in before)
+
+
+def _ran_together(tasks) -> bool:
+    """Two of ``tasks`` (task ids) ran at the same time by the GCS's record: real Ray tasks, each
+    with an attempt that ran and ended, their running intervals overlapping."""
+    spans = []
+    for (task, _), st in task_attempts().items():
+        end = st.get("finished", st.get("failed"))
+        if task in tasks and "running" in st and end is not None:
+            spans.append((task, st["running"], end))
+    return any(a[0] != b[0] and a[1] < b[2] and b[1] < a[2] for a in spans for b in spans)
+
+
+def _evidence(failed_before: set, want_failed: int, proving: dict) -> dict:
+    """What the GCS says of the run: how many task attempts failed in it (at least ``want_failed``
+    are waited for) and, per kind, whether the barrier's proving tasks ran together. Waits (a
+    guard, never a verdict on an honest run) until the records show it or the guard passes."""
+    deadline = time.monotonic() + EVIDENCE_GUARD_S
+    while True:
+        failed = _failed_since(failed_before) if want_failed else 0
+        together = {kind: _ran_together(set(tasks)) for kind, tasks in proving.items()}
+        if (failed >= want_failed and all(together.values())) or time.monotonic() > deadline:
+            return {"failed_attempts": failed, "ran_together": together}
+        time.sleep(0.05)
+
+
 def _marker(kind, target) -> str:
     return f"attempt-{kind}-{zlib.crc32(target.encode('utf-8')):08x}"
 
@@ -359,12 +415,14 @@ def _barrier_class():
             self.seen = collections.defaultdict(set)
             self.events = collections.defaultdict(asyncio.Event)
             self.proven = {}
+            self.proving = {}  # kind -> the task ids that had arrived when it was proven
 
         async def arrive(self, kind, task):
             self.seen[kind].add(task)
             event = self.events[kind]
             if len(self.seen[kind]) >= self.parties and not event.is_set():
                 self.proven.setdefault(kind, True)
+                self.proving.setdefault(kind, sorted(map(str, self.seen[kind])))
                 event.set()
             if event.is_set():
                 return True
@@ -377,7 +435,10 @@ def _barrier_class():
                 return False
 
         def report(self):
-            return {kind: (self.proven.get(kind, False), len(tasks)) for kind, tasks in self.seen.items()}
+            return {
+                kind: (self.proven.get(kind, False), len(tasks), self.proving.get(kind, []))
+                for kind, tasks in self.seen.items()
+            }
 
     _barrier = Barrier
     return _barrier
@@ -407,6 +468,9 @@ def _probes(probe, map_faults, reduce_faults, barrier_guard_s, value="one"):
     # inside Ray's session folder (when ch13lib started Ray): a killed driver's is swept with it
     folder = tempfile.mkdtemp(prefix="ch13wc-", dir=lib._temp_dir)
     before = lib.live_actors()
+    deaths = {a for a, fault in ((("map", t), f) for t, f in map_faults.items()) if fault[0] == "exit"}
+    deaths |= {a for a, fault in ((("reduce", t), f) for t, f in reduce_faults.items()) if fault[0] == "exit"}
+    failed_before = {key for key, st in task_attempts().items() if "failed" in st} if deaths else set()
     try:
         barrier = _barrier_class().remote(2, barrier_guard_s) if barrier_guard_s else None
         pid = os.getpid()
@@ -421,7 +485,10 @@ def _probes(probe, map_faults, reduce_faults, barrier_guard_s, value="one"):
                 if os.path.exists(os.path.join(folder, _marker(kind, t)))
             ]
             report = ray.get(barrier.report.remote()) if barrier is not None else None
-            return {"calls": _calls(folder), "driver_pid": pid, "fired": fired, "barrier": report}
+            # the GCS's word on the markers of worker deaths and on the barrier's proof
+            proving = {kind: r[2] for kind, r in (report or {}).items() if r[0]}
+            evidence = _evidence(failed_before, sum(1 for f in fired if tuple(f) in deaths), proving)
+            return {"calls": _calls(folder), "driver_pid": pid, "fired": fired, "barrier": report, **evidence}
 
         yield map_probe, reduce_probe, seen
     finally:

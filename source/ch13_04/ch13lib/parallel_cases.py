@@ -754,7 +754,7 @@ def zero_verdict(case: ZeroCase, per_rank: list, fn_name: str = "ZeroAdam", ref:
 
 def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") -> str | None:
     """None when every rank keeps at most 2·⌈N/W⌉ elements of optimizer state and holds nothing of size
-    N between steps; otherwise why."""
+    N between steps (at most 4·⌈N/W⌉ elements in all); otherwise why."""
     bound = 2 * case.shard
     replay = f"Replay: {case.replay(fn_name)}"
     for r, (n, held) in enumerate(zip(seen.get("state_numel", []), seen.get("held", []))):
@@ -768,14 +768,46 @@ def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") ->
             )
         if n <= 0 and case.numel > 0:
             return f"{case.label()}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. {replay}"
-        if isinstance(held, int) and held > 3 * case.shard and case.world_size > 1:
+        # exp_avg, exp_avg_sq, a master copy of the shard and a gradient buffer of the shard: 4·c
+        # (a buffer for the reduce-scatter kept beside a master shard is a right answer, stop 34)
+        if isinstance(held, int) and held > 4 * case.shard and case.world_size > 1:
             return (
                 f"{case.label()}: between steps rank {r}'s optimizer holds tensors of {held} elements in all "
                 "(everything it reaches: its attributes, what they hold, its class, the globals its methods use; "
                 "tensors of any dtype but an index or a mask, numpy arrays, bytes and lists of floats count too); "
                 f"besides exp_avg and exp_avg_sq of its shard (2·{case.shard}) it may keep its own shard of the "
-                f"parameters ({case.shard}), nothing of size N={case.numel}. {replay}"
+                f"parameters and of the gradient ({case.shard} each), nothing of size N={case.numel}. {replay}"
             )
+    return None
+
+
+def zero_dataflow_problem(case: ZeroCase, flow: list, fn_name: str = "ZeroAdam") -> str | None:
+    """None when each rank's all_gather_into_tensor of step s sends its own shard of the updated
+    parameters (DDP + Adam after step s + 1, the padding aside): what ZeRO-1 gathers. ``flow``: a
+    relayed world's record of each rank's collective inputs (procgroup.SimWorld.flow), kept by the
+    judge as the broker. A rank that gathers anything else (the averaged gradient, to run Adam on all
+    N parameters with the full state kept where no walk of its objects looks: a file, a module
+    object, a ContextVar, the comm...) fails here whatever it holds (red team, stop 34: 14 such
+    places scored 10/10)."""
+    W, c, n = case.world_size, case.shard, case.numel
+    if W == 1:
+        return None
+    ref = adam_reference(case)
+    tol = case.tolerance()
+    replay = f"Replay: {case.replay(fn_name)}"
+    for r in range(W):
+        gathered = [e[2] for e in flow if e[0] == r and e[1] == "all_gather_into_tensor"]
+        lo, hi = r * c, min((r + 1) * c, n)
+        for s, t in enumerate(gathered[: case.steps]):
+            want = ref[s].reshape(-1)[lo:hi].double()
+            got = t.reshape(-1)[: hi - lo].double() if t.numel() >= hi - lo else None
+            if got is None or (hi > lo and float((got - want).abs().max()) > tol):
+                return (
+                    f"{case.label()}: at step {s + 1} rank {r} all-gathered values that are not its shard of the "
+                    f"updated parameters (elements {lo}..{hi - 1} after the step): ZeRO-1 runs Adam on its own "
+                    f"shard only and all-gathers the updated parameter shard, not the gradients (gathering those "
+                    f"to run Adam on all N parameters keeps the full optimizer state on every rank). {replay}"
+                )
     return None
 
 
