@@ -105,7 +105,7 @@ def _stats(rec) -> dict:
         "block": np.array([t.block for t in th], np.int32).reshape(-1, 3),
         "thread": np.array([t.thread for t in th], np.int32).reshape(-1, 3),
     }
-    for field in ("global_reads", "global_writes", "shared_reads", "shared_writes"):
+    for field in ("global_reads", "global_writes", "global_atomics", "shared_reads", "shared_writes"):
         out[field] = np.array([getattr(t, field) for t in th], np.int64)
     return out
 

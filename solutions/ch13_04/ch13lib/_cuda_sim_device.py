@@ -451,6 +451,7 @@ class _Atomic:
             if array._space == "global":
                 stats.global_reads += 1
                 stats.global_writes += 1
+                stats.global_atomics += 1
                 w = array._writer
                 if w is not None:
                     prev = w[pos]

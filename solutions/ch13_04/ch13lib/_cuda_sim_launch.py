@@ -82,8 +82,9 @@ def _fmt3(d: Sequence[int], ndim: int) -> str:
 class ThreadStats:
     block: tuple[int, int, int]
     thread: tuple[int, int, int]
-    global_reads: int = 0
+    global_reads: int = 0  # atomics included (an atomic reads and writes)
     global_writes: int = 0
+    global_atomics: int = 0
     shared_reads: int = 0
     shared_writes: int = 0
 

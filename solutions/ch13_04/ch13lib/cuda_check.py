@@ -665,23 +665,33 @@ def _hist_call(n, n_bins, tpb, launcher="launch_histogram") -> str:
 
 
 def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher: str, call: str) -> None:
-    """The launch's threads share the elements: none touches global memory much more than its share
-    (each element is a read of data and an update of bins, with slack; a block's shared histogram adds a
-    merge of n_bins / threads_per_block bins per thread). One thread counting every element with a
-    plain ``bins[v] += 1`` lost no update and scored 8/8 (red team, stop 33)."""
-    reads, g, b = (launch.get("stats") or {}).get("global_reads"), launch["griddim"], launch["blockdim"]
-    if not isinstance(reads, np.ndarray) or not reads.size or not g or not b or n == 0:
+    """The launch's threads share the elements: none reads global memory much more than its share of
+    the data (each element read once, with slack), nor makes many more atomic updates than its
+    elements and one merge of a whole shared histogram (n_bins: a block's thread 0 may merge it
+    alone, as the contract allows). One thread counting every element with a plain ``bins[v] += 1``
+    lost no update and scored 8/8 (red team, stop 33); atomics counted as reads failed a right
+    thread-0 merge (stop 34)."""
+    stats, g, b = launch.get("stats") or {}, launch["griddim"], launch["blockdim"]
+    reads, atomics = stats.get("global_reads"), stats.get("global_atomics")
+    if not isinstance(reads, np.ndarray) or not isinstance(atomics, np.ndarray) or not reads.size:
+        return
+    if not g or not b or n == 0:
         return
     threads, tpb = int(np.prod(g)) * int(np.prod(b)), int(np.prod(b))
-    share = 3 * -(-n // threads) + 2 * -(-n_bins // tpb) + 4  # slack: data[i] read twice, an atomic
-    t = int(reads.argmax())
-    if int(reads[t]) > share:
-        raise CheckFailed(
-            f"thread {t % tpb} of block {t // tpb} made {int(reads[t])} global reads, where the {threads} threads "
-            f"of {launcher}'s launch have {-(-n // threads)} element(s) each to count: every thread counts its "
-            f"own element(s) (one thread per element, or a grid-stride loop), with cuda.atomic.add on the "
-            f"bins" + _replay(call)
-        )
+    each = -(-n // threads)
+    plain = reads - atomics
+    for counts, share, what in (
+        (plain, 3 * each + 4, "global reads"),
+        (atomics, each + n_bins + 4, "atomic updates of global memory"),
+    ):
+        t = int(counts.argmax())
+        if int(counts[t]) > share:
+            raise CheckFailed(
+                f"thread {t % tpb} of block {t // tpb} made {int(counts[t])} {what}, where the {threads} threads "
+                f"of {launcher}'s launch have {each} element(s) each to count: every thread counts its "
+                f"own element(s) (one thread per element, or a grid-stride loop), with cuda.atomic.add on the "
+                f"bins" + _replay(call)
+            )
 
 
 def check_histogram(
