@@ -1,9 +1,9 @@
 # redteam: an unlocked counter whose write is an object claiming __func__ = staticmethod(a traced function) while its __call__ is a C partial(setattr): the callee check duck-typed __func__
 # kind: cell
 # target: counter
-# score: counter=2
-# message: counter: an update was lost
-# why: found by the fifth red team (2 -> 10/10, no flag): only exact function and bound-method types count as Python code
+# score: counter=0
+# message: counter: dunder method
+# why: found by the fifth red team (2 -> 10/10, no flag): only exact function and bound-method types count as Python code. Since stop 34 refused outright (0 in every test, the sequential one too): a class of the cell's whose dunder is no Python code, or made or changed at run time, is what let six more spellings hide a write (_sched_code._hidden_dunders)
 import threading
 from functools import partial
 

@@ -1,9 +1,9 @@
 # redteam: an unlocked read-modify-write whose write hides behind an operator: `self << v` calls a functools.partialmethod(setattr) with no call instruction and no STORE opcode
 # kind: cell
 # target: counter
-# score: counter=2
-# message: counter: an update was lost
-# why: found while closing c_counter_setattr_write (10/10 with call points alone). Library code your code enters without a call instruction (an operator, a property, a descriptor) is a scheduling point too
+# score: counter=0
+# message: counter: dunder method
+# why: found while closing c_counter_setattr_write (10/10 with call points alone). Library code your code enters without a call instruction (an operator, a property, a descriptor) is a scheduling point too. Since stop 34 refused outright (0 in every test, the sequential one too): a class of the cell's whose dunder is no Python code, or made or changed at run time, is what let six more spellings hide a write (_sched_code._hidden_dunders)
 import functools
 import threading
 

@@ -315,6 +315,35 @@ def _drain_entry(ins, prev, node, spans, pos, k, table) -> tuple:
     return ("DRAIN", "splice", chains, None, f"splicing at line {at}", [None, None])
 
 
+def _hidden_dunders(namespace) -> list:
+    """The dunder methods in a class's namespace that are no Python code: a ``functools.partial``,
+    a builtin, a bound C method... The interpreter calls them from C (``box[k] = v`` runs
+    ``__setitem__``, ``if x:`` runs ``__bool__``, ``{x}`` runs ``__hash__``, ``with x:`` runs
+    ``__enter__``), so what they do happens out of the scheduler's sight (red team, stop 34:
+    ``__setitem__ = functools.partial(setattr, self)`` and five more spellings scored 10/10).
+    Python functions, classmethods and staticmethods of them, properties of them and values that
+    are no callables (``__slots__``, ``__hash__ = None``) are fine."""
+
+    def python(f):
+        return f is None or type(f) is types.FunctionType
+
+    bad = []
+    for name, v in list(namespace.items()):
+        if not (name.startswith("__") and name.endswith("__")) or python(v) or name in ("__dict__", "__weakref__"):
+            continue  # (those two are the attribute descriptors type() itself makes)
+        if type(v) in (types.WrapperDescriptorType, types.MethodDescriptorType) and (
+            getattr(getattr(v, "__objclass__", None), "__module__", None) == "builtins"
+        ):
+            continue  # a builtin type's own (``__hash__ = int.__hash__`` beside an __eq__): on the object itself
+        if type(v) in (classmethod, staticmethod) and python(v.__func__):
+            continue
+        if type(v) is property and python(v.fget) and python(v.fset) and python(v.fdel):
+            continue
+        if callable(v) or type(v) in (classmethod, staticmethod, property) or hasattr(type(v), "__get__"):
+            bad.append(name)
+    return bad
+
+
 _MISSING = object()
 # Iterating these runs no code of anybody's: builtin containers and their views and iterators,
 # and generators (Python code, traced inside like any function of yours).

@@ -10,6 +10,7 @@ run in progress (or from an OS thread that is not the run's current one) a model
 from __future__ import annotations
 
 import _thread
+import builtins
 import collections
 import concurrent.futures.thread as _cf_thread
 import io
@@ -21,7 +22,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from ch13lib._sched_code import _SCHED_FILES, _line_text
+from ch13lib._sched_code import _SCHED_FILES, _hidden_dunders, _line_text
 
 if TYPE_CHECKING:
     from ch13lib._sched_run import Run, _Sim
@@ -645,7 +646,27 @@ class SimpleQueue:
         return len(self._items)
 
 
+_REAL_BUILD_CLASS = builtins.__build_class__
+
+
+def _build_class(func, name, *bases, **kwds):
+    """A class statement, as the interpreter runs it; one of your code's may not hide a dunder method
+    written in C (see _sched_code._hidden_dunders): TypeError, at its line."""
+    cls = _REAL_BUILD_CLASS(func, name, *bases, **kwds)
+    run = _active
+    if run is not None and getattr(func, "__code__", None) is not None and func.__code__.co_filename in run.traced:
+        bad = _hidden_dunders(vars(cls))
+        if bad:
+            raise TypeError(
+                f"class {name} sets {', '.join(bad)} to something that is not a Python function "
+                f"({type(vars(cls)[bad[0]]).__name__}): the interpreter calls it from C, out of the scheduler's "
+                "sight, so what it does could never be checked. Write dunder methods with def."
+            )
+    return cls
+
+
 _REAL = {
+    "builtins.__build_class__": _REAL_BUILD_CLASS,
     "threading.Lock": threading.Lock,
     "threading.RLock": threading.RLock,
     "threading.Condition": threading.Condition,
@@ -671,8 +692,9 @@ _REAL = {
     "queue.SimpleQueue": _queue_mod.SimpleQueue,
     "cf._global_shutdown_lock": _cf_thread._global_shutdown_lock,
 }
-_MODULES = {"threading": threading, "time": time, "queue": _queue_mod, "cf": _cf_thread}
+_MODULES = {"threading": threading, "time": time, "queue": _queue_mod, "cf": _cf_thread, "builtins": builtins}
 _PATCH = {
+    "builtins.__build_class__": _build_class,
     "threading.Lock": Lock,
     "threading.RLock": RLock,
     "threading.Condition": Condition,

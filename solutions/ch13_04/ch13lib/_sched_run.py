@@ -138,7 +138,7 @@ class _Sim:
 class Failure:
     """Why a run failed, and the interleaving that made it fail."""
 
-    kind: str  # check | exception | deadlock | blocked_at_exit | livelock | hang
+    kind: str  # check | exception | deadlock | blocked_at_exit | livelock | hang | refused
     message: str  # what went wrong, in words
     schedule: str = ""  # pass to replay() to run exactly this interleaving again
     preemptions: int = 0
@@ -517,8 +517,9 @@ class Run:
             caller = frame.f_back
             if caller is None or code.co_filename in _TRUSTED_CODE or self.finished:
                 return None
-            if code.co_filename.startswith("<frozen "):  # the import system: no data of yours
-                return None
+            if code.co_filename.startswith(("<frozen importlib", "<frozen zipimport")):  # the import system
+                return None  # (the other frozen modules, collections.abc's MutableMapping.update among
+                # them, are library code like any: untraced, an update through one scored 10/10, stop 34)
             if caller.f_code.co_filename in self.traced:
                 self._entered_library(caller, code)
             elif not getattr(caller.f_trace, "watched", False):
@@ -626,6 +627,9 @@ class Run:
             label = ("attr", name)
             obj = _eval_chain(base, frame)
             where = (id(obj), name) if obj is not _MISSING else label
+            dunder = name.startswith("__") and name.endswith("__")
+            if write and mine and dunder and (obj is _MISSING or isinstance(obj, type)):  # on a class, or maybe
+                self._refuse_dunder(me, frame, f"{text} = ...")
         elif op in _SUBSCR_OPS:
             label = ("item", text.split("[")[0])
             obj = _eval_chain(base, frame)
@@ -719,6 +723,8 @@ class Run:
         if spliced is not None and not all(_iterator_verdict(_eval_chain(c, frame))[0] for c in spliced):
             self._touch(me, frame, [(None, ("call", f"{text}(*...)"), True)], f"spliced arguments of {text}(...)")
         callee = _eval_chain(func_chain, frame)  # every time: the same text may name another callee
+        if frame.f_code.co_filename in self.traced and self._makes_hidden_dunder(callee, arg_chains, frame):
+            self._refuse_dunder(me, frame, f"{text}(...)")
         kind = self._callee(callee, arg_chains, frame) if callee is not _MISSING else None
         if kind == "python":
             return
@@ -733,6 +739,32 @@ class Run:
         if kind is None:
             accesses.append((None, ("call", text), True))
         self._touch(me, frame, accesses, f"called {text}(...)")
+
+    @staticmethod
+    def _makes_hidden_dunder(callee, arg_chains, frame) -> bool:
+        """A call of your code that sets a dunder on a class (``setattr(Box, "__setitem__", f)``) or
+        makes a class from a namespace (``type("Box", (), ns)``): what a class statement's dunders
+        are checked for (_sched_models._build_class) could be set out of its sight."""
+        if (isinstance(callee, type) and issubclass(callee, type)) or callee is type.__new__:
+            return arg_chains is None or len(arg_chains) >= 3
+        if any(callee is f for f in (setattr, delattr, type.__setattr__, type.__delattr__, object.__setattr__)):
+            args = [_eval_chain(c, frame) for c in arg_chains or ()] + [_MISSING, _MISSING]
+            dunder = type(args[1]) is str and args[1].startswith("__") and args[1].endswith("__")
+            if isinstance(args[0], type):
+                return dunder or args[1] is _MISSING
+            return dunder and args[0] is _MISSING  # on what, out of sight: maybe a class
+        return False
+
+    def _refuse_dunder(self, me: _Sim, frame, what: str) -> None:
+        self._end(
+            Failure(
+                "refused",
+                f"{me.name}: {what} sets a class's dunder method (or makes a class) at run "
+                f"time ({_line_text(frame.f_code.co_filename, frame.f_lineno)}): the interpreter calls dunder "
+                "methods from C, out of the scheduler's sight. Write them with def in a class statement.",
+                blocked=[(me.name, "refused", _line_text(frame.f_code.co_filename, frame.f_lineno))],
+            )
+        )
 
     def _drain(self, me: _Sim, frame, kind, operands, link, text) -> None:
         """Iterating, unpacking or splicing: an access to an unknown location (C code of the
