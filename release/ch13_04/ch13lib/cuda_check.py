@@ -773,11 +773,79 @@ def check_histogram(
         why = _not_the_kernels(launches, got, kernel_name, launcher)
         if why:
             raise CheckFailed(why + _replay(call))
+        if k == 0 and device == "cpu" and n > 0:
+            _check_histogram_kernel_alone(ask, n, n_bins, launches[0], kernel_name, launcher)
     return {"launches": len(launches)}
+
+
+def _check_histogram_kernel_alone(ask, n, n_bins, launch, kernel_name, launcher) -> None:
+    """The kernel alone, launched as the launcher first launched it, on data the launcher never saw
+    and zeroed bins, must count every element with no lost update and no thread over its share: a
+    launcher that passed np.bincount in as ``bins`` to a kernel that did nothing, or that split a
+    plain ``bins[v] += 1`` over launches so no bin was hit twice in one, scored 8/8 (red team, stop 34)."""
+    if launch["griddim"] is None or launch["blockdim"] is None:
+        return
+    data = ((hist_inputs(n, n_bins).astype(np.int64) * 7 + 3) % n_bins).astype(np.int32)
+    data[: min(n, 64)] = 0  # one bin hit by many threads of the first block
+    g, b = tuple(launch["griddim"]), tuple(launch["blockdim"])
+    call = (
+        f"data = (hist_inputs({n}, {n_bins}).astype(np.int64) * 7 + 3) % {n_bins}; data[:64] = 0; "
+        f"bins = np.zeros({n_bins}, np.int32); {kernel_name}[{g}, {b}](data.astype(np.int32), bins)"
+    )
+    obs = ask(
+        "kernel",
+        kernel_name=kernel_name,
+        griddim=g,
+        blockdim=b,
+        args=(data, np.zeros(n_bins, np.int32)),
+        replay=call,
+        readonly=(0,),
+        out_pos=1,
+        stats=True,
+    )
+    got, want = obs["args"][1], np.bincount(data, minlength=n_bins).astype(np.int32)
+    if not np.array_equal(got, want):
+        raise CheckFailed(
+            f"{kernel_name} launched on its own ({kernel_name}[{g}, {b}], as your launcher first launches it) on "
+            f"other data and zeroed bins counted wrong: {_first_diff(got, want)}. The kernel must count every "
+            f"element of data into bins, from zero, in one launch" + _replay(call)
+        )
+    _check_spread({"griddim": g, "blockdim": b, "stats": obs.get("stats")}, n, n_bins, kernel_name, launcher, call)
 
 
 # ---------------------------------------------------------------------------------------------
 # dot product: a tree reduction in shared memory
+
+
+def _check_dot_kernel_alone(ask, n, tpb, dtype, blocks, kernel_name) -> None:
+    """The kernel alone, on inputs the launcher never saw and a zeroed ``partial``: each block's sum
+    of products, written by its thread 0. A launcher that put the host's block sums in ``partial``
+    for a kernel that only copied them scored 8/8 (red team, stop 34)."""
+    a, b = (x[::-1].copy() for x in dot_inputs(n, dtype))
+    call = (
+        f"a, b = (x[::-1].copy() for x in dot_inputs({n}, {dtype!r})); partial = np.zeros({blocks}); "
+        f"{kernel_name}[{blocks}, {tpb}](a, b, partial)"
+    )
+    obs = ask(
+        "kernel",
+        kernel_name=kernel_name,
+        griddim=(blocks, 1, 1),
+        blockdim=(tpb, 1, 1),
+        args=(a, b, np.zeros(blocks, np.float64)),
+        replay=call,
+        readonly=(0, 1),
+        out_pos=2,
+    )
+    part = obs["args"][2]
+    for k in range(blocks):
+        lo, hi = k * tpb, min(n, (k + 1) * tpb)
+        block_sum = _exact_dot(a[lo:hi], b[lo:hi])
+        if _rel(float(part[k]), block_sum) > (1e-12 if np.dtype(dtype) == np.float64 else 1e-6):
+            raise CheckFailed(
+                f"{kernel_name} launched on its own ({kernel_name}[{blocks}, {tpb}]) on other inputs and a zeroed "
+                f"partial left partial[{k}] = {float(part[k])!r}, not its block's sum {block_sum!r}: the kernel "
+                f"must compute each block's sum from a and b, whatever the launcher put in partial" + _replay(call)
+            )
 
 
 def dot_inputs(n: int, dtype="float64") -> tuple[np.ndarray, np.ndarray]:
@@ -886,6 +954,8 @@ def check_dot(
                         f"{hi - 1}) sum to {block_sum!r}: every product of the block must reach the tree, "
                         f"and the tree must add every cell once" + _replay(call)
                     )
+    if device == "cpu" and n > 0 and launches and launches[0]["griddim"] is not None:
+        _check_dot_kernel_alone(ask, n, want_tpb, dtype, blocks, kernel_name)
     res = obs["result"]
     if res["type"] not in ("float", "float64") or "value" not in res:
         raise CheckFailed(

@@ -184,9 +184,11 @@ def observe_kernel(
     readonly=(),
     limits=None,
     out_pos: int = 2,
+    stats: bool = False,
 ) -> dict:
     """``ns.<kernel_name>[griddim, blockdim](*args)`` directly: the array arguments afterwards, and on
-    the checking simulator which thread wrote each element of the argument at ``out_pos``."""
+    the checking simulator which thread wrote each element of the argument at ``out_pos`` (and, with
+    ``stats``, each thread's memory traffic)."""
     kernel = _lookup(ns, kernel_name)
     args = tuple(args)
     if device == "cpu":
@@ -198,6 +200,7 @@ def observe_kernel(
         return {
             "args": [_array(a) for a in args if isinstance(a, np.ndarray)],
             "writers": None if w is None else _array(w.astype(np.int32)),
+            **({"stats": _stats(rec)} if stats else {}),
         }
     import cupy as cp
 
