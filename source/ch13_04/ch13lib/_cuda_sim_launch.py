@@ -7,7 +7,12 @@ It sets ``_cuda_sim_device._current``, the running thread that every checked acc
 from __future__ import annotations
 
 import _thread
+import builtins
+import cmath
 import dataclasses
+import math
+import os
+import sys
 import threading
 import types
 from collections.abc import Callable, Sequence
@@ -186,17 +191,64 @@ def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.Functio
     return new
 
 
+_PLAIN_CONSTANTS = (int, float, complex, str, bool, type(None))
+
+
+def _genuine(cls) -> bool:
+    """A class found under its own name in the module it names (no impostor claiming numba's)."""
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    obj = module
+    for part in (getattr(cls, "__qualname__", "") or "?").split("."):
+        obj = getattr(obj, part, None)
+    return obj is cls
+
+
+_TOP_MODULES = {"math": math, "cmath": cmath, "numpy": np, "builtins": builtins}  # as this module found them
+_SITE = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))  # numba sits beside numpy
+
+
+def _library_module(v) -> bool:
+    """math, cmath, numpy, numba and their submodules, the very objects (a submodule as its genuine
+    parent's attribute; the grading subject reports any attribute a cell adds to these libraries);
+    a module the cell makes or registers is none of these."""
+    name = getattr(v, "__name__", None)
+    if type(v) is not types.ModuleType or type(name) is not str:
+        return False
+    top, _, rest = name.partition(".")
+    root = _TOP_MODULES.get(top)
+    if root is None and top == "numba":
+        numba = sys.modules.get("numba")
+        spec = getattr(numba, "__spec__", None)
+        if numba is not None and os.path.dirname(os.path.dirname(str(getattr(spec, "origin", "")))) == _SITE:
+            root = numba
+    obj = root
+    for part in rest.split(".") if rest else ():
+        obj = getattr(obj, part, None)
+    return obj is not None and obj is v
+
+
 def _constant(v) -> bool:
-    """What numba lets a kernel read from a global or a closure: modules, numbers, strings, types,
-    builtin functions, device functions and tuples of these. A global numpy array it freezes into the
-    kernel when it first compiles it; a list, dict or other object it does not compile at all."""
-    if v is None or isinstance(v, (types.ModuleType, type, int, float, complex, str, np.number, np.bool_, np.dtype)):
+    """What numba lets a kernel read from a global, a closure or a default: modules, numbers, strings,
+    types, builtin functions, device functions and tuples of these. A global numpy array it freezes
+    into the kernel when it first compiles it; a list, dict or other object it does not compile at
+    all. Exact types only, and only the libraries' own modules, classes and functions: a class
+    attribute, a module the cell made, an int subclass with attributes or a bound list.copy held A
+    and B for a naive kernel that counted no reads (red team, stop 34)."""
+    t = type(v)
+    if t in _PLAIN_CONSTANTS:
         return True
-    if isinstance(v, tuple):
+    if t is tuple:
         return all(_constant(x) for x in v)
-    if isinstance(v, types.BuiltinFunctionType) or hasattr(v, "py_func"):
-        return True  # math.sqrt and the like; device functions (a plain Python function numba does not call)
-    return type(v).__module__.split(".")[0] == "numba"  # numba's types (float32) and kernels
+    if t is types.ModuleType:
+        return _library_module(v)
+    if isinstance(v, (np.number, np.bool_, np.dtype)):
+        return t.__module__.split(".")[0] == "numpy" and _genuine(t)
+    if isinstance(v, type):
+        return v.__module__.split(".")[0] in ("builtins", "numpy", "numba") and _genuine(v)
+    if t is types.BuiltinFunctionType:  # math.sqrt, min: their __self__ is their module
+        return v.__self__ is None or _library_module(v.__self__)
+    # numba's own objects (float32, a device function's dispatcher), genuinely numba's
+    return t.__module__.split(".")[0] == "numba" and _genuine(t)
 
 
 def _check_captured(fn: types.FunctionType, g: dict) -> None:
@@ -205,6 +257,7 @@ def _check_captured(fn: types.FunctionType, g: dict) -> None:
     pass as its result, on a simulator where numba would not compile it (red team, stop 33)."""
     captured = [(n, g[n]) for n in sorted(code_global_names(fn.__code__)) if n in g]
     captured += [(n, closure_value(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
+    captured += [(f"a default ({d!r:.20})", d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())]
     for name, value in captured:
         if not _constant(value):
             kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
