@@ -233,6 +233,14 @@ class SimArray:
             t.stats.global_reads += 1
             if t.stats.global_reads > MAX_GLOBAL_ACCESSES_PER_THREAD:
                 _endless(t)
+            if self._writer is not None and self._writer[pos] == ATOMIC:
+                _fault(
+                    f"read {self._label(idx)} with a plain load while threads update it with cuda.atomic in "
+                    f"this launch: a data race (on a GPU the load sees some of the updates, by luck; "
+                    f"`cuda.atomic.max(bins, v, bins[v] + 1)` loses updates so). Let the atomic do the "
+                    f"read-modify-write: cuda.atomic.add(bins, v, 1)",
+                    "race",
+                )
             t.last_read = (self._writer, pos)
         else:
             t.stats.shared_reads += 1
@@ -243,7 +251,7 @@ class SimArray:
                 # phase, that write reports a race (a missing barrier); otherwise it is garbage.
                 t.launch.pending_uninit.append(f"{t.where()}: read {self._label(idx)}")
             if w_epoch[pos] == e and writer[pos] != t.tid:
-                other = t.launch.thread_name(t, writer[pos])
+                other = _writer_name(t, writer[pos])
                 _fault(
                     f"read {self._label(idx)} in the same phase as {other} wrote it, with no "
                     f"cuda.syncthreads() between the write and the read: a data race (on a GPU it "
@@ -308,7 +316,7 @@ class SimArray:
             init, w_epoch, writer, r_epoch, reader = self._state
             e = t.epoch
             if w_epoch[pos] == e and writer[pos] != t.tid:
-                other = t.launch.thread_name(t, writer[pos])
+                other = _writer_name(t, writer[pos])
                 _fault(
                     f"wrote {self._label(idx)} in the same phase as {other} wrote it: a data race. " + _TWO_BARRIERS,
                     "race",
@@ -325,6 +333,10 @@ class SimArray:
             w_epoch[pos] = e
             writer[pos] = t.tid
         self._arr[idx] = value
+
+
+def _writer_name(t, writer: int) -> str:
+    return "other threads' cuda.atomic updates" if writer == ATOMIC else t.launch.thread_name(t, writer)
 
 
 def _log(t, array: SimArray, pos: int, kind: str) -> None:
@@ -467,7 +479,28 @@ class _Atomic:
             else:
                 stats.shared_reads += 1
                 stats.shared_writes += 1
-                array._state[0][pos] = True
+                init, w_epoch, writer, r_epoch, reader = array._state
+                e = t.epoch
+                # atomics of one phase do not race with each other, but with another thread's plain
+                # store or load of the cell in the same phase they do (a cell zeroed by thread 0 with no
+                # barrier before the others' atomic adds: red team, stop 34)
+                if w_epoch[pos] == e and writer[pos] not in (t.tid, ATOMIC):
+                    _fault(
+                        f"atomically updated {array._label(idx)} in the same phase as "
+                        f"{t.launch.thread_name(t, writer[pos])} wrote it with a plain store, with no "
+                        f"cuda.syncthreads() between: a data race. " + _TWO_BARRIERS,
+                        "race",
+                    )
+                if r_epoch[pos] == e and reader[pos] != t.tid:
+                    who = "other threads" if reader[pos] == -2 else t.launch.thread_name(t, reader[pos])
+                    _fault(
+                        f"atomically updated {array._label(idx)} in the same phase as {who} read it with a "
+                        f"plain load, with no cuda.syncthreads() between: a data race. " + _TWO_BARRIERS,
+                        "race",
+                    )
+                init[pos] = True
+                if w_epoch[pos] != e or writer[pos] != t.tid:
+                    w_epoch[pos], writer[pos] = e, ATOMIC
             _log(t, array, pos, "a")
             if array._readonly:
                 _fault(f"atomically updated {array._label(idx)}: {array._name} is an input of the kernel", "input")
