@@ -827,6 +827,11 @@ def _check_histogram_kernel_alone(ask, n, n_bins, launch, kernel_name, launcher)
 # dot product: a tree reduction in shared memory
 
 
+def _dot_tol(dtype) -> float:
+    """The relative error a dot product (or a block's partial sum) may carry: 1e-12 in float64."""
+    return 1e-12 if np.dtype(dtype) == np.float64 else 1e-6
+
+
 def _check_dot_kernel_alone(ask, n, tpb, dtype, blocks, kernel_name) -> None:
     """The kernel alone, on inputs the launcher never saw and a zeroed ``partial``: each block's sum
     of products, written by its thread 0. A launcher that put the host's block sums in ``partial``
@@ -850,7 +855,7 @@ def _check_dot_kernel_alone(ask, n, tpb, dtype, blocks, kernel_name) -> None:
     for k in range(blocks):
         lo, hi = k * tpb, min(n, (k + 1) * tpb)
         block_sum = _exact_dot(a[lo:hi], b[lo:hi])
-        if _rel(float(part[k]), block_sum) > (1e-12 if np.dtype(dtype) == np.float64 else 1e-6):
+        if _rel(float(part[k]), block_sum) > _dot_tol(dtype):
             raise CheckFailed(
                 f"{kernel_name} launched on its own ({kernel_name}[{blocks}, {tpb}]) on other inputs and a zeroed "
                 f"partial left partial[{k}] = {float(part[k])!r}, not its block's sum {block_sum!r}: the kernel "
@@ -958,7 +963,7 @@ def check_dot(
                         + _replay(call)
                     )
                 block_sum = _exact_dot(a0[lo:hi], b0[lo:hi])
-                if _rel(float(part[k]), block_sum) > (1e-12 if np.dtype(dtype) == np.float64 else 1e-6):
+                if _rel(float(part[k]), block_sum) > _dot_tol(dtype):
                     raise CheckFailed(
                         f"partial[{k}] = {float(part[k])!r}, but the products of block {k} (elements {lo} to "
                         f"{hi - 1}) sum to {block_sum!r}: every product of the block must reach the tree, "
@@ -973,7 +978,7 @@ def check_dot(
         )
     want = _exact_dot(a0, b0)
     got = res["value"]
-    tol = 1e-12 if np.dtype(dtype) == np.float64 else 1e-6
+    tol = _dot_tol(dtype)
     if n == 0:
         if got != 0.0:
             raise CheckFailed(f"{launcher} of two empty arrays returned {got!r}, not 0.0" + _replay(call))
