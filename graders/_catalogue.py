@@ -6,6 +6,7 @@ written the way students write it, under a header of comment lines::
     # verdict: pass|fail
     # message: <text the feedback must contain>   (one or more for a wrong answer)
     # why: <what this answer does>
+    # fails: <test> [<test> ...]                  (optional: exactly these tests fail, the others pass)
 
 It lives beside the graders and is hidden like them (never released, covered in the sandbox):
 its right answers are solutions. The kit's tests grade every entry; the self-check measure
@@ -30,6 +31,7 @@ class Entry:
     source: str
     verdict: str  # "pass" or "fail"
     messages: list[str]
+    fails: tuple[str, ...] | None = None  # exactly the tests that fail, where the header pins them
 
     @property
     def right(self) -> bool:
@@ -43,7 +45,7 @@ def path(grade_id: str, name: str) -> str:
 def _read(file: str) -> Entry:
     with open(file, encoding="utf-8") as f:
         source = f.read()
-    header = {"verdict": [], "message": [], "why": []}
+    header = {"verdict": [], "message": [], "why": [], "fails": []}
     for line in source.splitlines():
         if not line.startswith("#"):
             break  # the header ends at the first line of code
@@ -60,8 +62,11 @@ def _read(file: str) -> Entry:
         raise ValueError(f"{file}: a wrong answer needs '# message:' lines")
     if not any(header["why"]):
         raise ValueError(f"{file}: needs a '# why:' line")
+    if header["fails"] and header["verdict"] != ["fail"]:
+        raise ValueError(f"{file}: only a wrong answer names the tests it fails")
+    fails = tuple(sorted(" ".join(header["fails"]).split())) if header["fails"] else None
     grade_id = os.path.basename(os.path.dirname(file))
-    return Entry(grade_id, name, file, source, header["verdict"][0], header["message"])
+    return Entry(grade_id, name, file, source, header["verdict"][0], header["message"], fails)
 
 
 def entries(grade_id: str | None = None) -> list[Entry]:

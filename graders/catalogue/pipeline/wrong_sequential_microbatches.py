@@ -1,6 +1,8 @@
 # verdict: fail
 # message: the schedule is too long
 # message: no two stages ever work at the same time
+# message: rank 0
+# fails: gpipe_schedule
 # why: each micro-batch goes all the way forward and back before the next one starts: right gradients, but 2·P·m ticks instead of 2(m + P − 1)
 import torch
 
