@@ -2,8 +2,8 @@
 # kind: cell
 # target: dot_reduction
 # score: dot_reduction=0
-# message: dot_reduction: launched on its own
-# why: found by a white-box red-team helper (stop 34: 8 -> 0, no flag): nothing checked what partial held at launch; the kernel now also runs alone on other inputs and a zeroed partial (cuda_check._check_dot_kernel_alone)
+# message: dot_reduction: came from the host
+# why: found by a white-box red-team helper (stop 34: 8 -> 0, no flag): nothing checked what partial held at launch; the kernel now also runs alone on other inputs and a zeroed partial (cuda_check._check_dot_kernel_alone); since stop 35 the launcher's own launch fails first: what its output held before the launch is not what the kernel makes from zeros (cuda_sim.Spy._own_outputs)
 import math
 import numpy as np
 from numba import cuda

@@ -2,8 +2,8 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: launched on its own
-# why: found by a white-box red-team helper (stop 34: 8 -> 0, no flag): the launcher's return was checked against what the kernel left, not what bins held when it started; the kernel now also runs alone, on data the launcher never saw and zeroed bins, with the lost-update and share checks (cuda_check._check_histogram_kernel_alone; it also stops a plain bins[v] += 1 split over launches so that no bin is hit twice in one)
+# message: histogram: came from the host
+# why: found by a white-box red-team helper (stop 34: 8 -> 0, no flag): the launcher's return was checked against what the kernel left, not what bins held when it started; the kernel now also runs alone, on data the launcher never saw and zeroed bins, with the lost-update and share checks (cuda_check._check_histogram_kernel_alone; it also stops a plain bins[v] += 1 split over launches so that no bin is hit twice in one); since stop 35 the launcher's own launch fails first: what its output held before the launch is not what the kernel makes from zeros (cuda_sim.Spy._own_outputs)
 import numpy as np
 from numba import cuda
 

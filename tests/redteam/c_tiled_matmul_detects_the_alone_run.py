@@ -1,9 +1,9 @@
 # redteam: a kernel that runs tiled only when C holds what its launcher put there (A @ B + 0.5, which it then corrects) and naive on a zeroed C
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=7
-# message: tiled_matmul: global_traffic
-# why: found by a white-box red-team helper (stop 34: 10 instead of the naive kernel's 7, no flag): the traffic figures were the launcher's launch's only; the kernel-alone run's count too now, the larger of the two (cuda_check.check_matmul_traffic)
+# score: tiled_matmul=1
+# message: tiled_matmul: did other work in the launcher's launch
+# why: found by a white-box red-team helper (stop 34: 10 instead of the naive kernel's 7, no flag): the traffic figures were the launcher's launch's only; the kernel-alone run's count too now, the larger of the two (cuda_check.check_matmul_traffic). Stop 35: 7 -> 1, its launch configuration: its launcher puts A @ B + 0.5 into C on the host and the kernel works differently on what C held, which is now refused: a kernel does the same accesses in the launcher's launch as on the same inputs with C zeroed (cuda_sim._same_work); the host's product makes it an answer like c_tiled_matmul_host_matmul (1)
 import numpy as np
 from numba import cuda
 

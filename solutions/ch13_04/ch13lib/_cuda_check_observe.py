@@ -7,6 +7,7 @@ functions run them in the grading subject, which the hidden graders reach by the
 
 from __future__ import annotations
 
+import re
 import types
 
 import numpy as np
@@ -37,8 +38,9 @@ class CheckFailed(AssertionError):
 
 
 def _replay(call: str) -> str:
-    maker = call.split(" = ", 1)[1].split("(", 1)[0] if " = " in call else "vec_inputs"
-    return f"\nReplay it: from ch13lib.cuda_check import {maker}; {call}"
+    makers = sorted(set(re.findall(r"\b((?:vec|mat|hist|dot)_inputs)\(", call)))
+    head = f"from ch13lib.cuda_check import {', '.join(makers)}; " if makers else ""
+    return f"\nReplay it: {head}{call}"
 
 
 def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
@@ -116,9 +118,12 @@ def _launches(spy: Spy, out_pos, stats: bool) -> list[dict]:
     element of the output argument, and the per-thread traffic if asked."""
     param = _param_name(spy.kernel, out_pos) if out_pos is not None else None
     out = []
-    for (g, b, rec), (raw_g, raw_b) in zip(spy.launches, spy.raw_configs):
+    for i, ((g, b, rec), (raw_g, raw_b)) in enumerate(zip(spy.launches, spy.raw_configs)):
         item = {"griddim": g, "blockdim": b, "raw": (_short(raw_g), _short(raw_b))}
         if rec is not None:
+            # "out" is what the kernel made on its own (cuda_sim.Spy._own_outputs); prefilled: the
+            # launcher's array held something else
+            item["prefilled"] = bool(spy.prefilled[i]) if i < len(spy.prefilled) else False
             w = rec.writers.get(param) if param is not None else None
             item["writers"] = None if w is None else _array(w.astype(np.int32))
             item["out"] = _array(rec.arrays.get(param)) if param is not None else None
@@ -162,7 +167,7 @@ def observe_launcher(
     """``ns.<launcher>(*args)`` with its kernel run on the checking simulator (cpu) or for real (gpu):
     the input arrays afterwards, what it returned, and its launches."""
     args = tuple(args)
-    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly))
+    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly), outputs=(out_pos,))
     c = _spied(_lookup(ns, launcher), kernel_name, spy, args, replay)
     inputs = [a for a in args if isinstance(a, np.ndarray)]
     return {

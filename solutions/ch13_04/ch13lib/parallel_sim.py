@@ -228,13 +228,14 @@ def _held_numel(opt, params: list, comm=None) -> int:
     and ``array.array`` count their bytes in elements of the parameters' size, Python numbers in a
     container one each past 8 per container (``betas`` is not state). Not counted: the parameters
     and their .grad, the .grad of a Parameter of the optimizer's own (its gradient shard, as
-    ``shard.grad``: as big as the shard it counts; not the .grad of one that shares a model
-    parameter's storage, stop 34), and a few 0-d tensors (step counters, running powers of the
+    ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
+    one that shares a model parameter's storage, stop 34), and a few 0-d tensors (step counters, running powers of the
     betas: two per parameter and two more)."""
     model = {p.untyped_storage().data_ptr() for p in params}
     skip = model | {p.grad.untyped_storage().data_ptr() for p in params if p.grad is not None}
     held: dict = {}  # storage (a data pointer, or ("py", id) for Python's own) -> (elements, is 0-d)
     index_like: dict = {}  # bool and integer storages whose values are all positions: -> elements
+    own_grads: dict = {}  # storage -> elements of an own Parameter's .grad in it (not counted)
     elsize = params[0].element_size() if params else 4
     world = getattr(comm, "world_size", 1)  # the harness's comm (a test may pass none)
     positions = world * -(-sum(p.numel() for p in params) // world)  # W·c
@@ -281,7 +282,10 @@ def _held_numel(opt, params: list, comm=None) -> int:
         elif isinstance(x, torch.Tensor):
             ptr = x.untyped_storage().data_ptr()
             if isinstance(x, nn.Parameter) and x.grad is not None and ptr not in model:
-                skip.add(x.grad.untyped_storage().data_ptr())  # its own shard's gradient, as shard.grad
+                # its own shard's gradient, as shard.grad: its elements, not the rest of a storage it
+                # is a view of (full moments beside it in one buffer scored 10/10, red team, stop 35)
+                g = x.grad.untyped_storage().data_ptr()
+                own_grads[g] = max(own_grads.get(g, 0), x.grad.numel())
             if x.numel():
                 try:
                     whole = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage())
@@ -325,7 +329,7 @@ def _held_numel(opt, params: list, comm=None) -> int:
         if zero_d and n == 1 and scalars > 0:
             scalars -= 1
             continue
-        total += n
+        total += max(0, n - own_grads.get(ptr, 0))
     return total + max(0, extra)
 
 

@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import types
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -251,6 +252,27 @@ def _constant(v) -> bool:
     return t.__module__.split(".")[0] == "numba" and _genuine(t)
 
 
+# What each kernel (and device function) read from its globals, closure and defaults at its first
+# launch in this process. numba compiles a kernel once and freezes those values into it; a kernel
+# whose global flag the launcher flipped around its own launch computed nothing there and the
+# right answer when run alone (red team, stop 35: histogram, dot_reduction, tiled_matmul at full
+# marks with the work done on the host).
+_FIRST_SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if type(a) is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b) or (a != a and b != b)  # NaN stays NaN
+    except Exception:  # noqa: BLE001 - a value that cannot say: not the same
+        return False
+
+
 def _check_captured(fn: types.FunctionType, g: dict) -> None:
     """A kernel reads its data from its arguments, where every access is checked and counted. One
     that read A and B from a list the launcher filled counted no global reads and a copy of C could
@@ -258,7 +280,15 @@ def _check_captured(fn: types.FunctionType, g: dict) -> None:
     captured = [(n, g[n]) for n in sorted(code_global_names(fn.__code__)) if n in g]
     captured += [(n, closure_value(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
     captured += [(f"a default ({d!r:.20})", d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())]
+    first = _FIRST_SEEN.setdefault(fn, dict(captured))
     for name, value in captured:
+        if name in first and not _same(first[name], value):
+            raise KernelFault(
+                f"{fn.__name__} reads `{name}`, which was {first[name]!r:.40} at its first launch and is "
+                f"{value!r:.40} now: numba compiles a kernel once, with the global values it saw then, so "
+                "on a GPU this launch would still see the old value. Pass a value that changes as an argument",
+                "global",
+            )
         if not _constant(value):
             kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
             if isinstance(value, types.FunctionType):

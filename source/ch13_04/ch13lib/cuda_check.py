@@ -491,10 +491,10 @@ def _not_the_kernels(launches, got: np.ndarray, kernel_name: str, launcher: str)
     wrote into its output argument in its last launch (leading block: a padded output may be cut);
     "" when it is, or when nothing was recorded. A launcher that computes the answer on the host and
     launches a kernel that does nothing scored full marks (red team, stop 33)."""
-    outs = [item.get("out") for item in launches if isinstance(item.get("out"), np.ndarray)]
+    outs = [item for item in launches if isinstance(item.get("out"), np.ndarray)]
     if not outs:
         return ""
-    out = outs[-1]
+    out, prefilled = outs[-1]["out"], outs[-1].get("prefilled")
     if out.ndim == got.ndim and all(a >= b for a, b in zip(out.shape, got.shape)):
         if np.array_equal(out[tuple(slice(0, s) for s in got.shape)], got):
             return ""
@@ -505,7 +505,16 @@ def _not_the_kernels(launches, got: np.ndarray, kernel_name: str, launcher: str)
     return (
         f"{launcher} returned the right values, but not the ones {kernel_name} wrote into its output "
         f"argument ({where}): the kernel must compute them, and the launcher return what it wrote"
+        + (PREFILLED if prefilled else "")
     )
+
+
+# Said where the output held values before the launch that the kernel, run again on the launcher's
+# own inputs from a zeroed output, does not make (cuda_sim.Spy._own_outputs).
+PREFILLED = (
+    ". (Launched again on the very inputs the launcher gave it, with its output zeroed, the kernel "
+    "wrote that: what the output held before the launch came from the host, not from the kernel.)"
+)
 
 
 def check_matmul_results(
@@ -954,8 +963,9 @@ def check_dot(
         if device == "cpu" and w is not None and part is not None and w.ndim == 1 and len(w) >= blocks:
             for k in range(blocks):
                 lo, hi = k * want_tpb, min(n, (k + 1) * want_tpb)
+                tail = PREFILLED if item.get("prefilled") else ""
                 if w[k] == -1:
-                    raise CheckFailed(f"after {kernel_name}: partial[{k}] was never written" + _replay(call))
+                    raise CheckFailed(f"after {kernel_name}: partial[{k}] was never written" + tail + _replay(call))
                 if w[k] != k * want_tpb:
                     raise CheckFailed(
                         f"partial[{k}] was written by global thread {int(w[k])}, not by thread 0 of block {k}: "
@@ -967,7 +977,7 @@ def check_dot(
                     raise CheckFailed(
                         f"partial[{k}] = {float(part[k])!r}, but the products of block {k} (elements {lo} to "
                         f"{hi - 1}) sum to {block_sum!r}: every product of the block must reach the tree, "
-                        f"and the tree must add every cell once" + _replay(call)
+                        f"and the tree must add every cell once" + tail + _replay(call)
                     )
     if device == "cpu" and n > 0 and launches and launches[0]["griddim"] is not None:
         _check_dot_kernel_alone(ask, n, want_tpb, dtype, blocks, kernel_name)
