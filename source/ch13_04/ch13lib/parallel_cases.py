@@ -317,10 +317,10 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
     )
 
 
-def _rows_found(t, expected: torch.Tensor) -> set:
-    """Which rows of ``expected`` appear in ``t`` as contiguous runs of its flattened values (so a
-    message may hold a header, several rows or a whole batch): each run of ``t`` counts for at most
-    one row, the closest, within float32's error of the row's values."""
+def _rows_found(t, expected: torch.Tensor, factors=(1,)) -> set:
+    """Which rows of ``expected`` (times one of ``factors``) appear in ``t`` as contiguous runs of
+    its flattened values (so a message may hold a header, several rows or a whole batch): each run
+    of ``t`` counts for at most one row, the closest, within float32's error of the row's values."""
     if not isinstance(t, torch.Tensor) or not t.is_floating_point():
         return set()
     w = expected.shape[1]
@@ -328,11 +328,15 @@ def _rows_found(t, expected: torch.Tensor) -> set:
     if flat.numel() < w or flat.numel() > 64 * expected.numel():  # too short, or not a pipeline message
         return set()
     windows = flat.unfold(0, w, 1)
-    diff = (windows[:, None, :] - expected[None]).abs()
-    scale = expected.abs().amax().clamp_min(1e-30)
-    close = (diff <= 1e-5 * scale + 1e-4 * expected[None].abs()).all(-1)  # (windows, rows)
-    best = diff.amax(-1).argmin(1)  # each window's closest row
-    return {int(best[i]) for i in range(windows.shape[0]) if bool(close[i, best[i]])}
+    found = set()
+    for f in factors:
+        rows = expected * f
+        diff = (windows[:, None, :] - rows[None]).abs()
+        scale = rows.abs().amax().clamp_min(1e-30)
+        close = (diff <= 1e-5 * scale + 1e-4 * rows[None].abs()).all(-1)  # (windows, rows)
+        best = diff.amax(-1).argmin(1)  # each window's closest row
+        found |= {int(best[i]) for i in range(windows.shape[0]) if bool(close[i, best[i]])}
+    return found
 
 
 def _flow_reference(case: PipeCase) -> tuple[list, list]:
@@ -356,8 +360,10 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
     than the activations it has received, its backward on no more than the gradients it has
     received, and it sends on no more activations (gradients) than its forward (backward) has run
     on. ``flow``: a relayed world's data flow (procgroup.SimWorld.flow), in each rank's call order.
-    Rows are found by value: the gradients are those of the mean loss, as every right answer sends
-    them (each micro-batch's loss divided by m; the micro-batches are of equal size).
+    Rows are found by value: the gradients are those of the mean loss (each micro-batch's loss
+    divided by m; the micro-batches are of equal size), or of that loss times m, the micro-batch
+    size or both (a right answer may divide by m at the end, or sum over rows: one that rescaled
+    its gradients at the end lost the schedule's points, red team, stop 35).
     A charge made on other data (a stage called on zeros while the real work is done by hand)
     would otherwise let a schedule look pipelined that is not."""
     P, mr = case.stages, case.micro_rows
@@ -365,6 +371,7 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
         return None
     acts, grads = _flow_reference(case)
     total = acts[0].shape[0]
+    factors = tuple(sorted({1, case.n_micro, mr, case.n_micro * mr}))  # how right answers scale the loss
     charged = {(r, k): Fraction(0) for r in range(P) for k in ("F", "B")}
     got = {(r, k): set() for r in range(P) for k in ("F", "B")}
     sent = {(r, k): set() for r in range(P) for k in ("F", "B")}
@@ -389,13 +396,13 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
             if src == r - 1:
                 got[r, "F"] |= _rows_found(t, acts[r])
             elif src == r + 1:
-                got[r, "B"] |= _rows_found(t, grads[r + 1])
+                got[r, "B"] |= _rows_found(t, grads[r + 1], factors)
         elif what == "put":
             dst, t = event[2], event[3]
             if dst == r + 1:
                 kind, rows = "F", _rows_found(t, acts[r + 1])
             elif dst == r - 1:
-                kind, rows = "B", _rows_found(t, grads[r])
+                kind, rows = "B", _rows_found(t, grads[r], factors)
             else:
                 continue
             sent[r, kind] |= rows
