@@ -83,8 +83,11 @@ for i, (kind, source) in enumerate(cells):
         if value is False or (isinstance(value, dict) and any(v is not True for v in value.values())):
             flagged, why = True, why or f"returned {value!r}"[:300]
 print(json.dumps({"flagged": flagged, "why": why}), flush=True)
+import atexit
+atexit._run_exitfuncs()  # what the cells registered (ch13lib's Ray shutdown removes its folder)
+sys.stdout.flush()
 sys.stderr.flush()
-os._exit(0)  # the outcome is out: tearing torch's modules down cost a forked entry ~1.2 CPU-s
+os._exit(0)  # then no teardown of torch's modules: it cost a forked entry ~1.2 CPU-s
 '''
 
 # A warm interpreter for one notebook's entries, the "zygote". Starting Python and importing what
