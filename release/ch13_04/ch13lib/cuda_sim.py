@@ -194,6 +194,7 @@ class Spy:
         only the launcher's own launch takes (a sentinel in its data), scored full marks (red
         team, stop 35). True when a replay changed an output."""
         outs = [p for p in self.outputs if p < len(args) and before[p] is not None]
+        params = python_function(self.kernel).__code__.co_varnames
         start, replay = {}, False
         for p in outs:
             made = self._made.get(id(args[p]))
@@ -210,9 +211,8 @@ class Spy:
                 for p, a in enumerate(args)
             ]
             alone = launch(self.kernel, griddim, blockdim, again, readonly=self.readonly, limits=self.limits)
-            _same_work(self.name, record, alone, python_function(self.kernel).__code__.co_varnames, outs)
+            _same_work(self.name, record, alone, params, outs)
             own = {p: again[p] for p in outs}
-        params = python_function(self.kernel).__code__.co_varnames
         changed = False
         for p in outs:
             self._made[id(args[p])] = (args[p], after[p], own[p])

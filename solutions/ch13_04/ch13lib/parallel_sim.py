@@ -235,10 +235,10 @@ def _held_numel(opt, params: list, comm=None) -> int:
     model = {p.untyped_storage().data_ptr() for p in params}
     # the parameters and their grads count their own elements out of their storages, not the rest
     # of a storage they are views of (full moments behind a model .grad: red team, stop 35)
-    own_grads: dict = {}  # storage -> elements of parameters, their .grad and own shards' .grad in it
-    for t in [p for p in params] + [p.grad for p in params if p.grad is not None]:
+    own_elements: dict = {}  # storage -> elements of parameters, their .grad and own shards' .grad in it
+    for t in list(params) + [p.grad for p in params if p.grad is not None]:
         ptr = t.untyped_storage().data_ptr()
-        own_grads[ptr] = own_grads.get(ptr, 0) + t.numel()
+        own_elements[ptr] = own_elements.get(ptr, 0) + t.numel()
     counted = {id(p.grad) for p in params if p.grad is not None}
     held: dict = {}  # storage (a data pointer, or ("py", id) for Python's own) -> (elements, is 0-d)
     index_like: dict = {}  # bool and integer storages whose values are all positions: -> elements
@@ -293,7 +293,7 @@ def _held_numel(opt, params: list, comm=None) -> int:
                 g = x.grad.untyped_storage().data_ptr()
                 if id(x.grad) not in counted:
                     counted.add(id(x.grad))
-                    own_grads[g] = own_grads.get(g, 0) + x.grad.numel()
+                    own_elements[g] = own_elements.get(g, 0) + x.grad.numel()
             if x.numel():
                 try:
                     whole = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage())
@@ -329,13 +329,13 @@ def _held_numel(opt, params: list, comm=None) -> int:
             todo.extend(gc.get_referents(x))
             todo.append(type(x))
     allowed = positions + -(-positions // world)  # a mask over the W·c positions and an index of c
-    extra = sum(max(0, n - own_grads.get(ptr, 0)) for ptr, n in index_like.items()) - allowed
+    extra = sum(max(0, n - own_elements.get(ptr, 0)) for ptr, n in index_like.items()) - allowed
     scalars, total = 2 * len(params) + 2, 0
     for ptr, (n, zero_d) in held.items():
         if zero_d and n == 1 and scalars > 0:
             scalars -= 1
             continue
-        total += max(0, n - own_grads.get(ptr, 0))
+        total += max(0, n - own_elements.get(ptr, 0))
     return total + max(0, extra)
 
 
