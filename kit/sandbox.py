@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import glob
 import os
 import pwd
 import resource
@@ -278,7 +279,8 @@ def pivot_to_allow_list(own: list[str]) -> None:
             _bind(path, new, readonly=True)
         else:  # /bin -> usr/bin on merged-/usr systems: the same link in the new root
             os.symlink(os.readlink(path), new + path)
-    for path in ["/dev", "/tmp", "/var/tmp", "/run/lock"] + own:
+    _minimal_dev(new)
+    for path in ["/tmp", "/var/tmp", "/run/lock"] + own:
         if os.path.exists(path) and not os.path.exists(new + path + "/.ch13-bound"):
             _bind(path, new, readonly=False)
     os.makedirs(new + "/proc", exist_ok=True)
@@ -291,6 +293,21 @@ def pivot_to_allow_list(own: list[str]) -> None:
     if _libc.umount2(b"/.old", MNT_DETACH) != 0:
         raise OSError(ctypes.get_errno(), "could not detach the host's file system")
     os.rmdir("/.old")
+
+
+def _minimal_dev(new: str) -> None:
+    """The new root's /dev: a tmpfs holding only the nodes a job opens by name (DEV_NODES, a GPU's),
+    bound from the host's, and the /dev/fd links. No /dev/pts or /dev/ptmx: a pseudo-terminal one
+    process opens, any process of the same uid can open by its number, and a world's ranks (each a
+    subject of its own) share the job's uid: the nineteenth red team moved all_reduce's tensors
+    between ranks through one, unseen by the broker."""
+    os.makedirs(new + "/dev", exist_ok=True)
+    _tmpfs(new + "/dev", 1, mode="0755")
+    for path in list(DEV_NODES) + sorted(glob.glob("/dev/nvidia*")):
+        if os.path.exists(path):
+            _bind(path, new, readonly=False)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "fd/0"), ("stdout", "fd/1"), ("stderr", "fd/2")):
+        os.symlink(target, f"{new}/dev/{name}")
 
 
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
@@ -481,7 +498,6 @@ def landlock_allow_list(tier: str, own: list[str]) -> str:
     (kit/ and ch13lib; the names in its checkout and source folder stay listable) to read; the
     job's own folders and a few devices to write. The kit's checkout becomes read-only to the job
     even where the job's uid (the TA's) owns it. Returns what could not be done, for stderr."""
-    import glob
 
     from kit import landlock
 

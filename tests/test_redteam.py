@@ -509,6 +509,10 @@ try:      # the TA's terminals (same uid in tiers 2, 3); /dev/null stays writabl
     seen["dev_pts"] = len(os.listdir("/dev/pts"))
 except OSError:
     seen["dev_pts"] = "refused"
+try:      # the root tier: a /dev of its own; Landlock's tiers: only some nodes, not the listing
+    seen["dev"] = sorted(os.listdir("/dev"))
+except OSError:
+    seen["dev"] = "refused"
 with open("/dev/null", "w") as null:
     null.write("ok")
 try:      # the judge (the subject's parent: kit.sandbox execs the subject) holds the key
@@ -593,6 +597,11 @@ def test_tier_root_isolates_everything(tiers):
     assert s["own_memory"] == "refused"  # the subject is not dumpable (kit.audit.seal_memory)
     assert s["tmp"] == 0  # a private /tmp: only its own work folder and home
     assert s["cwd"] == ["answer.py"]  # the subject's folder: the cell, no results file, no key
+    # a /dev of its own: the nodes a job opens by name, no pseudo-terminals (kit.sandbox._minimal_dev:
+    # a pty was a channel between a world's ranks, which share a job's uid)
+    assert s["dev_pts"] == "refused"
+    dev = {"null", "zero", "full", "random", "urandom", "shm", "fd", "stdin", "stdout", "stderr"}
+    assert {d for d in s["dev"] if not d.startswith("nvidia")} == dev
 
 
 def test_tier_userns_isolates_files_and_network(tiers):
