@@ -10,6 +10,7 @@ import _thread
 import builtins
 import cmath
 import dataclasses
+import dis
 import math
 import os
 import sys
@@ -178,7 +179,8 @@ def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.Functio
     _check_captured(fn, g)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
     memo[fn] = new
-    for k, v in list(g.items()):
+    used = code_global_names(fn.__code__)  # what it names: another kernel of the cell is not checked here
+    for k, v in [(k, v) for k, v in g.items() if k in used]:
         if _is_cuda_module(v):
             g[k] = fake
         elif isinstance(v, types.ModuleType) and v.__name__ == "numba":
@@ -228,6 +230,53 @@ def _library_module(v) -> bool:
     return obj is not None and obj is v
 
 
+# The builtins a kernel may call or name: those numba's CUDA target compiles (and a few harmless
+# ones), and the exception classes (``raise`` compiles). getattr, vars, type, object... read what a
+# kernel's arguments hold besides their elements.
+_KERNEL_BUILTINS = frozenset(
+    "abs bool complex divmod enumerate float int isinstance iter len max min next pow print range "
+    "round slice tuple zip".split()
+) | {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
+
+
+def _codes(code: types.CodeType):
+    """``code`` and every code nested in it (lambdas, comprehensions, inner functions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _check_code(fn: types.FunctionType, g: dict) -> None:
+    """numba compiles attribute accesses only on what it types (an array's shape, size, ndim and
+    dtype, cuda's, math's, numpy's): never a private or a special one, and no builtin that reaches
+    into an object. A kernel that read ``A._arr``, or ``A.__getstate__()``, held the simulator's raw
+    array and its records, where no access was counted, checked or attributed to a thread: naive
+    kernels at full marks, a forged writer map (red team, stop 36)."""
+    for code in _codes(fn.__code__):
+        for ins in dis.get_instructions(code):
+            name = ins.argval
+            if ins.opname in _ATTRIBUTE_OPS and type(name) is str and name.startswith("_"):
+                raise KernelFault(
+                    f"{fn.__name__} uses `.{name}`: numba compiles no private or special attribute in a "
+                    "kernel. A kernel reads and writes its arrays only by index (and reads their shape, "
+                    "size, ndim, dtype)",
+                    "global",
+                )
+            if (
+                ins.opname == "LOAD_GLOBAL"
+                and name not in g
+                and name in builtins.__dict__
+                and name not in _KERNEL_BUILTINS
+            ):
+                raise KernelFault(
+                    f"{fn.__name__} calls `{name}`, a Python builtin numba does not compile in a kernel "
+                    f"(it compiles {', '.join(sorted(n for n in _KERNEL_BUILTINS if n[0].islower()))})",
+                    "global",
+                )
+
+
 def _constant(v) -> bool:
     """What numba lets a kernel read from a global, a closure or a default: modules, numbers, strings,
     types, builtin functions, device functions and tuples of these. A global numpy array it freezes
@@ -241,12 +290,16 @@ def _constant(v) -> bool:
     if t is tuple:
         return all(_constant(x) for x in v)
     if t is types.ModuleType:
-        return _library_module(v)
+        return v is not builtins and _library_module(v)
     if isinstance(v, (np.number, np.bool_, np.dtype)):
         return t.__module__.split(".")[0] == "numpy" and _genuine(t)
     if isinstance(v, type):
-        return v.__module__.split(".")[0] in ("builtins", "numpy", "numba") and _genuine(v)
+        if v.__module__ == "builtins":
+            return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
+        return v.__module__.split(".")[0] in ("numpy", "numba") and _genuine(v)
     if t is types.BuiltinFunctionType:  # math.sqrt, min: their __self__ is their module
+        if v.__self__ is builtins:
+            return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
         return v.__self__ is None or _library_module(v.__self__)
     # numba's own objects (float32, a device function's dispatcher), genuinely numba's
     return t.__module__.split(".")[0] == "numba" and _genuine(t)
@@ -277,6 +330,7 @@ def _check_captured(fn: types.FunctionType, g: dict) -> None:
     """A kernel reads its data from its arguments, where every access is checked and counted. One
     that read A and B from a list the launcher filled counted no global reads and a copy of C could
     pass as its result, on a simulator where numba would not compile it (red team, stop 33)."""
+    _check_code(fn, g)
     captured = [(n, g[n]) for n in sorted(code_global_names(fn.__code__)) if n in g]
     captured += [(n, closure_value(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
     captured += [(f"a default ({d!r:.20})", d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())]
@@ -558,12 +612,12 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
         launch = _Launch(None, g, b, ndim)
         launch.suspendable = suspendable
         fake = FakeCuda(launch)
-        launch.fn = _rebind(fn, fake, {})
         launch.args = tuple(wrapped)
         for w, _ in writers.values():
             w[:] = [-1] * len(w)
         stats: list[ThreadStats] = []
         try:
+            launch.fn = _rebind(fn, fake, {})
             with np.errstate(all="ignore"):
                 _run_grid(launch, g, b, stats)
             break
