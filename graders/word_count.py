@@ -496,9 +496,9 @@ def survives_crashes(answer: Answer):
                 "in a map task and every key through reduce_fn in a reduce task.",
                 replay,
             )
+        got = _plain(obs["result"], "run_mapreduce")
         deaths = sum(1 for t, f in map_faults.items() if f[0] == "exit" and ("map", t) in fired)
         deaths += sum(1 for t, f in reduce_faults.items() if f[0] == "exit" and ("reduce", t) in fired)
-        got = _plain(obs["result"], "run_mapreduce")
         if got == want and obs.get("failed_attempts", 0) < deaths:
             # the markers are files the cell can make first (red team, stop 26): Ray's own record decides
             raise Fail(
@@ -506,6 +506,20 @@ def survives_crashes(answer: Answer):
                 f"recorded {obs.get('failed_attempts', 0)} failed task attempts. Every record must go "
                 "through map_fn in a map task and every key through reduce_fn in a reduce task, "
                 "and nothing else may decide which attempt is the first.",
+                replay,
+            )
+        # Each fired fault's target must reach map_fn/reduce_fn again, in a later attempt: a driver that
+        # made up a failed task's pairs (record.split()) or its sums had the right counts with no retry
+        # (red team, stop 36). The first attempt is the one that failed (a marker file decides).
+        calls = collections.Counter((c["kind"], c["target"]) for c in obs["calls"])
+        not_redone = [(kind, target) for kind, target in sorted(fired, key=repr) if calls[(kind, target)] < 2]
+        if got == want and not_redone:
+            kind, target = not_redone[0]
+            raise Fail(
+                f"{label}: the failed {kind} task was never run again: {kind}_fn was called on {target!r} "
+                "only in the attempt that failed, yet the counts came out right. A failed task's work "
+                "must be redone by a task that calls map_fn / reduce_fn again (Ray's max_retries, or "
+                "resubmit it yourself), never made up in the driver.",
                 replay,
             )
         if got != want:
