@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import array
 import collections
+import contextvars
 import dataclasses
 import functools
 import gc
 import sys
+import threading
 import types
 from fractions import Fraction
 
@@ -231,7 +233,9 @@ def _held_numel(opt, params: list, comm=None) -> int:
     of a Parameter of the optimizer's own (its gradient shard, as
     ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
     one that shares a model parameter's storage, stop 34), and a few 0-d tensors (step counters, running powers of the
-    betas: two per parameter and two more)."""
+    betas: two per parameter and two more). What no referent leads to is looked up too: the value
+    a ``ContextVar`` holds in the rank's context, a ``threading.local``'s attributes in its thread,
+    and a module the cell made (full moments in a ContextVar scored 10/10, red team, stop 36)."""
     model = {p.untyped_storage().data_ptr() for p in params}
     # the parameters and their grads count their own elements out of their storages, not the rest
     # of a storage they are views of (full moments behind a model .grad: red team, stop 35)
@@ -262,8 +266,16 @@ def _held_numel(opt, params: list, comm=None) -> int:
         if x is None or x is comm or id(x) in visited:
             continue
         visited.add(id(x))
+        if isinstance(x, types.ModuleType) and getattr(x, "__spec__", None) is None and x.__name__ != "__main__":
+            todo.extend(vars(x).values())  # a module the cell made (types.ModuleType()): a namespace of its own
+            continue
         if isinstance(x, (types.ModuleType, str, int, float, complex)):
             continue
+        if isinstance(x, contextvars.ContextVar):  # its value lives in the context, not in the variable
+            todo.append(x.get(None))  # (this is the rank's own thread: the context it set it in)
+            continue
+        if isinstance(x, threading.local):  # its attributes live with each thread, as gc does not see
+            todo.append(getattr(x, "__dict__", None))  # this thread's: the rank's
         if isinstance(x, (list, tuple, set, frozenset, dict, collections.deque)):
             items = list(x.values()) if isinstance(x, dict) else list(x)
             floats = sum(type(v) in (float, complex) or (np is not None and isinstance(v, np.inexact)) for v in items)
