@@ -90,6 +90,14 @@ class Answer:
             self.subject.sibling().start()  # all at once: their sandboxes build side by side
         return self.subject.group[1 : n + 1]
 
+    def run_fresh(self, harness: str, *args, **kwargs):
+        """As :meth:`run`, in a sibling subject (:meth:`siblings`): a process and sandbox that ran
+        none of the cell's other requests, so nothing they left in memory or on disk reaches it
+        (a resume from a checkpoint file must depend on the file alone)."""
+        reply = self.siblings(1)[0].request("run", harness, args, kwargs)
+        _flagged(reply)
+        return reply.value
+
     def _ask(self, op: str, name: str | None = None, args=(), kwargs=None):
         reply = self.subject.request(op, name, args, kwargs)
         _flagged(reply)

@@ -734,15 +734,29 @@ def observe_save(
 
 
 def observe_resume(
-    cell, save: dict, *, world: int, more: int, nested: bool, backend: str = "gloo", guard_s: float = 60.0
+    cell,
+    save: dict,
+    *,
+    world: int,
+    more: int,
+    nested: bool,
+    file: bytes | None = None,
+    backend: str = "gloo",
+    guard_s: float = 60.0,
 ) -> dict:
     """Subject side: a fresh model at ``world`` ranks runs the cell's load_checkpoint on the file
     that :func:`observe_save` wrote for ``save`` (its scenario and directory), then trains ``more``
     steps. Returns each rank's return value, the loaded and the final parameters (rank 0,
-    gathered), and the world's error. A subject started afresh (its /tmp is new) saves again
-    first, deterministically: then "phase" says so when that save fails."""
+    gathered), and the world's error. ``file``: the checkpoint's bytes, as the save left them,
+    written afresh in a directory of their own and loaded from there (the grader sends them to a
+    subject that never saved). Without them, a subject started afresh (its /tmp is new) saves
+    again first, deterministically: then "phase" says so when that save fails."""
     _preload()
     directory = save["directory"]
+    if file is not None:
+        directory = _scratch("resume")
+        with open(os.path.join(directory, CKPT_NAME), "wb") as f:
+            f.write(bytes(file))
     path = os.path.join(directory, CKPT_NAME)
     if not os.path.isdir(directory):
         os.makedirs(directory)
