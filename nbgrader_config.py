@@ -18,7 +18,7 @@ from nbgrader.preprocessors import (
 )
 
 from kit.execute import SafeExecute
-from kit.external_grade import ExternalGrade, WarmJudges
+from kit.external_grade import ExternalGrade, StartGrading
 from kit.overwrite import RobustOverwriteCells
 from kit.stubs import ClearSolutionsInPlace
 
@@ -65,10 +65,11 @@ c.Autograde.sanitize_preprocessors = [
 ]
 c.RobustOverwriteCells.add_missing_cells = True
 
-# NB: order matters. SafeExecute runs the (sandboxed) kernel; ExternalGrade then overwrites every
-# test cell's outputs with the graders' verdicts, before anything reads or limits those outputs.
+# NB: order matters. StartGrading starts grading the answer cells (outside the kernel) while
+# SafeExecute runs the (sandboxed) kernel; ExternalGrade then waits for the verdicts and overwrites
+# every test cell's outputs with them, before anything reads or limits those outputs.
 c.Autograde.autograde_preprocessors = [
-    WarmJudges,
+    StartGrading,
     SafeExecute,
     ExternalGrade,
     IgnorePattern,

@@ -14,7 +14,7 @@ autograded notebook, ``<notebook>.verdicts.json`` (grade_id -> record): what the
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -32,13 +32,30 @@ def _untouched(cell) -> bool:
     return bool(stored) and stored == compute_checksum(cell)
 
 
+class StartGrading(NbGraderPreprocessor):
+    """Autograde's first step: every answer cell's grading starts now, beside the kernel's run of
+    the notebook, instead of after it. A grading reads only the answer cells' sources, which the
+    kernel cannot change (the sanitize steps before this one already put back the locked cells),
+    so the kernel's run and the graders' work overlap; ExternalGrade collects the verdicts.
+    ExternalGrade's configuration (c.ExternalGrade...) applies."""
+
+    def preprocess(self, nb, resources):
+        resources[_PENDING] = ExternalGrade(parent=self).start(nb)
+        return nb, resources
+
+
 class WarmJudges(NbGraderPreprocessor):
-    """Autograde's first step: the judges' zygote (kit/judges.py) imports this notebook's graders
-    while the kernel runs the notebook, instead of after it."""
+    """The first step before stop 36 (and in bench/bench_autograde.py's --after-kernel course): the
+    judges' zygote imports this notebook's graders while the kernel runs; the gradings start after
+    it, in ExternalGrade."""
 
     def preprocess(self, nb, resources):
         warm(hidden_test_cells(nb), launch=Judges(parent=self))
         return nb, resources
+
+
+# resources' key under which StartGrading hands its gradings to ExternalGrade (one notebook's)
+_PENDING = "ch13_gradings"
 
 
 class ExternalGrade(NbGraderPreprocessor):
@@ -57,12 +74,15 @@ class ExternalGrade(NbGraderPreprocessor):
         "and CPU-seconds.",
     ).tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def start(self, nb) -> dict[str, Future]:
+        """Start grading every hidden test cell's answer cell of ``nb``, ``cells_at_once`` at a
+        time, in threads of their own; grade_id -> Future of its Verdict, in test-cell order."""
         answers = answer_cells(nb)
         tests = hidden_test_cells(nb)
         # kit.config's knobs, from this nbgrader process's config (c.Sandbox..., c.Judges...) and
         # the environment: handed to each grading explicitly (its watchdog, judge and subject)
         limits, launch = Sandbox(parent=self), Judges(parent=self)
+        warm(tests, launch=launch)  # the judges' zygote imports these graders before the first
 
         def grade(grade_id: str):
             answer = answers.get(grade_id)
@@ -77,8 +97,17 @@ class ExternalGrade(NbGraderPreprocessor):
             )
 
         width = max(1, min(len(tests), self.cells_at_once or os.cpu_count() or 1))
-        with ThreadPoolExecutor(width) as pool:
-            graded = dict(zip(tests, pool.map(grade, tests)))
+        pool = ThreadPoolExecutor(width, thread_name_prefix="ch13-grade")
+        pending = {grade_id: pool.submit(grade, grade_id) for grade_id in tests}
+        pool.shutdown(wait=False)  # the threads end with their last grading
+        return pending
+
+    def preprocess(self, nb, resources):
+        tests = hidden_test_cells(nb)
+        pending = resources.pop(_PENDING, None)
+        if pending is None or list(pending) != list(tests):  # no StartGrading step, or another notebook's
+            pending = self.start(nb)
+        graded = {grade_id: future.result() for grade_id, future in pending.items()}
         verdicts = {}
         for grade_id, cell in tests.items():
             verdict = graded[grade_id]

@@ -8,7 +8,7 @@ gives, minus the imports. The zygote only ever runs trusted code: it imports gra
 student's cell, and forks before a judge reads anything of the submission.
 
 One zygote per process that grades (an ``nbgrader autograde`` run, the tests), started by the first
-grading or by :func:`warm` (which ``kit.external_grade.WarmJudges`` calls before the kernel runs the
+grading or by :func:`warm` (which ``kit.external_grade.StartGrading`` calls before the kernel runs the
 notebook, so the imports overlap the kernel), and ended when that process ends: its socket closes.
 It serves the simulators' device only; GPU judges are exec'd (a grader module may read the device
 when imported). As root it also starts the subjects' zygote (kit/subjects.py), whose socket every

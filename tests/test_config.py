@@ -77,9 +77,17 @@ def test_nbgrader_config_reaches_each_grading(monkeypatch):
         return Verdict(grade_id, [])
 
     monkeypatch.setattr(eg, "grade_cell", fake_grade)
+    monkeypatch.setattr(eg, "warm", lambda tests, launch: seen.append(("warm", list(tests), launch.launch)))
     monkeypatch.setattr(eg, "answer_cells", lambda nb: {})
     cell = nbformat.v4.new_code_cell("", metadata={"nbgrader": {"points": 0}})
     monkeypatch.setattr(eg, "hidden_test_cells", lambda nb: {"counter": cell})
     eg.ExternalGrade(config=c).preprocess(nbformat.v4.new_notebook(), {})
-    assert seen == [(["--data-mb", "1234"], "exec")]
+    assert seen == [("warm", ["counter"], "exec"), (["--data-mb", "1234"], "exec")]
+    # autograde's way: StartGrading starts the gradings before the kernel runs, with
+    # ExternalGrade's configuration, and ExternalGrade collects them without grading again
+    seen.clear()
+    nb, resources = eg.StartGrading(config=c).preprocess(nbformat.v4.new_notebook(), {})
+    eg.ExternalGrade(config=c).preprocess(nb, resources)
+    assert seen == [("warm", ["counter"], "exec"), (["--data-mb", "1234"], "exec")]
+    assert cell.outputs[-1]["data"]["text/plain"] == "0.0" and not resources
     assert SandboxedKernelManager(config=c).ch13_limits.proc_data_mb == 1234
