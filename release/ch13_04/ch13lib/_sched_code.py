@@ -95,6 +95,23 @@ _PLAIN_TYPES = frozenset(
 _STDLIB_TRUSTED = (_queue_mod, _cf_thread, _cf_base)
 _TRUSTED_MODULES = _SCHED_MODULES | {m.__name__ for m in _STDLIB_TRUSTED}
 _TRUSTED_CODE = _SCHED_FILES | {m.__file__ for m in _STDLIB_TRUSTED} | {"<scenario>"}
+_STDLIB_TRUSTED_FILES = frozenset(m.__file__ for m in _STDLIB_TRUSTED)
+_STDLIB_TRUSTED_NAMES = frozenset(m.__name__ for m in _STDLIB_TRUSTED)
+_NO_SELF = object()
+
+
+def _trusted_frame(frame) -> bool:
+    """A call into trusted code that is trusted: our models and the scenario always; the stdlib's
+    queues and executors only on their own objects. ``queue.Queue.put(self_of_yours, ...)`` with
+    do-nothing conditions ran an unlocked ``+=`` of yours unseen inside queue.py (red team, stop 36:
+    an unlocked counter at 10/10): on an object of another class the stdlib's code is library code."""
+    filename = frame.f_code.co_filename
+    if filename not in _TRUSTED_CODE:
+        return False
+    if filename not in _STDLIB_TRUSTED_FILES:
+        return True
+    me = frame.f_locals.get("self", _NO_SELF)
+    return me is _NO_SELF or type(me).__module__ in _STDLIB_TRUSTED_NAMES
 _code_tables: dict[int, tuple] = {}  # id(code) -> (code, {offset: op info})
 _ast_cache: dict[str, dict] = {}  # source text -> {span: ast node}
 

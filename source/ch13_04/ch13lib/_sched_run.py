@@ -39,6 +39,7 @@ from ch13lib._sched_code import (
     _rebound,
     _static_get,
     _table,
+    _trusted_frame,
 )
 from ch13lib._sched_models import Lock, RLock, Thread, _real_get_ident, _real_lock, _real_start, _Sync
 
@@ -515,7 +516,7 @@ class Run:
             # it: a pure-Python read-modify-write (collections.Counter.update) is no more atomic
             # than yours. Our models, the scenario and the trusted stdlib are not.
             caller = frame.f_back
-            if caller is None or code.co_filename in _TRUSTED_CODE or self.finished:
+            if caller is None or _trusted_frame(frame) or self.finished:
                 return None
             if code.co_filename.startswith(("<frozen importlib", "<frozen zipimport")):  # the import system
                 return None  # (the other frozen modules, collections.abc's MutableMapping.update among
