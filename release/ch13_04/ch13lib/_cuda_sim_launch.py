@@ -326,10 +326,28 @@ def _same(a, b) -> bool:
         return False
 
 
-def _check_captured(fn: types.FunctionType, g: dict) -> None:
+def _device_functions(v):
+    """The device functions in a captured value: itself, or those in a tuple, at any depth."""
+    if type(v) is tuple:
+        for x in v:
+            yield from _device_functions(x)
+    elif not isinstance(v, type) and (hasattr(v, "py_func") or type(v).__name__ == "FakeCUDAKernel"):
+        try:
+            yield python_function(v)
+        except KernelFault:
+            return
+
+
+def _check_captured(fn: types.FunctionType, g: dict, seen: set | None = None) -> None:
     """A kernel reads its data from its arguments, where every access is checked and counted. One
     that read A and B from a list the launcher filled counted no global reads and a copy of C could
-    pass as its result, on a simulator where numba would not compile it (red team, stop 33)."""
+    pass as its result, on a simulator where numba would not compile it (red team, stop 33). Every
+    device function it can reach (a global, in a closure, a default, a tuple) is held to the same:
+    one in a closure or a tuple ran unchecked (red team, stop 36)."""
+    seen = set() if seen is None else seen
+    if fn in seen:
+        return
+    seen.add(fn)
     _check_code(fn, g)
     captured = [(n, g[n]) for n in sorted(code_global_names(fn.__code__)) if n in g]
     captured += [(n, closure_value(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
@@ -343,6 +361,8 @@ def _check_captured(fn: types.FunctionType, g: dict) -> None:
                 "on a GPU this launch would still see the old value. Pass a value that changes as an argument",
                 "global",
             )
+        for device_fn in _device_functions(value):
+            _check_captured(device_fn, dict(device_fn.__globals__), seen)
         if not _constant(value):
             kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
             if isinstance(value, types.FunctionType):
