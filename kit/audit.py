@@ -155,8 +155,17 @@ FROM_STUDENT = frozenset(
         "sys._getframemodulename",
         # unpickling a global: `getattr` or any harness function under no name the screen can see
         "pickle.find_class",
+        # file locks: the kernel's lock table is one for the whole machine, and every job binds the
+        # same interpreter files: a byte per lock offset on os.py moved all_reduce's tensors between
+        # a world's ranks, and could between two students' jobs (red team, stop 36). No exercise locks.
+        "fcntl.flock",
+        "fcntl.lockf",
+        "os.lockf",
+        "fcntl.fcntl",  # its lock commands only (LOCK_COMMANDS)
     }
 )
+# fcntl.fcntl's lock and lease commands: F_GETLK, F_SETLK, F_SETLKW, their OFD forms, F_SETLEASE, F_GETLEASE
+LOCK_COMMANDS = frozenset({5, 6, 7, 36, 37, 38, 1024, 1025})
 FROM_STUDENT_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 # Only trusted harness code may raise these, whoever is further up the stack.
 TRUSTED_ONLY = frozenset(
@@ -237,7 +246,7 @@ def install():
     events: list[str] = []
     local = threading.local()
     getframe, helpers, one_hop, trusted = sys._getframe, HELPERS, ONE_HOP, TRUSTED
-    frame_attrs, func_attrs, forbidden = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS
+    frame_attrs, func_attrs, forbidden, lock_commands = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS, LOCK_COMMANDS
     from_student, prefixes, trusted_only_events = FROM_STUDENT, FROM_STUDENT_PREFIXES, TRUSTED_ONLY
     formatters, here, roots, sort_of, on_behalf, calls = (
         FORMATTERS,
@@ -318,6 +327,8 @@ def install():
         return False
 
     def relevant(event: str, args: tuple) -> bool:
+        if event == "fcntl.fcntl":
+            return len(args) > 1 and args[1] in lock_commands
         if event == "import":
             name = args[0] if args and type(args[0]) is str else ""
             return name.split(".")[0] in forbidden

@@ -112,6 +112,8 @@ def _trusted_frame(frame) -> bool:
         return True
     me = frame.f_locals.get("self", _NO_SELF)
     return me is _NO_SELF or type(me).__module__ in _STDLIB_TRUSTED_NAMES
+
+
 _code_tables: dict[int, tuple] = {}  # id(code) -> (code, {offset: op info})
 _ast_cache: dict[str, dict] = {}  # source text -> {span: ast node}
 

@@ -211,7 +211,11 @@ def _students_module(module) -> bool:
     return type(module) is str and (module == "__main__" or module.startswith(MODULE_PREFIX))
 
 
-_MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
+_MEMOIZED = type(functools.lru_cache(maxsize=None)(len))
+# The modules loaded before any cell (this harness is imported first): the libraries. Kept, so that
+# no id is reused; a module the cell made, named "__main__" or given a spec, is none of them.
+_MODULES = tuple(sys.modules.values())
+_MODULES_BEFORE = frozenset(map(id, _MODULES))  # functools.cache's type too
 
 
 def _held_numel(opt, params: list, comm=None) -> int:
@@ -266,8 +270,10 @@ def _held_numel(opt, params: list, comm=None) -> int:
         if x is None or x is comm or id(x) in visited:
             continue
         visited.add(id(x))
-        if isinstance(x, types.ModuleType) and getattr(x, "__spec__", None) is None and x.__name__ != "__main__":
-            todo.extend(vars(x).values())  # a module the cell made (types.ModuleType()): a namespace of its own
+        if isinstance(x, types.ModuleType) and id(x) not in _MODULES_BEFORE:
+            # a module that was not there when the harness loaded, before any cell: one the cell made
+            # (types.ModuleType(), under any name or spec: a namespace of its own) or imported since
+            todo.extend(vars(x).values())
             continue
         if isinstance(x, (types.ModuleType, str, int, float, complex)):
             continue
