@@ -386,6 +386,17 @@ def test_too_much_data_costs_the_request():
             "sys._getframe",
         ),
         ("import _thread, time\n_thread.start_new_thread(exec, ('x = 1', {}))\ntime.sleep(0.3)", "compile"),
+        # file locks: one lock table for the machine, a channel between ranks and jobs (stop 36)
+        (
+            "import fcntl, os\nfcntl.lockf(os.open(os.__file__, os.O_RDONLY), fcntl.LOCK_SH | fcntl.LOCK_NB)",
+            "fcntl.lockf",
+        ),
+        ("import fcntl, os\nfcntl.flock(os.open(os.__file__, os.O_RDONLY), fcntl.LOCK_SH)", "fcntl.flock"),
+        (
+            "import fcntl, os, struct\n"
+            "fcntl.fcntl(os.open(os.__file__, os.O_RDONLY), 37, struct.pack('hhqqi', 0, 0, 7, 1, 0) + bytes(4))",
+            "fcntl.fcntl",
+        ),
     ],
 )
 def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
@@ -459,7 +470,7 @@ def test_the_tamper_report_sees_through_disguises(source, name):
 
 
 HONEST = '''
-import collections, dataclasses, logging, threading, warnings
+import collections, dataclasses, fcntl, logging, os, threading, warnings
 
 Point = collections.namedtuple("Point", "x y")
 
@@ -475,6 +486,7 @@ class Counter:
         return f"Counter({vars(self)['_count']})"
 
 def f():
+    fcntl.fcntl(1, fcntl.F_GETFL)  # fcntl without a lock: not refused
     warnings.warn("a warning of the student's own")
     logging.getLogger("student").warning("a log line")
     c = Counter()
