@@ -303,7 +303,7 @@ def _minimal_dev(new: str) -> None:
     between ranks through one, unseen by the broker."""
     os.makedirs(new + "/dev", exist_ok=True)
     _tmpfs(new + "/dev", 1, mode="0755")
-    for path in list(DEV_NODES) + sorted(glob.glob("/dev/nvidia*")):
+    for path in _job_devices():
         if os.path.exists(path):
             _bind(path, new, readonly=False)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "fd/0"), ("stdout", "fd/1"), ("stderr", "fd/2")):
@@ -492,6 +492,12 @@ def drop_privileges(uid: int, gid: int, tier: str) -> None:
 DEV_NODES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm")
 
 
+def _job_devices() -> list[str]:
+    """The /dev entries a job may use: DEV_NODES and a GPU's nodes (the root tier binds only these
+    into its /dev, Landlock's tiers allow only these)."""
+    return list(DEV_NODES) + sorted(glob.glob("/dev/nvidia*"))
+
+
 def landlock_allow_list(tier: str, own: list[str]) -> str:
     """Tiers 2 and 3: an allow-list drawn by Landlock (kit/landlock.py), as the root tier's fresh
     root draws one: the system folders, the interpreter, /proc, and of the kit only what a job runs
@@ -507,7 +513,7 @@ def landlock_allow_list(tier: str, own: list[str]) -> str:
     # Tier 2's /tmp, /var/tmp, /dev/shm and /run/lock are the job's own tmpfs, unless the kit was
     # carried over one of them (a checkout under /tmp): then only the job's own folders there.
     private = [d for d in TMPFS_MB if tier and not any(c == d or c.startswith(d + "/") for c in carried)]
-    devices = list(DEV_NODES) + sorted(glob.glob("/dev/nvidia*"))
+    devices = _job_devices()
     try:
         version = landlock.restrict([os.path.realpath(p) for p in read], own + devices + private, [ROOT, SOURCE_DIR])
     except OSError as e:  # fail closed, as for the namespaces' file system

@@ -211,11 +211,11 @@ def _students_module(module) -> bool:
     return type(module) is str and (module == "__main__" or module.startswith(MODULE_PREFIX))
 
 
-_MEMOIZED = type(functools.lru_cache(maxsize=None)(len))
+_MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
 # The modules loaded before any cell (this harness is imported first): the libraries. Kept, so that
 # no id is reused; a module the cell made, named "__main__" or given a spec, is none of them.
 _MODULES = tuple(sys.modules.values())
-_MODULES_BEFORE = frozenset(map(id, _MODULES))  # functools.cache's type too
+_MODULES_BEFORE = frozenset(map(id, _MODULES))
 
 
 def _held_numel(opt, params: list, comm=None) -> int:

@@ -11,6 +11,7 @@ import builtins
 import cmath
 import dataclasses
 import dis
+import functools
 import math
 import os
 import sys
@@ -248,33 +249,42 @@ def _codes(code: types.CodeType):
             yield from _codes(const)
 
 
+@functools.lru_cache(maxsize=1024)
+def _code_facts(code: types.CodeType) -> tuple[str | None, tuple[str, ...]]:
+    """(the first private or special attribute ``code`` or its nested code names, or None; the
+    global names it loads), read once per code object: a kernel is launched many times."""
+    private, loaded = None, []
+    for c in _codes(code):
+        for ins in dis.get_instructions(c):
+            name = ins.argval
+            if private is None and ins.opname in _ATTRIBUTE_OPS and type(name) is str and name.startswith("_"):
+                private = name
+            elif ins.opname == "LOAD_GLOBAL" and type(name) is str:
+                loaded.append(name)
+    return private, tuple(dict.fromkeys(loaded))
+
+
 def _check_code(fn: types.FunctionType, g: dict) -> None:
     """numba compiles attribute accesses only on what it types (an array's shape, size, ndim and
     dtype, cuda's, math's, numpy's): never a private or a special one, and no builtin that reaches
     into an object. A kernel that read ``A._arr``, or ``A.__getstate__()``, held the simulator's raw
     array and its records, where no access was counted, checked or attributed to a thread: naive
     kernels at full marks, a forged writer map (red team, stop 36)."""
-    for code in _codes(fn.__code__):
-        for ins in dis.get_instructions(code):
-            name = ins.argval
-            if ins.opname in _ATTRIBUTE_OPS and type(name) is str and name.startswith("_"):
-                raise KernelFault(
-                    f"{fn.__name__} uses `.{name}`: numba compiles no private or special attribute in a "
-                    "kernel. A kernel reads and writes its arrays only by index (and reads their shape, "
-                    "size, ndim, dtype)",
-                    "global",
-                )
-            if (
-                ins.opname == "LOAD_GLOBAL"
-                and name not in g
-                and name in builtins.__dict__
-                and name not in _KERNEL_BUILTINS
-            ):
-                raise KernelFault(
-                    f"{fn.__name__} calls `{name}`, a Python builtin numba does not compile in a kernel "
-                    f"(it compiles {', '.join(sorted(n for n in _KERNEL_BUILTINS if n[0].islower()))})",
-                    "global",
-                )
+    private, loaded = _code_facts(fn.__code__)
+    if private is not None:
+        raise KernelFault(
+            f"{fn.__name__} uses `.{private}`: numba compiles no private or special attribute in a "
+            "kernel. A kernel reads and writes its arrays only by index (and reads their shape, "
+            "size, ndim, dtype)",
+            "global",
+        )
+    for name in loaded:  # a global of the cell's own name is judged by its value (_constant)
+        if name not in g and name in builtins.__dict__ and name not in _KERNEL_BUILTINS:
+            raise KernelFault(
+                f"{fn.__name__} calls `{name}`, a Python builtin numba does not compile in a kernel "
+                f"(it compiles {', '.join(sorted(n for n in _KERNEL_BUILTINS if n[0].islower()))})",
+                "global",
+            )
 
 
 def _constant(v) -> bool:
@@ -375,19 +385,8 @@ def _check_captured(fn: types.FunctionType, g: dict, seen: set | None = None) ->
             )
 
 
-def _uses_syncthreads(fn, seen=None) -> bool:
-    seen = set() if seen is None else seen
-    codes = [fn.__code__]
-    found = False
-    while codes:
-        c = codes.pop()
-        if c in seen:
-            continue
-        seen.add(c)
-        if any(n.startswith("syncthreads") for n in c.co_names):
-            found = True
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return found
+def _uses_syncthreads(fn) -> bool:
+    return any(n.startswith("syncthreads") for c in _codes(fn.__code__) for n in c.co_names)
 
 
 # ---------------------------------------------------------------------------------------------
