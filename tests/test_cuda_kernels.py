@@ -212,6 +212,25 @@ SIM_CASES = textwrap.dedent(r"""
         c._arr[cuda.threadIdx.x] = 1.0
     out["private"] = kind(private, 1, 8, (a, c, 8))
 
+    import math, numba
+    @cuda.jit
+    def library_getattr(a, c, n): # nor a builtin reached through a library module (red team, stop 37)
+        numba.cloudpickle.builtins.getattr(c, "-arr".replace("-", "_"))[cuda.threadIdx.x] = 1.0
+    out["library_getattr"] = kind(library_getattr, 1, 8, (a, c, 8))
+
+    @cuda.jit
+    def library_operator(a, c, n):
+        np.ma.core.operator.attrgetter("-arr".replace("-", "_"))(c)[cuda.threadIdx.x] = 1.0
+    out["library_operator"] = kind(library_operator, 1, 8, (a, c, 8))
+
+    @cuda.jit
+    def library_view(a, c, n):    # what numba compiles of a library still reads through the view
+        t = numba.cuda.threadIdx.x
+        c[t] = math.sqrt(a[t] * a[t]) + np.float64(numba.types.int32.bitwidth) + np.sqrt(4.0)
+    c[:] = 0
+    out["library_view"] = kind(library_view, 1, 8, (a, c, 8))[0]
+    out["library_view_result"] = c.tolist()
+
     @cuda.jit
     def traffic(a, c, n):
         i = cuda.grid(1)
@@ -293,6 +312,9 @@ def sim_cases(request):
         ("hidden_sync", "ok"),
         ("getattr", ["global", "by_getattr calls `getattr`, a Python builtin numba does not compile"]),
         ("private", ["global", "private uses `._arr`: numba compiles no private or special attribute"]),
+        ("library_getattr", ["global", "library_getattr reads `numba.cloudpickle.builtins`, the module builtins"]),
+        ("library_operator", ["global", "library_operator reads `numpy.ma.core.operator`, the module operator"]),
+        ("library_view", "ok"),
         ("zero_blocks", "config"),
         ("float_blocks", "config"),
         ("too_big_block", "config"),
@@ -312,6 +334,7 @@ def test_checking_simulator_finds(sim_cases, case, expected):
 def test_checking_simulator_results_and_traffic(sim_cases):
     assert sim_cases["shifted"] == [float((t + 1) % 8) for t in range(8)]
     assert sim_cases["hidden_sync_result"] == [float(7 - t) for t in range(8)]
+    assert sim_cases["library_view_result"] == [t + 32.0 + 2.0 for t in range(8)]
     assert sim_cases["traffic"] == [16, 8, 8]  # 2 reads and 1 write per active thread, 8 threads
     assert sim_cases["atomic_counts"] == [4, 4]  # 8 threads, atomics on two bins
     status, shared, out = sim_cases["shared_record"]  # shared arrays: (name, shape, dtype); c after the launch
