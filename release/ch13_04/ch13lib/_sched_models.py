@@ -412,6 +412,9 @@ class Event(_Sync):
         return run.block(lambda: self._flag, _deadline(run, timeout), (f"{self._label()} to be set", self), point=True)
 
 
+MODEL_TYPES = frozenset((Lock, RLock, Condition, Semaphore, BoundedSemaphore, Event))  # _sched_code._intact
+
+
 class Thread:
     """threading.Thread, run under the scheduler."""
 
