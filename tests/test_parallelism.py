@@ -482,6 +482,25 @@ def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
     comm = types.SimpleNamespace(buffer=torch.zeros(100))
     assert parallel_sim._held_numel(Holder(comm), params, comm) == 2 * 9  # exp_avg, exp_avg_sq; not the steps
     assert parallel_sim._held_numel(Holder(comm), params, None) == 2 * 9 + 100  # what the comm holds, if not excepted
+    before = dict(vars(comm))
+    comm.bufs = [torch.zeros(30), torch.zeros(30)]  # what the cell sets on comm is its (red team, stop 37)
+    assert parallel_sim._held_numel(Holder(comm), params, comm, before) == 2 * 9 + 60
+    comm.buffer = torch.zeros(40)  # ...and what it puts in place of the comm's own
+    assert parallel_sim._held_numel(Holder(comm), params, comm, before) == 2 * 9 + 60 + 40
+
+
+def test_what_an_optimizer_holds_includes_subclassed_scalars_and_c_methods():
+    """A str subclass's object and a C method's __self__ are walked (red team, stop 37)."""
+    params = [torch.nn.Parameter(torch.zeros(4))]
+
+    class Label(str):
+        pass
+
+    label = Label("buffers")
+    label.bufs = [torch.zeros(8)]
+    assert parallel_sim._held_numel(types.SimpleNamespace(label=label), params) == 8
+    assert parallel_sim._held_numel(types.SimpleNamespace(get=[torch.zeros(9)].copy), params) == 9
+    assert parallel_sim._held_numel(types.SimpleNamespace(name="plain", n=3), params) == 0
 
 
 HIDING_PLACES = '''

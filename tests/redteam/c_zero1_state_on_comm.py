@@ -2,8 +2,8 @@
 # kind: cell
 # target: zero1
 # score: zero1=6
-# message: zero1: not its shard of the updated parameters
-# why: found by a white-box red-team helper (stop 34: 10/10, honest 6; 14 places in all, files and ContextVars among them, out of reach of any walk of the optimizer's objects). Closed by what ZeRO-1 sends, not what it holds: in a relayed world the judge, as the broker, checks that each rank's all_gather_into_tensor of step s is its shard of the updated parameters (parallel_cases.zero_dataflow_problem); an answer that gathers the averaged gradient to run Adam on all N parameters fails whatever it keeps
+# message: zero1: nothing of size N
+# why: found by a white-box red-team helper (stop 34: 10/10, honest 6; 14 places in all, files and ContextVars among them, out of reach of any walk of the optimizer's objects). Closed by what ZeRO-1 sends, not what it holds: in a relayed world the judge, as the broker, checks that each rank's all_gather_into_tensor of step s is its shard of the updated parameters (parallel_cases.zero_dataflow_problem); an answer that gathers the averaged gradient to run Adam on all N parameters fails whatever it keeps Since stop 37 the held-state walk also counts what the cell set on comm, which fails it first (nothing of size N).
 import torch
 
 

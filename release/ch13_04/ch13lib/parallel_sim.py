@@ -218,28 +218,31 @@ _MODULES = tuple(sys.modules.values())
 _MODULES_BEFORE = frozenset(map(id, _MODULES))
 
 
-def _held_numel(opt, params: list, comm=None) -> int:
+def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -> int:
     """What an optimizer object holds between steps, in elements.
 
-    Everything reachable from it is visited once, whatever holds it: its attributes, containers,
-    C objects (an ``itertools.repeat``, a ``map``, a mapping proxy, a cell: their referents, as
-    ``gc.get_referents`` sees them), a bound method's object, a ``functools.partial``'s arguments,
-    a tensor's attributes, ``.grad`` and autograd graph, and, for the classes and functions the
+    Everything reachable from it is visited once, whatever holds it: its attributes, containers, C
+    objects (an ``itertools.repeat``, a ``map``, a mapping proxy, a cell: their referents, as
+    ``gc.get_referents`` sees them), a bound method's object, a ``functools.partial``'s arguments, a
+    tensor's attributes, ``.grad`` and autograd graph, and, for the classes and functions the
     student wrote, their class attributes, closures, defaults and the globals their code names, the
-    cache of a memoized function and the locals of a suspended generator. Library code, modules and
-    ``comm`` are not entered. Every storage counts its elements once, whatever its dtype: integer
-    and bool tensors and arrays too (full moments kept as int64 bits viewed as floats scored 10/10,
-    red team, stop 34), except index-like ones (every value in [0, W·⌈N/W⌉]: a mask over the W·c
-    positions, an index of the own shard) up to W·c + c elements in all; ``bytes``, ``bytearray``
-    and ``array.array`` count their bytes in elements of the parameters' size, Python numbers in a
-    container one each past 8 per container (``betas`` is not state). Not counted: the parameters
-    and their .grad (their own elements: a storage they are views of counts the rest), the .grad
-    of a Parameter of the optimizer's own (its gradient shard, as
-    ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
-    one that shares a model parameter's storage, stop 34), and a few 0-d tensors (step counters, running powers of the
-    betas: two per parameter and two more). What no referent leads to is looked up too: the value
-    a ``ContextVar`` holds in the rank's context, a ``threading.local``'s attributes in its thread,
-    and a module the cell made (full moments in a ContextVar scored 10/10, red team, stop 36)."""
+    cache of a memoized function and the locals of a suspended generator, the object a C method is
+    bound to (``[full, full].copy``), what a str, int or float subclass's object carries, and what
+    the cell set on ``comm`` (``comm_before``: its attributes before the cell had it; None: none). Library code,
+    modules and the rest of ``comm`` are not entered. Every storage counts its elements once,
+    whatever its dtype: integer and bool tensors and arrays too (full moments kept as int64 bits
+    viewed as floats scored 10/10, red team, stop 34), except index-like ones (every value in [0,
+    W·⌈N/W⌉]: a mask over the W·c positions, an index of the own shard) up to W·c + c elements in
+    all; ``bytes``, ``bytearray`` and ``array.array`` count their bytes in elements of the
+    parameters' size, Python numbers in a container one each past 8 per container (``betas`` is not
+    state). Not counted: the parameters and their .grad (their own elements: a storage they are
+    views of counts the rest), the .grad of a Parameter of the optimizer's own (its gradient shard,
+    as ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
+    one that shares a model parameter's storage, stop 34), and a few 0-d tensors (step counters,
+    running powers of the betas: two per parameter and two more). What no referent leads to is
+    looked up too: the value a ``ContextVar`` holds in the rank's context, a ``threading.local``'s
+    attributes in its thread, and a module the cell made (full moments in a ContextVar scored 10/10,
+    red team, stop 36)."""
     model = {p.untyped_storage().data_ptr() for p in params}
     # the parameters and their grads count their own elements out of their storages, not the rest
     # of a storage they are views of (full moments behind a model .grad: red team, stop 35)
@@ -267,16 +270,20 @@ def _held_numel(opt, params: list, comm=None) -> int:
     todo = [opt]
     while todo:  # a stack, not recursion: no depth a cell can nest things to ends the walk
         x = todo.pop()
-        if x is None or x is comm or id(x) in visited:
+        if x is None or id(x) in visited:
             continue
         visited.add(id(x))
+        if x is comm:  # the harness's: only what the cell set on it (full buffers, red team, stop 37)
+            before = comm_before if comm_before is not None else getattr(comm, "__dict__", {})
+            todo.extend(v for k, v in getattr(comm, "__dict__", {}).items() if k not in before or before[k] is not v)
+            continue
         if isinstance(x, types.ModuleType) and id(x) not in _MODULES_BEFORE:
             # a module that was not there when the harness loaded, before any cell: one the cell made
             # (types.ModuleType(), under any name or spec: a namespace of its own) or imported since
             todo.extend(vars(x).values())
             continue
-        if isinstance(x, (types.ModuleType, str, int, float, complex)):
-            continue
+        if isinstance(x, types.ModuleType) or type(x) in (str, int, float, complex, bool):
+            continue  # (a subclass's object is walked: a Label(str) carried full buffers, stop 37)
         if isinstance(x, contextvars.ContextVar):  # its value lives in the context, not in the variable
             todo.append(x.get(None))  # (this is the rank's own thread: the context it set it in)
             continue
@@ -341,7 +348,9 @@ def _held_numel(opt, params: list, comm=None) -> int:
                 todo.extend(vars(x).values())
         elif isinstance(x, types.MethodType):
             todo.extend((x.__func__, x.__self__))
-        elif not isinstance(x, (types.BuiltinFunctionType, types.CodeType)):
+        elif isinstance(x, (types.BuiltinFunctionType, types.MethodWrapperType)):
+            todo.append(getattr(x, "__self__", None))  # [full, full].copy holds its list (stop 37)
+        elif not isinstance(x, types.CodeType):
             # an object, a container, a C object: what it refers to (its __dict__, slots, items,
             # the iterable of an iterator, a partial's arguments, a cell's value...), and its class
             todo.extend(gc.get_referents(x))
@@ -364,6 +373,7 @@ def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | Non
     ptrs = [p.data_ptr() for p in params]
     hyper = {"lr": case.lr, "betas": tuple(case.betas), "eps": case.eps}
     # the contract's defaults are left to the class's own signature: a wrong default shows
+    comm_before = dict(getattr(comm, "__dict__", {}))  # what the cell sets on comm counts as held
     opt = cls(params, comm) if hyper == ZERO_DEFAULTS else cls(params, comm, **hyper)
     steps = []
     for s in range(case.steps):
@@ -375,7 +385,7 @@ def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | Non
     return {
         "steps": steps,
         "state_numel": n if type(n) is int else f"a {type(n).__name__}",
-        "held": _held_numel(opt, params, comm),
+        "held": _held_numel(opt, params, comm, comm_before),
         "moved": [i for i, p in enumerate(params) if p.data_ptr() != ptrs[i]],
     }
 
