@@ -441,6 +441,39 @@ def _schedule():
     ]
 
 
+def _crash_weights() -> dict:
+    """What map_fn emits per word in the crash runs: (word, w), w from 2 to 6, fixed per word. A
+    driver that made up a failed map task's pairs (record.split(), each worth 1) and merely called
+    map_fn again in a throwaway task had the right counts (red team, stop 37: 15 -> 20); made-up
+    pairs now show in the counts. (A failed reduce task's sum the driver can still compute itself:
+    a reduce_fn that is not a plain sum would break combiners, which the contract allows.)"""
+    rng = random.Random(CRASH_SEED)
+    return {w: rng.randint(2, 6) for w in sorted(_count(CRASH_CORPUS))}
+
+
+CRASH_WEIGHTS = _crash_weights()
+
+
+def _crash_diff(want: dict, got: dict, limit: int = 6) -> str:
+    """The wrong counts of a crash run in map_fn's pairs (each worth its word's weight)."""
+    lines = []
+    for key in sorted(set(want) | set(got), key=repr):
+        if want.get(key) == got.get(key):
+            continue
+        w, n = CRASH_WEIGHTS.get(key, 1), want.get(key, 0) // CRASH_WEIGHTS.get(key, 1)
+        g = got.get(key)
+        if g is None:
+            lines.append(f"{key!r}: {n} pair(s), missing from the result")
+        elif type(g) is int and g % w == 0:
+            lines.append(f"{key!r}: {n} pair(s) expected, {g // w} counted")
+        else:
+            lines.append(
+                f"{key!r}: {_r(g)} is no whole number of its pairs (each worth {w}): a pair map_fn did not emit"
+            )
+    more = f" (and {len(lines) - limit} more)" if len(lines) > limit else ""
+    return "; ".join(lines[:limit]) + more
+
+
 def _fault_text(map_faults, reduce_faults) -> str:
     parts = []
     for record, (action, after) in map_faults.items():
@@ -457,11 +490,13 @@ def survives_crashes(answer: Answer):
     """A fixed, seeded schedule of worker deaths and task exceptions, some after the task has
     produced part of its output: every record is still counted exactly once."""
     _contract(answer)
-    want = _count(CRASH_CORPUS)
+    want = {k: n * CRASH_WEIGHTS[k] for k, n in _count(CRASH_CORPUS).items()}
     for label, n_map, n_reduce, map_faults, reduce_faults in _schedule():
         raising = any(a == "raise" for a, _ in list(map_faults.values()) + list(reduce_faults.values()))
-        obs = _run(answer, "run_probed", CRASH_CORPUS, n_map, n_reduce, map_faults, reduce_faults)
-        schedule = _fault_text(map_faults, reduce_faults)
+        obs = _run(answer, "run_probed", CRASH_CORPUS, n_map, n_reduce, map_faults, reduce_faults, value=CRASH_WEIGHTS)
+        schedule = _fault_text(map_faults, reduce_faults) + (
+            "; in these runs map_fn emits (word, w) with a weight w of 2 to 6 per word, and reduce_fn sums them"
+        )
         replay = _replay(CRASH_CORPUS, n_map, n_reduce) + "\n# fault schedule: " + schedule
         in_driver = _in_driver(obs)
         if in_driver:
@@ -538,7 +573,14 @@ def survives_crashes(answer: Answer):
                     "counts too low: the failed part was dropped instead of re-run. Do not catch "
                     "and skip errors inside a task; let Ray retry the whole task"
                 )
-            raise Fail(f"{label}: wrong counts after the failure ({_diff(want, got)}); " + "; ".join(why) + ".", replay)
+            if any(k in got and (type(got[k]) is not int or got[k] % CRASH_WEIGHTS.get(k, 1)) for k in want):
+                why = [  # (made-up pairs: "too high" or "too low" would say nothing true)
+                    "pairs that map_fn did not emit reached the result (map_fn emits (word, w) here, not "
+                    "(word, 1)): a failed task's pairs must come from map_fn run again, never be made up"
+                ]
+            raise Fail(
+                f"{label}: wrong counts after the failure ({_crash_diff(want, got)}); " + "; ".join(why) + ".", replay
+            )
 
 
 # ---------------------------------------------------------------------------------------------

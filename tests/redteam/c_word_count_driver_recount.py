@@ -2,8 +2,8 @@
 # kind: cell
 # target: word_count
 # score: word_count=15
-# message: word_count: the failed map task was never run again
-# why: survives_crashes checks that the faults fired (Ray's record), that no probe ran in the driver and that the counts are right, not that the counts came from map_fn/reduce_fn: in the crash runs the probes are the reference map, so a driver recount with record.split() is indistinguishable from a retry. Stopped (stop 36): every fired fault's record or key must reach map_fn/reduce_fn again in a later attempt (graders/word_count.py survives_crashes)
+# message: word_count: a pair map_fn did not emit
+# why: survives_crashes checks that the faults fired (Ray's record), that no probe ran in the driver and that the counts are right, not that the counts came from map_fn/reduce_fn: in the crash runs the probes are the reference map, so a driver recount with record.split() is indistinguishable from a retry. Stopped (stop 36): every fired fault's record or key must reach map_fn/reduce_fn again in a later attempt (graders/word_count.py survives_crashes) Since stop 37 the crash runs' map_fn emits weighted pairs, so the made-up pairs fail it first.
 from typing import Iterable, Iterator
 
 import ray

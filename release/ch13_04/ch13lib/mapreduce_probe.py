@@ -341,8 +341,10 @@ class Probe:
 
     ``faults`` maps a record (map) or key (reduce) to (action, after): on the first attempt at
     that target inside a Ray worker, the probe emits ``after`` pairs (map) and then dies
-    (``os._exit``) or raises. ``value`` selects what the map emits per word: 1, or len(word)
-    (to see that run_mapreduce uses the map_fn it is given). Every call is logged to ``folder``.
+    (``os._exit``) or raises. ``value`` selects what the map emits per word: 1, len(word) (to see
+    that run_mapreduce uses the map_fn it is given), or a dict's weight for the word (the crash
+    runs: a pair the driver made up instead of re-running map_fn weighs 1 and shows in the counts).
+    Every call is logged to ``folder``.
     """
 
     def __init__(self, kind, folder, driver_pid, faults=None, barrier=None, value="one"):
@@ -390,12 +392,17 @@ class Probe:
             self._fire(fault[0], key)
         return (key, total)
 
+    def _value(self, word):
+        if type(self.value) is dict:
+            return self.value.get(word, 1)
+        return 1 if self.value == "one" else len(word)
+
     def _map(self, record):
         fault = self._enter(record)
         for i, word in enumerate(record.split()):
             if fault and i == fault[1]:
                 self._fire(fault[0], record)
-            yield (word, 1 if self.value == "one" else len(word))
+            yield (word, self._value(word))
         if fault:
             self._fire(fault[0], record)
 
