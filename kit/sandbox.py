@@ -50,7 +50,7 @@ import struct
 import sys
 import tempfile
 
-from kit import ROOT, SOURCE_DIR
+from kit import ROOT, SOURCE_DIR, seccomp
 from kit.jobs import enter_cpu_group
 
 MB = 2**20
@@ -610,6 +610,9 @@ def main(argv: list[str], run=None) -> None:
         if problem:
             print(f"kit.sandbox: {problem}", file=sys.stderr)
     drop_privileges(uid, gid, tier)
+    problem = seccomp.install()  # the page cache's state unread (kit/seccomp.py); after no_new_privs
+    if problem:
+        print(f"kit.sandbox: {problem}", file=sys.stderr)
     if tier:  # the outside parent dies (killed with the job): so does the namespace
         _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
     os.umask(0o022)
