@@ -224,6 +224,11 @@ SIM_CASES = textwrap.dedent(r"""
     out["library_operator"] = kind(library_operator, 1, 8, (a, c, 8))
 
     @cuda.jit
+    def by_format(a, c, n):       # nor string formatting: a field reads any attribute (red team, stop 37)
+        c[cuda.threadIdx.x] = float("{0._arr[0]}".format(a))
+    out["by_format"] = kind(by_format, 1, 8, (a, c, 8))
+
+    @cuda.jit
     def library_view(a, c, n):    # what numba compiles of a library still reads through the view
         t = numba.cuda.threadIdx.x
         c[t] = math.sqrt(a[t] * a[t]) + np.float64(numba.types.int32.bitwidth) + np.sqrt(4.0)
@@ -315,6 +320,7 @@ def sim_cases(request):
         ("library_getattr", ["global", "library_getattr reads `numba.cloudpickle.builtins`, the module builtins"]),
         ("library_operator", ["global", "library_operator reads `numpy.ma.core.operator`, the module operator"]),
         ("library_view", "ok"),
+        ("by_format", ["global", "by_format uses `.format`: numba formats no string in a kernel"]),
         ("zero_blocks", "config"),
         ("float_blocks", "config"),
         ("too_big_block", "config"),

@@ -11,6 +11,7 @@ message matters most. GPU tests are marked ``gpu`` and skip without CUDA.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import types
 
@@ -490,7 +491,8 @@ def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
 
 
 def test_what_an_optimizer_holds_includes_subclassed_scalars_and_c_methods():
-    """A str subclass's object and a C method's __self__ are walked (red team, stop 37)."""
+    """A str subclass's object, a C method's __self__ and a library function's lru_cache are walked
+    (red team, stop 37)."""
     params = [torch.nn.Parameter(torch.zeros(4))]
 
     class Label(str):
@@ -501,6 +503,9 @@ def test_what_an_optimizer_holds_includes_subclassed_scalars_and_c_methods():
     assert parallel_sim._held_numel(types.SimpleNamespace(label=label), params) == 8
     assert parallel_sim._held_numel(types.SimpleNamespace(get=[torch.zeros(9)].copy), params) == 9
     assert parallel_sim._held_numel(types.SimpleNamespace(name="plain", n=3), params) == 0
+    zeros = functools.lru_cache(maxsize=None)(torch.zeros)  # a library function's cache holds the cell's
+    zeros(7)
+    assert parallel_sim._held_numel(types.SimpleNamespace(zeros=zeros), params) == 7
 
 
 HIDING_PLACES = '''

@@ -286,6 +286,9 @@ _KERNEL_BUILTINS = frozenset(
     "round slice tuple zip".split()
 ) | {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
 _ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
+# str.format's fields read attributes and items in C: "{0._arr[3]}".format(A), with the name built
+# at run time, read the raw array behind A (red team, stop 37). numba formats no string in a kernel.
+_FORMATTING = frozenset({"format", "format_map", "vformat"})
 
 
 def _codes(code: types.CodeType):
@@ -298,14 +301,15 @@ def _codes(code: types.CodeType):
 
 @functools.lru_cache(maxsize=1024)
 def _code_facts(code: types.CodeType) -> tuple[str | None, tuple[str, ...]]:
-    """(the first private or special attribute ``code`` or its nested code names, or None; the
+    """(the first private, special or formatting attribute ``code`` or its nested code names, or None; the
     global names it loads), read once per code object: a kernel is launched many times."""
     private, loaded = None, []
     for c in _codes(code):
         for ins in dis.get_instructions(c):
             name = ins.argval
-            if private is None and ins.opname in _ATTRIBUTE_OPS and type(name) is str and name.startswith("_"):
-                private = name
+            if private is None and ins.opname in _ATTRIBUTE_OPS and type(name) is str:
+                if name.startswith("_") or name in _FORMATTING:
+                    private = name
             elif ins.opname == "LOAD_GLOBAL" and type(name) is str:
                 loaded.append(name)
     return private, tuple(dict.fromkeys(loaded))
@@ -318,6 +322,12 @@ def _check_code(fn: types.FunctionType, g: dict) -> None:
     array and its records, where no access was counted, checked or attributed to a thread: naive
     kernels at full marks, a forged writer map (red team, stop 36)."""
     private, loaded = _code_facts(fn.__code__)
+    if private in _FORMATTING:
+        raise KernelFault(
+            f"{fn.__name__} uses `.{private}`: numba formats no string in a kernel (and a format field "
+            "reads any attribute of its argument). A kernel reads and writes its arrays only by index",
+            "global",
+        )
     if private is not None:
         raise KernelFault(
             f"{fn.__name__} uses `.{private}`: numba compiles no private or special attribute in a "

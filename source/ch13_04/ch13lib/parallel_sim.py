@@ -226,7 +226,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
     ``gc.get_referents`` sees them), a bound method's object, a ``functools.partial``'s arguments, a
     tensor's attributes, ``.grad`` and autograd graph, and, for the classes and functions the
     student wrote, their class attributes, closures, defaults and the globals their code names, the
-    cache of a memoized function and the locals of a suspended generator, the object a C method is
+    cache of a memoized function (a library's too) and the locals of a suspended generator, the object a C method is
     bound to (``[full, full].copy``), what a str, int or float subclass's object carries, and what
     the cell set on ``comm`` (``comm_before``: its attributes before the cell had it; None: none). Library code,
     modules and the rest of ``comm`` are not entered. Every storage counts its elements once,
@@ -331,9 +331,8 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
         elif isinstance(x, Node):  # an autograd graph keeps the tensors it saved
             todo.extend(getattr(x, a, None) for a in dir(x) if a.startswith("_saved_") or a == "variable")
             todo.extend(fn for fn, _ in x.next_functions)
-        elif type(x) is _MEMOIZED:
-            if _students(x):  # the cache: referenced by the C object alone (gc: trusted code only)
-                todo.extend(gc.get_referents(x))
+        elif type(x) is _MEMOIZED:  # the cache: referenced by the C object alone (gc: trusted code only),
+            todo.extend(gc.get_referents(x))  # whoever wrote the function (lru_cache(torch.zeros): stop 37)
         elif isinstance(x, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
             frame = getattr(x, "gi_frame", None) or getattr(x, "cr_frame", None) or getattr(x, "ag_frame", None)
             if frame is not None and _students_module(frame.f_globals.get("__name__")):
