@@ -15,7 +15,8 @@ the reading side, the calls that tell a page's state without the cost of loading
 - any system call of another ABI than the interpreter's (``int 0x80``, x32: other numbers).
 
 They fail with EPERM; everything else is allowed. Telling a cached page by how long a read takes
-stays possible (a timing channel, docs/sandbox.md). Installed by kit.sandbox after
+stays possible (a timing channel), and so does a mapping's fault-around read back from
+``/proc/self/pagemap`` (docs/sandbox.md, the twenty-fourth red team: open). Installed by kit.sandbox after
 ``no_new_privs`` and before the job's command, which inherits it with every process it starts.
 
 Raw BPF through ctypes rather than libseccomp: a dozen instructions, no system library to
