@@ -38,6 +38,7 @@ import torch
 
 from ch13lib import fsdp_ckpt as ck
 from ch13lib import fsdp_train as ft
+from graders._hidden import hidden_seed
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("fsdp_checkpoint", timeout_s=150, harness=("ch13lib.fsdp_ckpt",))
@@ -46,9 +47,9 @@ NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedErro
 
 # name -> save scenario (world, steps, more steps after the save, epoch, optimizer, wrapping, data)
 SAVES = {
-    "A": dict(world=2, steps=3, more=2, epoch=4, optimizer="adam", nested=False, data_seed=0),
-    "B": dict(world=3, steps=2, more=3, epoch=11, optimizer="adamw", nested=True, data_seed=1),
-    "C": dict(world=4, steps=1, more=2, epoch=0, optimizer="adam", nested=True, data_seed=2),
+    "A": dict(world=2, steps=3, more=2, epoch=4, optimizer="adam", nested=False),
+    "B": dict(world=3, steps=2, more=3, epoch=11, optimizer="adamw", nested=True),
+    "C": dict(world=4, steps=1, more=2, epoch=0, optimizer="adam", nested=True),
 }
 # (save scenario, resume world size, resume wrapping nested?)
 RESUMES = [("A", 1, False), ("A", 4, True), ("A", 2, False), ("B", 2, False), ("B", 3, True), ("C", 3, False)]
@@ -124,7 +125,17 @@ def _cache(answer: Answer) -> dict:
 
 
 def _scenario(answer: Answer, name: str) -> dict:
-    return dict(SAVES[name], world=_cap(answer, SAVES[name]["world"]))
+    return dict(SAVES[name], world=_cap(answer, SAVES[name]["world"]), data_seed=_data_seed(name))
+
+
+def _data_seed(name: str) -> int:
+    """A save scenario's initial weights and batches, drawn from a seed no subject can predict
+    (graders/_hidden.py; below 2**48, so that fsdp_train's generator seeds stay in range). With the
+    public seeds 0, 1 and 2 a load_checkpoint rebuilt Adam's state by replaying the training from
+    them, so a file without the optimizer resumed exactly (red team, stop 37: 11 -> 17), as
+    ddp_average's seed search did before its seeds were hidden. The feedback's replay uses public
+    values (ch13lib.fsdp_ckpt.self_check)."""
+    return hidden_seed(f"fsdp_checkpoint/{name}") % 2**48
 
 
 def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:

@@ -161,11 +161,14 @@ FROM_STUDENT = frozenset(
         "fcntl.flock",
         "fcntl.lockf",
         "os.lockf",
-        "fcntl.fcntl",  # its lock commands only (LOCK_COMMANDS)
+        "fcntl.fcntl",  # its lock and pipe-size commands only (LOCK_COMMANDS, PIPE_SIZE_COMMANDS)
     }
 )
 # fcntl.fcntl's lock and lease commands: F_GETLK, F_SETLK, F_SETLKW, their OFD forms, F_SETLEASE, F_GETLEASE
 LOCK_COMMANDS = frozenset({5, 6, 7, 36, 37, 38, 1024, 1025})
+# and its pipe-size commands, F_SETPIPE_SZ and F_GETPIPE_SZ: the pipe buffers of a uid share one
+# budget (fs.pipe-user-pages-soft), which one rank can fill and another read back (red team, stop 37)
+PIPE_SIZE_COMMANDS = frozenset({1031, 1032})
 FROM_STUDENT_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 # Only trusted harness code may raise these, whoever is further up the stack.
 TRUSTED_ONLY = frozenset(
@@ -246,7 +249,8 @@ def install():
     events: list[str] = []
     local = threading.local()
     getframe, helpers, one_hop, trusted = sys._getframe, HELPERS, ONE_HOP, TRUSTED
-    frame_attrs, func_attrs, forbidden, lock_commands = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS, LOCK_COMMANDS
+    frame_attrs, func_attrs, forbidden = FRAME_ATTRS, FUNC_ATTRS, FORBIDDEN_IMPORTS
+    lock_commands = LOCK_COMMANDS | PIPE_SIZE_COMMANDS
     from_student, prefixes, trusted_only_events = FROM_STUDENT, FROM_STUDENT_PREFIXES, TRUSTED_ONLY
     formatters, here, roots, sort_of, on_behalf, calls = (
         FORMATTERS,

@@ -397,6 +397,8 @@ def test_too_much_data_costs_the_request():
             "fcntl.fcntl(os.open(os.__file__, os.O_RDONLY), 37, struct.pack('hhqqi', 0, 0, 7, 1, 0) + bytes(4))",
             "fcntl.fcntl",
         ),
+        # a pipe's size: a uid's pipes share one budget, which one rank fills and another reads (stop 37)
+        ("import fcntl, os\nfcntl.fcntl(os.pipe()[0], 1031, 1 << 20)", "fcntl.fcntl"),
     ],
 )
 def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
