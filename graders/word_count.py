@@ -103,15 +103,18 @@ def _plain(result, what: str) -> dict:
     return out
 
 
-def _diff(want: dict, got: dict, limit: int = 6) -> str:
-    lines = []
-    for key in sorted(set(want) | set(got), key=repr):
-        if want.get(key) != got.get(key):
-            w = want.get(key, "missing")
-            g = got.get(key, "missing")
-            lines.append(f"{key!r}: expected {w}, got {g}")
+def _diff(want: dict, got: dict, limit: int = 6, line=None) -> str:
+    """The keys whose counts differ, one ``line(key, wanted, got)`` each (None: missing)."""
+    line = line or (lambda key, w, g: f"{key!r}: expected {_or_missing(w)}, got {_or_missing(g)}")
+    lines = [
+        line(k, want.get(k), got.get(k)) for k in sorted(set(want) | set(got), key=repr) if want.get(k) != got.get(k)
+    ]
     more = f" (and {len(lines) - limit} more)" if len(lines) > limit else ""
     return "; ".join(lines[:limit]) + more
+
+
+def _or_missing(x) -> str:
+    return "missing" if x is None else str(x)
 
 
 def _count(records) -> dict:
@@ -454,24 +457,15 @@ def _crash_weights() -> dict:
 CRASH_WEIGHTS = _crash_weights()
 
 
-def _crash_diff(want: dict, got: dict, limit: int = 6) -> str:
-    """The wrong counts of a crash run in map_fn's pairs (each worth its word's weight)."""
-    lines = []
-    for key in sorted(set(want) | set(got), key=repr):
-        if want.get(key) == got.get(key):
-            continue
-        w, n = CRASH_WEIGHTS.get(key, 1), want.get(key, 0) // CRASH_WEIGHTS.get(key, 1)
-        g = got.get(key)
-        if g is None:
-            lines.append(f"{key!r}: {n} pair(s), missing from the result")
-        elif type(g) is int and g % w == 0:
-            lines.append(f"{key!r}: {n} pair(s) expected, {g // w} counted")
-        else:
-            lines.append(
-                f"{key!r}: {_r(g)} is no whole number of its pairs (each worth {w}): a pair map_fn did not emit"
-            )
-    more = f" (and {len(lines) - limit} more)" if len(lines) > limit else ""
-    return "; ".join(lines[:limit]) + more
+def _crash_line(key, want, got) -> str:
+    """A wrong count of a crash run, in map_fn's pairs (each worth its word's weight)."""
+    w = CRASH_WEIGHTS.get(key, 1)
+    n = (want or 0) // w
+    if got is None:
+        return f"{key!r}: {n} pair(s), missing from the result"
+    if type(got) is int and got % w == 0:
+        return f"{key!r}: {n} pair(s) expected, {got // w} counted"
+    return f"{key!r}: {_r(got)} is no whole number of its pairs (each worth {w}): a pair map_fn did not emit"
 
 
 def _fault_text(map_faults, reduce_faults) -> str:
@@ -579,7 +573,10 @@ def survives_crashes(answer: Answer):
                     "(word, 1)): a failed task's pairs must come from map_fn run again, never be made up"
                 ]
             raise Fail(
-                f"{label}: wrong counts after the failure ({_crash_diff(want, got)}); " + "; ".join(why) + ".", replay
+                f"{label}: wrong counts after the failure ({_diff(want, got, line=_crash_line)}); "
+                + "; ".join(why)
+                + ".",
+                replay,
             )
 
 

@@ -30,6 +30,8 @@ import errno
 import platform
 import struct
 
+_libc = ctypes.CDLL(None, use_errno=True)
+
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RWF_NOWAIT = 0x8
 
@@ -96,8 +98,7 @@ def install() -> str | None:
     raw = b"".join(struct.pack("<HBBI", *ins) for ins in code)
     buf = ctypes.create_string_buffer(raw, len(raw))
     prog = _Filter(len(code), ctypes.cast(buf, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         why = errno.errorcode.get(ctypes.get_errno(), "?")
         return f"seccomp filter refused ({why}): the page cache's state is readable"
     return None

@@ -158,7 +158,9 @@ class _LibraryView(types.ModuleType):
         self._real, self._fake, self._kernel = real, fake, kernel
 
     def __getattr__(self, name):
-        return _kernel_view(getattr(self._real, name), self._fake, self._kernel, f"{self.__name__}.{name}")
+        value = _kernel_view(getattr(self._real, name), self._fake, self._kernel, f"{self.__name__}.{name}")
+        setattr(self, name, value)  # kept once accepted: a kernel reads np.float32 in every thread's loop
+        return value
 
 
 def _kernel_view(value, fake, kernel: str, label: str):
