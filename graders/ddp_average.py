@@ -18,18 +18,25 @@ Each test measures one thing:
   divisor: the first test's to judge) are compared with single-process training at that scale.
 """
 
+import dataclasses
+
 import torch
 
-from ch13lib.collective_ddp import compare, fit_scale, observe_alone
+from ch13lib.collective_ddp import compare, fit_scale, observe_alone, rank_inputs
 from ch13lib.collective_launch import launch_cell
-from graders._collectives import checked_reports
+from graders._collectives import checked_reports, run_relayed
 from graders._hidden import hidden_seed
 from graders.api import Answer, Fail, Grader
 
-grader = Grader("ddp_average", timeout_s=120, harness=("ch13lib.collective_ddp", "ch13lib.collective_launch"))
+grader = Grader(
+    "ddp_average",
+    timeout_s=120,
+    harness=("ch13lib.collective_ddp", "ch13lib.collective_launch", "ch13lib.collective_cases", "ch13lib.procgroup"),
+)
 FN = "average_gradients"
 WORLD = 3  # an odd world size: a hard-coded "/ 2" cannot pass (and world size 1 catches a "/ 3")
 TARGET = "ch13lib.collective_ddp:observe_ddp_rank"
+RANK_TARGET = "ch13lib.collective_ddp:rank_ddp"  # a rank of the relayed world
 SCENARIOS = {  # graded under hidden seeds (_scenario)
     "plain": {"d_in": 5, "hidden": 6, "batch": 12, "steps": 3, "lr": 0.1, "frozen": False},
     "frozen": {"d_in": 4, "hidden": 5, "batch": 6, "steps": 2, "lr": 0.2, "frozen": True},
@@ -69,6 +76,47 @@ def _run(answer: Answer, backend: str, world: int, device: str) -> tuple[list, l
         )
         cache[backend] = (names, results)
     return cache[backend]
+
+
+@dataclasses.dataclass(frozen=True)
+class _RelayedWorld:
+    """The relayed world as run_relayed names it in a failure (its schedule is fixed)."""
+
+    policy: str = "round_robin"
+    schedule_seed: int = 0
+
+    def label(self) -> str:
+        return f"{WORLD}-rank DDP on a simulated world whose ranks share nothing"
+
+    def replay(self, fn_name: str) -> str:
+        return f"from ch13lib.collective_checks import check_average_gradients; check_average_gradients({fn_name})"
+
+
+def _run_relayed(answer: Answer, scenario: str) -> tuple[list, list]:
+    """The scenario on a world whose ranks are subject processes of their own and whose broker is
+    this judge: each rank is given the initial weights and its own shards only (no seed), and its
+    all_reduce calls are messages relayed here. Data can move between ranks through all_reduce
+    alone: in a real world, ranks that share a temp folder averaged each other's gradients from
+    files with no communication at all (red team, stop 34: 5/5, honest 0). A world per scenario:
+    a rank that crashes in one leaves the other's verdict alone."""
+    cache = _cache(answer)
+    key = "relayed " + scenario
+    if key not in cache:
+        sc = _scenario(scenario)
+        values, _ = run_relayed(
+            answer,
+            RANK_TARGET,
+            _RelayedWorld(),
+            WORLD,
+            {"function": FN},
+            fn_name=FN,
+            p2p=False,
+            all_reduce=True,
+            shown=scenario,
+            inputs=lambda r: {"world": WORLD, "scenarios": [rank_inputs(sc, r, WORLD)]},
+        )
+        cache[key] = ([scenario], values)
+    return cache[key]
 
 
 def _smoke(answer: Answer, scenario: str) -> None:
@@ -122,12 +170,21 @@ def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
     worlds = [("gloo", WORLD, "cpu")]
     if answer.gpu and torch.cuda.is_available():
         worlds.append(("nccl", _nccl_world(torch.cuda.device_count()), "cuda"))
+    # Last, what a pass rests on: ranks that share no files, no store, no memory (_run_relayed).
+    worlds.append(("relayed", WORLD, "cpu"))
     for backend, world, device in worlds:
-        names, results = _run(answer, backend, world, device)
-        where = (
-            f"{world}-rank DDP on a real {backend} process group (processes started as torchrun starts "
-            f"them), compared with single-process training on the whole batch"
-        )
+        if backend == "relayed":
+            names, results = _run_relayed(answer, scenario)
+            where = (
+                f"{world}-rank DDP on a simulated world whose ranks share nothing (each its own process, "
+                "every all_reduce relayed by the grader), compared with single-process training on the whole batch"
+            )
+        else:
+            names, results = _run(answer, backend, world, device)
+            where = (
+                f"{world}-rank DDP on a real {backend} process group (processes started as torchrun starts "
+                f"them), compared with single-process training on the whole batch"
+            )
         checked_reports(results, world, where)
         i = names.index(scenario)
         found = []  # (kind, step, rank, text): the root cause first, a peer's broken connection last

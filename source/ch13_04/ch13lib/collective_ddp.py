@@ -22,7 +22,7 @@ from torch import nn
 
 RANK_API = ("observe_ddp_rank",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
-SUBJECT_API = ("observe_alone",)  # run in the subject on the answer cell (kit/subject.py)
+SUBJECT_API = ("observe_alone", "rank_ddp")  # run in the subject on the answer cell (kit/subject.py)
 
 
 class Net(nn.Module):
@@ -92,6 +92,91 @@ def _tensor(rec) -> torch.Tensor | None:
     return torch.tensor(rec["data"], dtype=torch.float64).reshape(rec["shape"])
 
 
+def _model_and_shards(sc: dict, device, rank: int, world: int):
+    """The scenario's model and this rank's shard of each step's batch: built from the scenario's
+    seed, or, on a relayed rank, the judge's own values (``weights``, ``shards``: this rank's alone)."""
+    if "weights" in sc:
+        model = Net(sc["d_in"], sc["hidden"], sc.get("frozen", False)).to(dtype=torch.float64)
+        model.load_state_dict(sc["weights"])
+        return model.to(device), [(x.to(device), y.to(device)) for x, y in sc["shards"]]
+    shard = sc["batch"] // world
+    batches = _batches(sc, device)
+    return _make(sc, device), [
+        (x[rank * shard : (rank + 1) * shard], y[rank * shard : (rank + 1) * shard]) for x, y in batches
+    ]
+
+
+def rank_inputs(sc: dict, rank: int, world: int) -> dict:
+    """Judge side: what rank ``rank`` of a relayed world is given of scenario ``sc``, its seed
+    left out (the initial weights and the rank's own shards only: no rank can rebuild another's)."""
+    model, shards = _model_and_shards(sc, "cpu", rank, world)
+    given = {k: v for k, v in sc.items() if k != "seed"}
+    weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return dict(given, weights=weights, shards=[[x.clone(), y.clone()] for x, y in shards])
+
+
+class _Done:
+    """What ``dist.all_reduce(..., async_op=True)`` returns on a relayed rank: the call is done."""
+
+    def wait(self, timeout=None) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+
+def _relayed_dist(comm_of):
+    """torch.distributed's calls that DDP by hand makes, on a relayed rank: every all_reduce a
+    message to the judge's world (``comm_of()``: this rank's RemoteComm). Nothing else of a process
+    group exists in the rank's process (no store, no peer connections)."""
+    import torch.distributed as dist
+
+    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        if not isinstance(tensor, torch.Tensor):  # raised in the rank, as torch.distributed raises it
+            raise TypeError("Invalid function argument. Expected parameter `tensor` of type torch.Tensor")
+        comm_of().all_reduce(tensor, op)
+        return _Done() if async_op else None
+
+    return {
+        "is_initialized": lambda: True,
+        "get_rank": lambda group=None: comm_of().rank,
+        "get_world_size": lambda group=None: comm_of().world_size,
+        "all_reduce": all_reduce,
+    }
+
+
+def rank_ddp(cell, name: str, rank: int, *, inputs: dict, function: str = "average_gradients"):
+    """Subject side of one rank of a relayed DDP world (a talking harness; one subject process per
+    rank, the judge the broker: every byte between ranks is a message it relays, and the ranks
+    share no memory and no files). ``inputs``: ``{"world", "scenarios"}``, the scenarios as
+    :func:`rank_inputs` gives them. The cell is loaded afresh with torch.distributed's calls
+    relayed (:func:`_relayed_dist`), so ``from torch.distributed import all_reduce`` is relayed too.
+    Returns ``{"scenarios": observe(...)}`` as :func:`observe_ddp_rank` does."""
+    import torch.distributed as dist
+
+    from ch13lib.collective_cases import serve_report
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+    comm: list = []
+    relayed = _relayed_dist(lambda: comm[0])
+    modules = (dist, dist.distributed_c10d)  # dist re-exports distributed_c10d's functions: either spelling
+    saved = [(m, k, getattr(m, k)) for m in modules for k in relayed]
+    for m, k, _ in saved:
+        setattr(m, k, relayed[k])
+    try:
+        fn = getattr(cell.load(), function)
+
+        def body(c):
+            comm.append(c)
+            return {"scenarios": observe(fn, inputs["scenarios"], rank=rank, world=inputs["world"])}
+
+        return (yield from serve_report(body, rank, inputs["world"]))
+    finally:
+        for m, k, v in saved:
+            setattr(m, k, v)
+
+
 def observe(
     fn, scenarios: list[dict], *, device="cpu", rank: int = 0, world: int = 1, stub_raises: bool = False
 ) -> list[dict]:
@@ -106,14 +191,12 @@ def observe(
 
     report: list = []
     for sc in scenarios:
-        model = _make(sc, device)
-        shard = sc["batch"] // world
+        model, shards = _model_and_shards(sc, device, rank, world)
         steps: list = []
         report.append({"steps": steps, "crash": None})
         # Every rank runs every step whatever its gradients, so all ranks keep making the same
         # collective calls; only an exception stops the rank (and with it the world).
-        for step, (x, y) in enumerate(_batches(sc, device)):
-            xs, ys = x[rank * shard : (rank + 1) * shard], y[rank * shard : (rank + 1) * shard]
+        for step, (xs, ys) in enumerate(shards):
             _zero_grad(model)
             nn.functional.mse_loss(model(xs), ys).backward()
             local = {n: _record(p.grad) for n, p in model.named_parameters()}
