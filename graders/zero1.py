@@ -133,6 +133,9 @@ STATE_CASES = [
     ZeroCase(4, ((7,),), "float32", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 602, "random", 1),
     ZeroCase(2, ((5,), (3, 3)), "float64", 3, 1e-2, (0.9, 0.999), 1e-8, 1.0, 603, "round_robin"),
     ZeroCase(1, ((4,),), "float64", 1, 1e-2, (0.9, 0.999), 1e-8, 1.0, 604),
+    # N large enough that full moments pass PY_TEXT_ALLOWANCE (parallel_sim): state kept as text or
+    # as an int's digits, which the small cases' names and labels would hide (stop 38: 6 -> 10)
+    ZeroCase(4, ((64, 64), (64,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 605),
 ]
 
 
@@ -179,6 +182,7 @@ REAL_CASES = [
     ZeroCase(3, ((3, 4), (4,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 701),
     ZeroCase(2, ((7,),), "float32", 2, 1e-3, (0.9, 0.999), 1e-8, 1e-6, 702),
     ZeroCase(1, ((5,),), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 703),
+    ZeroCase(3, ((64, 64), (64,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 704),  # (see STATE_CASES' last)
 ]
 
 

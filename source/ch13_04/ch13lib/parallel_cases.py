@@ -793,7 +793,8 @@ def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") ->
             return (
                 f"{case.label()}: between steps rank {r}'s optimizer holds tensors of {held} elements in all "
                 "(everything it reaches: its attributes, what they hold, its class, the globals its methods use; "
-                "tensors of any dtype but an index or a mask, numpy arrays, bytes and lists of floats count too); "
+                "tensors of any dtype but an index or a mask, numpy arrays, bytes, text, big integers and lists "
+                "of floats count too); "
                 f"besides exp_avg and exp_avg_sq of its shard (2·{case.shard}) it may keep its own shard of the "
                 f"parameters and of the gradient ({case.shard} each), nothing of size N={case.numel}. {replay}"
             )
