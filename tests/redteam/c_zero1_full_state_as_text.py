@@ -3,7 +3,7 @@
 # target: zero1
 # score: zero1=6
 # message: zero1: between steps rank
-# why: found by the lead while closing stop 37's routes (10/10, no flag; honest 6 as wrong_full_state): the held-state walk counted no str or int, and with N = 18 a name takes more memory than full moments. Stopped (stop 38): str and int objects count by their memory past 16 KiB in all (parallel_sim.PY_TEXT_ALLOWANCE), and zero1's last state case and last real case have N = 4160, where full moments pass that allowance
+# why: found by the lead while closing stop 37's routes (10/10, no flag; honest 6 as wrong_full_state): the held-state walk counted no str or int, and with N = 18 a name takes more memory than full moments. Stopped (stop 38): str, int, float and complex objects count by their memory past 16 KiB in all (parallel_sim.PY_SCALARS_ALLOWANCE), and zero1's last state case and last real case have N = 4160, where full moments pass that allowance
 import contextvars
 
 import torch

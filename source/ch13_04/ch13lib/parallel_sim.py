@@ -212,10 +212,11 @@ def _students_module(module) -> bool:
 
 
 _MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
-# Text and whole numbers reached count by their memory past this allowance (names, labels, a
-# docstring): full moments packed into a str, or an int's digits, were held by no element count
-# (stop 38: 6 -> 10). Only a case with a large N can tell: zero1's last state case.
-PY_TEXT_ALLOWANCE = 16 * 1024  # bytes
+# Python's text and numbers reached (str, int, float, complex objects) count by their memory past
+# this allowance (names, labels, a docstring, hyper-parameters): full moments packed into a str, an
+# int's digits or tuples of 8 floats were held by no element count (stop 38: 6 -> 10). Only a case
+# with a large N can tell: zero1's last state case and last real case.
+PY_SCALARS_ALLOWANCE = 16 * 1024  # bytes
 # The modules loaded before any cell (this harness is imported first): the libraries. Kept, so that
 # no id is reused; a module the cell made, named "__main__" or given a spec, is none of them.
 _MODULES = tuple(sys.modules.values())
@@ -246,8 +247,8 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
     running powers of the betas: two per parameter and two more). What no referent leads to is
     looked up too: the value a ``ContextVar`` holds in the rank's context, a ``threading.local``'s
     attributes in its thread, and a module the cell made (full moments in a ContextVar scored 10/10,
-    red team, stop 36). Text and whole numbers (``str``, ``int``) count by their memory past
-    ``PY_TEXT_ALLOWANCE`` bytes in all."""
+    red team, stop 36). Python's text and numbers (``str``, ``int``, ``float``, ``complex``
+    objects) count by their memory past ``PY_SCALARS_ALLOWANCE`` bytes in all."""
     model = {p.untyped_storage().data_ptr() for p in params}
     # the parameters and their grads count their own elements out of their storages, not the rest
     # of a storage they are views of (full moments behind a model .grad: red team, stop 35)
@@ -272,7 +273,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             held[ptr] = (n, zero_d)
 
     visited = set()
-    text_bytes = 0  # memory of the str and int objects reached (PY_TEXT_ALLOWANCE)
+    scalar_bytes = 0  # memory of the str, int, float and complex objects reached (PY_SCALARS_ALLOWANCE)
     todo = [opt]
     while todo:  # a stack, not recursion: no depth a cell can nest things to ends the walk
         x = todo.pop()
@@ -288,10 +289,10 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             # (types.ModuleType(), under any name or spec: a namespace of its own) or imported since
             todo.extend(vars(x).values())
             continue
-        if type(x) in (str, int):
-            text_bytes += sys.getsizeof(x)
+        if type(x) in (str, int, float, complex):
+            scalar_bytes += sys.getsizeof(x)
             continue
-        if isinstance(x, types.ModuleType) or type(x) in (float, complex, bool):
+        if isinstance(x, types.ModuleType) or type(x) is bool:
             continue  # (a subclass's object is walked: a Label(str) carried full buffers, stop 37)
         if isinstance(x, contextvars.ContextVar):  # its value lives in the context, not in the variable
             todo.append(x.get(None))  # (this is the rank's own thread: the context it set it in)
@@ -371,7 +372,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             scalars -= 1
             continue
         total += max(0, n - own_elements.get(ptr, 0))
-    return total + max(0, extra) + max(0, text_bytes - PY_TEXT_ALLOWANCE) // elsize
+    return total + max(0, extra) + max(0, scalar_bytes - PY_SCALARS_ALLOWANCE) // elsize
 
 
 def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | None = None) -> dict:
