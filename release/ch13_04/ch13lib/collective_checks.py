@@ -16,7 +16,7 @@ import textwrap
 import types
 
 from ch13lib import grading
-from ch13lib.cell import rank_copies
+from ch13lib.cell import cell_source, rank_copies
 from ch13lib.collective_cases import Case, SimFailure, messages, ring_bound, run_on_sim, traffic_problem, verdict
 
 _QUICK = [
@@ -153,6 +153,10 @@ def check_average_gradients(fn, world_size: int = 3) -> bool:
     if "raise NotImplementedError" in source:
         print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
         return False
+    try:  # the whole cell: the function's own imports and helpers (``from ... import x as y``) too
+        source = cell_source(fn)
+    except ValueError:
+        pass
     source = "import torch\nimport torch.distributed as dist\n\n" + source
     from ch13lib.collective_ddp import compare
     from ch13lib.collective_launch import launch
