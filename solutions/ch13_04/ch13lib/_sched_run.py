@@ -29,6 +29,7 @@ from ch13lib._sched_code import (
     _OPERATOR_OPS,
     _PLAIN_TYPES,
     _SCHED_FILES,
+    _STDLIB_TRUSTED_FILES,
     _SUBSCR_OPS,
     _TRUSTED_CODE,
     _TRUSTED_MODULES,
@@ -316,7 +317,18 @@ class Run:
         f = sys._getframe(2)
         while f is not None and f.f_code.co_filename in _SCHED_FILES:
             f = f.f_back
-        return f is not None and (f.f_code.co_filename in self.traced or f.f_code.co_filename == "<scenario>")
+        if f is None:
+            return False
+        name = f.f_code.co_filename
+        # stdlib code acts for you where it, or stdlib code that called it, is not trusted here (your
+        # object, or ``_worker`` called by your cell: its work item's ``lock.acquire`` ran as no
+        # preemption point, two acquires as one step, red team, stop 38)
+        g = f
+        while g is not None and g.f_code.co_filename in _STDLIB_TRUSTED_FILES:
+            if not _trusted_frame(g):
+                return True
+            g = g.f_back
+        return name in self.traced or name == "<scenario>"
 
     @staticmethod
     def _round_robin(enabled, after):

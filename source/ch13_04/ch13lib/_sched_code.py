@@ -16,6 +16,7 @@ import concurrent.futures.thread as _cf_thread
 import linecache
 import os
 import queue as _queue_mod
+import threading
 import types
 
 # --------------------------------------------------------------------------------------------
@@ -97,6 +98,7 @@ _TRUSTED_MODULES = _SCHED_MODULES | {m.__name__ for m in _STDLIB_TRUSTED}
 _TRUSTED_CODE = _SCHED_FILES | {m.__file__ for m in _STDLIB_TRUSTED} | {"<scenario>"}
 _STDLIB_TRUSTED_FILES = frozenset(m.__file__ for m in _STDLIB_TRUSTED)
 _NO_SELF = object()
+_TRUSTED_CALLERS = _TRUSTED_CODE | {threading.__file__}
 
 
 def _trusted_frame(frame) -> bool:
@@ -110,7 +112,13 @@ def _trusted_frame(frame) -> bool:
     if filename not in _STDLIB_TRUSTED_FILES:
         return True
     me = frame.f_locals.get("self", _NO_SELF)
-    return me is _NO_SELF or (type(me) in _STDLIB_CLASSES and _intact(me))
+    if me is _NO_SELF:
+        # a module-level function (``_worker``, ``wait``): trusted when trusted code or threading
+        # called it, never when the cell did: ``_worker(ref, q, initializer, ...)`` called by a
+        # cell ran its lock calls and a ``Counter.update`` unseen (red team, stop 38: 4 cells)
+        caller = frame.f_back
+        return caller is not None and caller.f_code.co_filename in _TRUSTED_CALLERS
+    return type(me) in _STDLIB_CLASSES and _intact(me)
 
 
 # The stdlib's own classes, by identity: a class of yours that says ``__module__ = "queue"`` is not
@@ -131,6 +139,8 @@ def _intact(me) -> bool:
     from ch13lib import _sched_models as models
 
     state = object.__getattribute__(me, "__dict__")  # (an exact stdlib class: no __getattr__ of yours)
+    if any(name in vars(k) for name in state for k in _real_mro(type(me))):
+        return False  # a method shadowed on the object (``q._put = counter.update``: red team, stop 38)
     for value in state.values():
         kind = type(value)
         if kind in models.MODEL_TYPES:  # exactly ours, not a subclass of yours

@@ -1,0 +1,40 @@
+# redteam: a fresh genuine queue.Queue per call whose _put is set on the object to Counter.update: q.put runs the unlocked update inside queue.py
+# kind: cell
+# target: counter
+# score: counter=2
+# message: counter: an update was lost
+# why: found by the twenty-sixth white-box red team (stop 38: full marks, no flag): the scheduler trusted every stdlib frame with no self, so concurrent.futures.thread._worker called by the cell ran its initializer and work items (a Counter.update, lock calls) unseen and as no preemption point; a queue with its _put replaced on the object ran Counter.update inside trusted queue.py. Stopped (stop 38): a self-less stdlib frame is trusted only when trusted code or threading called it, a stdlib call acts for the cell when any stdlib frame above it is untrusted (Run._user_call), and an object whose attributes shadow its class's is not intact
+import collections
+import queue
+import threading
+
+
+class SafeCounter:
+    def __init__(self):
+        self.box = collections.Counter({"n": 0, "pad": 1})
+
+    def increment(self):
+        # NO shared lock: a fresh Queue per call (its mutex guards nothing shared); its _put,
+        # overridden on the instance, is Counter.update: a pure-Python RMW run from trusted queue.py
+        q = queue.Queue()
+        setattr(q, "_".join(("", "put")), self.box.update)
+        q.put({"n": 1})
+
+    @property
+    def value(self):
+        return self.box["n"]
+
+
+def count_with_threads(n_threads, n_increments):
+    counter = SafeCounter()
+
+    def work():
+        for _ in range(n_increments):
+            counter.increment()
+
+    threads = [threading.Thread(target=work) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return counter.value
