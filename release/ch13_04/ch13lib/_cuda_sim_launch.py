@@ -155,11 +155,24 @@ class _LibraryView(types.ModuleType):
 
     def __init__(self, real, fake, kernel: str):
         super().__init__(real.__name__)
-        self._real, self._fake, self._kernel = real, fake, kernel
+        for k, v in (("_real", real), ("_fake", fake), ("_kernel", kernel)):
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, name, value):
+        # a kernel cannot store on a library module: ``np.tally = st`` on the (one, cached) view
+        # carried a board between simulated threads (red team, stop 38: histogram 0 -> 8)
+        raise KernelFault(
+            f"{self._kernel} sets `{self.__name__}.{name}`: a kernel cannot store on a module (numba compiles "
+            "no such thing; keep values in local variables, shared or global arrays)",
+            "global",
+        )
+
+    def __delattr__(self, name):
+        self.__setattr__(name, None)
 
     def __getattr__(self, name):
         value = _kernel_view(getattr(self._real, name), self._fake, self._kernel, f"{self.__name__}.{name}")
-        setattr(self, name, value)  # kept once accepted: a kernel reads np.float32 in every thread's loop
+        object.__setattr__(self, name, value)  # kept once accepted: a kernel reads np.float32 in every thread's loop
         return value
 
 
@@ -370,8 +383,14 @@ def _constant(v) -> bool:
         if v.__self__ is builtins:
             return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
         return v.__self__ is None or _library_module(v.__self__)
-    # numba's own objects (float32, a device function's dispatcher), genuinely numba's
-    return t.__module__.split(".")[0] == "numba" and _genuine(t)
+    # numba's own objects that a kernel compiles: its types (float32) and a device function's
+    # dispatcher, genuinely numba's; not any numba object: ``numba.extending.as_numba_type.lookup``
+    # is a plain dict that every thread shared as a board (red team, stop 38: histogram 0 -> 8)
+    if not (t.__module__.split(".")[0] == "numba" and _genuine(t)):
+        return False
+    from numba.core import types as numba_types
+
+    return isinstance(v, numba_types.Type) or hasattr(v, "py_func")
 
 
 # What each kernel (and device function) read from its globals, closure and defaults at its first
