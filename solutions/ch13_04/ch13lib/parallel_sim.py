@@ -31,7 +31,15 @@ from fractions import Fraction
 import torch
 from torch import nn
 
-from ch13lib.cell import MODULE_PREFIX, closure_value, code_global_names, not_defined, rank_copies
+from ch13lib.cell import (
+    MODULE_PREFIX,
+    closure_value,
+    code_global_names,
+    is_cell,
+    is_self_check_copy,
+    not_defined,
+    rank_copies,
+)
 from ch13lib.collective_cases import SimFailure, run_world, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
@@ -203,8 +211,33 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 # ---------------------------------------------------------------------------------------------
 def _students(x) -> bool:
     """Whether the function or class ``x`` was written by the student: in an answer cell (its module
-    ``answer_...``), a self-check's copy of one, or the notebook itself (``__main__``)."""
-    return _students_module(getattr(x, "__module__", None))
+    ``answer_...``), a self-check's copy of one, or the notebook itself (``__main__``); or, whatever
+    ``__module__`` it claims, a function compiled from the cell, or a class with one among its
+    methods (``__module__ = "zero_optim"`` in a class body, or ``__name__ = ...`` at the top of the
+    cell, hid every class attribute, closure and global from the walk: red team, stop 38)."""
+    if _students_module(getattr(x, "__module__", None)):
+        return True
+    if isinstance(x, types.FunctionType):
+        funcs = [x]
+    elif isinstance(x, type):
+        funcs = [
+            f
+            for v in list(vars(x).values())
+            for f in (v, getattr(v, "__func__", None), getattr(v, "fget", None))
+            if isinstance(f, types.FunctionType)
+        ]
+    else:
+        return False
+    return any(is_cell(f.__code__) or is_self_check_copy(f.__code__.co_filename) for f in funcs)
+
+
+def _buffer(x) -> bool:
+    """Whether ``x`` exposes memory through the buffer protocol (an ``mmap``...)."""
+    try:
+        memoryview(x).release()
+    except (TypeError, ValueError, BufferError):
+        return False
+    return True
 
 
 def _students_module(module) -> bool:
@@ -318,8 +351,11 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
                 if base.dtype.kind == "O":
                     todo.extend(flat.tolist())
             todo.append(base.base)  # an array on a bytes object...
-        elif isinstance(x, (bytes, bytearray, array.array, memoryview)):
-            held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)
+        elif isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):  # a storage with no tensor (stop 38)
+            untyped = x if isinstance(x, torch.UntypedStorage) else x.untyped_storage()
+            held[untyped.data_ptr()] = (untyped.nbytes() // elsize, False)
+        elif isinstance(x, (bytes, bytearray, array.array, memoryview)) or _buffer(x):
+            held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)  # and mmap, any buffer (stop 38)
         elif isinstance(x, torch.Tensor):
             ptr = x.untyped_storage().data_ptr()
             if isinstance(x, nn.Parameter) and x.grad is not None and ptr not in model:
@@ -349,6 +385,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
                 todo.append(dict(frame.f_locals))
         elif isinstance(x, types.FunctionType):
             if _students(x):  # where the student's function keeps things: closures, defaults, globals it uses
+                todo.append(getattr(x, "__dict__", None))  # and its attributes (f.v = ...: stop 38)
                 todo.extend(closure_value(c) for c in x.__closure__ or ())
                 todo.extend((x.__defaults__, x.__kwdefaults__))
                 todo.extend(x.__globals__.get(n) for n in sorted(code_global_names(x.__code__)))

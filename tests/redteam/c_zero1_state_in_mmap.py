@@ -1,0 +1,62 @@
+# redteam: ZeRO-1's traffic and values, full-size (W·c) moments kept between steps (full moments in an anonymous mmap.mmap, viewed with torch.frombuffer each step; the walk counts bytes/bytearray/array/memoryview/ndarray but not mmap (gc referents empty))
+# kind: cell
+# target: zero1
+# score: zero1=6
+# message: zero1: between steps rank
+# why: found by the twenty-seventh white-box red team (stop 38: 10/10, no flag; honest 6): the held-state walk took a class or function for the student's by its writable __module__ alone, never followed a function's __dict__, and counted no UntypedStorage and no buffer but bytes-likes and arrays. Stopped (stop 38): a function compiled from the cell (or a class with one among its methods) is the student's whatever it claims, its __dict__ is walked, and storages and any buffer-protocol object (mmap) count by their bytes
+import contextvars
+
+import torch
+
+import mmap
+
+
+class ZeroAdam:
+    """ZeRO-1's traffic, but full-size (W·c) moment buffers on every rank; only this rank's slice is used."""
+
+    def __init__(self, params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        self.params = list(params)
+        self.comm = comm
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.n = sum(p.numel() for p in self.params)
+        self.shard = -(-self.n // comm.world_size)
+        like = self.params[0]
+        m = torch.zeros(comm.world_size * self.shard, dtype=like.dtype, device=like.device)
+        self.mm = mmap.mmap(-1, 2 * m.numel() * m.element_size())
+        self.dt = like.dtype
+        self.t = 0
+
+    def _moments(self):
+        return torch.frombuffer(self.mm, dtype=self.dt).chunk(2)
+
+    def step(self):
+        world, rank, c = self.comm.world_size, self.comm.rank, self.shard
+        like = self.params[0]
+
+        def flat(tensors):
+            buf = torch.zeros(world * c, dtype=like.dtype, device=like.device)
+            buf[: self.n] = torch.cat([t.detach().reshape(-1) for t in tensors])
+            return buf
+
+        grad = torch.empty(c, dtype=like.dtype, device=like.device)
+        self.comm.reduce_scatter_tensor(grad, flat([p.grad for p in self.params]))
+        grad /= world
+        params = flat(self.params)
+        mine = params[rank * c : (rank + 1) * c].clone()
+        self.t += 1
+        b1, b2 = self.betas
+        m_all, v_all = self._moments()
+        m, v = m_all[rank * c : (rank + 1) * c], v_all[rank * c : (rank + 1) * c]
+        m.mul_(b1).add_(grad, alpha=1 - b1)
+        v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        denom = (v / (1 - b2**self.t)).sqrt() + self.eps
+        mine -= self.lr * (m / (1 - b1**self.t)) / denom
+        self.comm.all_gather_into_tensor(params, mine)
+        offset = 0
+        with torch.no_grad():
+            for p in self.params:
+                p.copy_(params[offset : offset + p.numel()].view_as(p))
+                offset += p.numel()
+
+    def state_numel(self):
+        return 2 * self.shard
