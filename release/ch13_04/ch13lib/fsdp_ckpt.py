@@ -61,7 +61,7 @@ class SaveRun:
     epoch: int
     optimizer: str
     nested: bool
-    data_seed: int
+    data_seed: int | None  # None in a subject: it is handed the run's tensors (ft.Data), not their seed
     path: str
     error: WorldError | None = None
     writes: list = dataclasses.field(default_factory=list)  # (rank, path, phase)
@@ -180,26 +180,30 @@ def run_save(
     optimizer: str = "adam",
     nested: bool = False,
     data_seed: int = 0,
+    data: ft.Data | None = None,
     guard_s: float = 60.0,
     backend: str = "gloo",
 ) -> SaveRun:
-    """Train ``steps`` steps at ``world`` ranks, save, then go on ``more`` steps (never stopped)."""
+    """Train ``steps`` steps at ``world`` ranks, save, then go on ``more`` steps (never stopped);
+    from ``data`` (the initial weights and every step's batch) when given, else from the public
+    ``data_seed``."""
     path = os.path.join(directory, CKPT_NAME)
-    run = SaveRun(world, steps, more, epoch, optimizer, nested, data_seed, path)
+    run = SaveRun(world, steps, more, epoch, optimizer, nested, None if data is not None else data_seed, path)
+    source = data if data is not None else data_seed
 
     def rank_fn(w):
         import torch.distributed as dist
 
         rank, size = dist.get_rank(), dist.get_world_size()
-        model = ft.wrap(ft.make_model(data_seed), nested)
+        model = ft.wrap(ft.make_model(data_seed, init=data.init if data is not None else None), nested)
         opt = ft.make_optimizer(model, optimizer)
-        ft.train(model, opt, 0, steps, data_seed, rank, size)
+        ft.train(model, opt, 0, steps, source, rank, size)
         saved = ft.full_params(model)
         w.sync()
         with w.phase("save_checkpoint", on_return=lambda: file_state(path, w)):
             save_fn(model, opt, epoch, path)
         w.sync()
-        ft.train(model, opt, steps, more, data_seed, rank, size)
+        ft.train(model, opt, steps, more, source, rank, size)
         return saved, ft.full_params(model)
 
     wld = World(world, hold_rank0_writes=True)
@@ -232,12 +236,15 @@ def run_resume(
     optimizer: str = "adam",
     nested: bool = False,
     data_seed: int = 0,
+    data: ft.Data | None = None,
     init_seed: int = 97,
     guard_s: float = 60.0,
     backend: str = "gloo",
 ) -> ResumeRun:
     """A fresh model (other initial values) and optimizer at ``world`` ranks load ``path``, then
-    train ``more`` steps from step ``start``."""
+    train ``more`` steps from step ``start`` (on ``data``'s batches when given, else the public
+    ``data_seed``'s)."""
+    source = data if data is not None else data_seed
     run = ResumeRun(world, nested)
 
     def rank_fn(w):
@@ -251,7 +258,7 @@ def run_resume(
             epoch = load_fn(model, opt, path)
         w.sync()
         loaded = ft.full_params(model)
-        ft.train(model, opt, start, more, data_seed, rank, size)
+        ft.train(model, opt, start, more, source, rank, size)
         return epoch, loaded, ft.full_params(model)
 
     ctx = _quiet()
@@ -703,22 +710,37 @@ def _scratch(tag: str) -> str:
     return tempfile.mkdtemp(prefix=f"fsdp_{tag}_", dir=here if os.access(here, os.W_OK) else None)
 
 
-_SAVE_KEYS = ("world", "steps", "more", "epoch", "optimizer", "nested", "data_seed")
+_SAVE_KEYS = ("world", "steps", "more", "epoch", "optimizer", "nested")
 
 
 def observe_save(
-    cell, *, tag: str = "save", directory: str | None = None, backend: str = "gloo", guard_s: float = 60.0, **scenario
+    cell,
+    *,
+    data: dict,
+    tag: str = "save",
+    directory: str | None = None,
+    backend: str = "gloo",
+    guard_s: float = 60.0,
+    **scenario,
 ) -> dict:
-    """Subject side: train at ``scenario["world"]`` ranks, run the cell's save_checkpoint on every
-    rank, train on. Returns raw observations: the parameters at the moment of the save and after
-    the further steps (rank 0, gathered), the file's bytes, the directory's listing, every
+    """Subject side: train at ``scenario["world"]`` ranks from ``data`` (``ft.Data.to_wire()``: the
+    initial weights and the batches of steps 0 .. steps+more-1), run the cell's save_checkpoint on
+    every rank, train on. Returns raw observations: the parameters at the moment of the save and
+    after the further steps (rank 0, gathered), the file's bytes, the directory's listing, every
     torch.save to a file (rank, path, phase), the file's state when each rank returned, what
     rank 0 wrote (its layout), and the world's error."""
     _preload()
     directory = directory or _scratch(tag)
     os.makedirs(directory, exist_ok=True)
     params = {k: scenario[k] for k in _SAVE_KEYS}
-    run = run_save(cell.module.save_checkpoint, directory, guard_s=guard_s, backend=backend, **params)
+    run = run_save(
+        cell.module.save_checkpoint,
+        directory,
+        data=ft.Data.from_wire(data),
+        guard_s=guard_s,
+        backend=backend,
+        **params,
+    )
     return {
         "directory": directory,
         "path": run.path,
@@ -740,17 +762,19 @@ def observe_resume(
     world: int,
     more: int,
     nested: bool,
+    data: dict,
     file: bytes | None = None,
     backend: str = "gloo",
     guard_s: float = 60.0,
 ) -> dict:
     """Subject side: a fresh model at ``world`` ranks runs the cell's load_checkpoint on the file
     that :func:`observe_save` wrote for ``save`` (its scenario and directory), then trains ``more``
-    steps. Returns each rank's return value, the loaded and the final parameters (rank 0,
-    gathered), and the world's error. ``file``: the checkpoint's bytes, as the save left them,
+    steps on ``data``'s batches (``ft.Data.to_wire()``, those steps' only: nothing of the training
+    before the save). Returns each rank's return value, the loaded and the final parameters (rank
+    0, gathered), and the world's error. ``file``: the checkpoint's bytes, as the save left them,
     written afresh in a directory of their own and loaded from there (the grader sends them to a
     subject that never saved). Without them, a subject started afresh (its /tmp is new) saves
-    again first, deterministically: then "phase" says so when that save fails."""
+    again first from ``save["data"]``, deterministically: then "phase" says so when that save fails."""
     _preload()
     directory = save["directory"]
     if file is not None:
@@ -761,7 +785,14 @@ def observe_resume(
     if not os.path.isdir(directory):
         os.makedirs(directory)
         params = {k: save[k] for k in _SAVE_KEYS}
-        again = run_save(cell.module.save_checkpoint, directory, guard_s=guard_s, backend=backend, **params)
+        again = run_save(
+            cell.module.save_checkpoint,
+            directory,
+            data=ft.Data.from_wire(save["data"]),
+            guard_s=guard_s,
+            backend=backend,
+            **params,
+        )
         if again.error is not None:
             return {"phase": "save_checkpoint", "error": error_observation(again.error, cell.filename)}
     res = run_resume(
@@ -772,7 +803,7 @@ def observe_resume(
         more=more,
         optimizer=save["optimizer"],
         nested=nested,
-        data_seed=save["data_seed"],
+        data=ft.Data.from_wire(data),
         backend=backend,
         guard_s=guard_s,
     )
