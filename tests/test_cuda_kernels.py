@@ -229,6 +229,22 @@ SIM_CASES = textwrap.dedent(r"""
     out["by_format"] = kind(by_format, 1, 8, (a, c, 8))
 
     @cuda.jit
+    def slot_board(a, c, n):      # no attribute store: an argument's slot was a board (red team, stop 39)
+        if cuda.threadIdx.x == 0:
+            c.dtype = [0.0] * n
+        c[cuda.threadIdx.x] = 1.0
+    out["slot_board"] = kind(slot_board, 1, 8, (a, c, 8))
+
+    import numba.core.utils
+    Options = numba.core.utils.ConfigOptions  # a genuine numba class with a plain dict on it
+
+    @cuda.jit
+    def class_board(a, c, n):     # nor a library class but numpy's scalar types (red team, stop 39)
+        Options.OPTIONS[cuda.threadIdx.x] = 1.0
+        c[cuda.threadIdx.x] = np.float64(len(Options.OPTIONS))
+    out["class_board"] = kind(class_board, 1, 8, (a, c, 8))
+
+    @cuda.jit
     def library_view(a, c, n):    # what numba compiles of a library still reads through the view
         t = numba.cuda.threadIdx.x
         c[t] = math.sqrt(a[t] * a[t]) + np.float64(numba.types.int32.bitwidth) + np.sqrt(4.0)
@@ -321,6 +337,8 @@ def sim_cases(request):
         ("library_operator", ["global", "library_operator reads `numpy.ma.core.operator`, the module operator"]),
         ("library_view", "ok"),
         ("by_format", ["global", "by_format uses `.format`: numba formats no string in a kernel"]),
+        ("slot_board", ["global", "slot_board sets `.dtype`: numba compiles no attribute store in a kernel"]),
+        ("class_board", ["global", "class_board reads `Options`, a type it did not get as an argument"]),
         ("zero_blocks", "config"),
         ("float_blocks", "config"),
         ("too_big_block", "config"),

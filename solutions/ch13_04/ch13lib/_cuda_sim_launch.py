@@ -301,6 +301,11 @@ _KERNEL_BUILTINS = frozenset(
     "round slice tuple zip".split()
 ) | {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
 _ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
+# numba compiles no attribute store in a CUDA kernel. The simulator's arrays had public slots
+# (``bins.dtype = [0] * n``): one object per argument for the whole launch, so a Python list there
+# was a board every thread counted into unseen (red team, stop 39: histogram 0 -> 8, tiled_matmul
+# 1 -> 10 with a cache of A and B across blocks).
+_ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 # str.format's fields read attributes and items in C: "{0._arr[3]}".format(A), with the name built
 # at run time, read the raw array behind A (red team, stop 37). numba formats no string in a kernel.
 _FORMATTING = frozenset({"format", "format_map", "vformat"})
@@ -315,19 +320,22 @@ def _codes(code: types.CodeType):
 
 
 @functools.lru_cache(maxsize=1024)
-def _code_facts(code: types.CodeType) -> tuple[str | None, tuple[str, ...]]:
-    """(the first private, special or formatting attribute ``code`` or its nested code names, or None; the
-    global names it loads), read once per code object: a kernel is launched many times."""
-    private, loaded = None, []
+def _code_facts(code: types.CodeType) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(the first private, special or formatting attribute ``code`` or its nested code names, or None;
+    the first attribute it stores or deletes, or None; the global names it loads), read once per code
+    object: a kernel is launched many times."""
+    private, stored, loaded = None, None, []
     for c in _codes(code):
         for ins in dis.get_instructions(c):
             name = ins.argval
-            if private is None and ins.opname in _ATTRIBUTE_OPS and type(name) is str:
-                if name.startswith("_") or name in _FORMATTING:
+            if ins.opname in _ATTRIBUTE_OPS and type(name) is str:
+                if private is None and (name.startswith("_") or name in _FORMATTING):
                     private = name
+                if stored is None and ins.opname in _ATTRIBUTE_STORES:
+                    stored = name
             elif ins.opname == "LOAD_GLOBAL" and type(name) is str:
                 loaded.append(name)
-    return private, tuple(dict.fromkeys(loaded))
+    return private, stored, tuple(dict.fromkeys(loaded))
 
 
 def _check_code(fn: types.FunctionType, g: dict) -> None:
@@ -336,7 +344,14 @@ def _check_code(fn: types.FunctionType, g: dict) -> None:
     into an object. A kernel that read ``A._arr``, or ``A.__getstate__()``, held the simulator's raw
     array and its records, where no access was counted, checked or attributed to a thread: naive
     kernels at full marks, a forged writer map (red team, stop 36)."""
-    private, loaded = _code_facts(fn.__code__)
+    private, stored, loaded = _code_facts(fn.__code__)
+    if stored is not None:
+        raise KernelFault(
+            f"{fn.__name__} sets `.{stored}`: numba compiles no attribute store in a kernel (an array, "
+            "cuda and the thread's indices are read-only to it). Keep values in local variables, "
+            "shared or global arrays",
+            "global",
+        )
     if private in _FORMATTING:
         raise KernelFault(
             f"{fn.__name__} uses `.{private}`: numba formats no string in a kernel (and a format field "
@@ -378,7 +393,10 @@ def _constant(v) -> bool:
     if isinstance(v, type):
         if v.__module__ == "builtins":
             return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
-        return v.__module__.split(".")[0] in ("numpy", "numba") and _genuine(v)
+        # numpy's scalar types (np.float32(x)) only: a class's attributes are read unchecked, and
+        # numba.core.utils.ConfigOptions.OPTIONS, a plain dict on a genuine numba class, was a
+        # board every thread and launch shared (red team, stop 39: histogram 0 -> 8)
+        return v.__module__.split(".")[0] == "numpy" and issubclass(v, np.generic) and _genuine(v)
     if t is types.BuiltinFunctionType:  # math.sqrt, min: their __self__ is their module
         if v.__self__ is builtins:
             return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
