@@ -7,15 +7,22 @@ tensor-parallel MLP). So the cases a pass rests on draw their values under a key
 case under this installation's secret, and each rank receives only its own inputs from the judge.
 
 The secret is ``graders/.secret`` (32 random bytes, made on first use, ignored by git): beside the
-hidden graders, so every sandboxed job has it covered like them (kit/sandbox.py). The same secret
-gives the same values, so a submission gets the same score on every run of one installation;
-delete the file to draw new hidden values (say, for a new term).
+hidden graders, so every sandboxed job has it covered like them (kit/sandbox.py). The values are
+keyed to the submission too (:func:`keyed_to`, entered by graders.api.run_test around every test:
+the SHA-256 of the answer cell's text): the same cell gets the same values, and so the same score,
+on every run of one installation, while another text draws others. Keyed to the installation
+alone, they were the same for every student, so a rank's exception text carried them out in one
+grading's feedback and a later cell answered from a table of them: all_reduce 12 -> 15, unflagged
+(red team, stop 39), for any student handed the table. Delete the file to draw new hidden values
+(say, for a new term).
 
 A private module (its name starts with "_"): not a grade_id of its own.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import hashlib
@@ -26,6 +33,18 @@ from pathlib import Path
 
 SECRET = Path(__file__).with_name(".secret")
 SIZE = 32
+# the submission the values are drawn for: the SHA-256 of its answer cell (empty outside a test)
+_SUBMISSION: contextvars.ContextVar[bytes] = contextvars.ContextVar("submission", default=b"")
+
+
+@contextlib.contextmanager
+def keyed_to(source: str):
+    """Hidden values drawn inside are the answer cell ``source``'s own."""
+    token = _SUBMISSION.set(hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest())
+    try:
+        yield
+    finally:
+        _SUBMISSION.reset(token)
 
 
 @functools.cache
@@ -58,6 +77,7 @@ def hidden(case):
 
 
 def hidden_seed(label: str) -> int:
-    """A seed in [1, 2**62] no subject can predict or search for: an HMAC of ``label``."""
-    digest = hmac.digest(_secret(), label.encode(), hashlib.sha256)
+    """A seed in [1, 2**62] no subject can predict or search for: an HMAC of ``label`` and the
+    submission (:func:`keyed_to`)."""
+    digest = hmac.digest(_secret(), _SUBMISSION.get() + label.encode(), hashlib.sha256)
     return 1 + int.from_bytes(digest[:8], "big") % (2**62)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis._settings import local_settings
 
 from ch13lib import cell
+from graders._hidden import keyed_to
 
 # Every test runs under these, set here in the judge: no profile that anything else loads can
 # weaken the search (derandomized, no example database on disk, no deadline). No "explain" phase:
@@ -225,7 +226,8 @@ def run_test(t: Test, answer: Answer) -> Result:
 
     answer.subject.new_test()  # a refusal in the last test ends that test only
     try:
-        with local_settings(PINNED):  # the judge's own settings, whatever profile is loaded
+        # the judge's own hypothesis settings, whatever profile is loaded; hidden values of this cell's own
+        with local_settings(PINNED), keyed_to(answer.source):
             t.func(answer)
     except Fail as f:
         return Result(t.name, 0.0, t.points, False, f.message, f.example, _picture(f.picture))

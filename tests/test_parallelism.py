@@ -390,6 +390,45 @@ def test_a_hidden_case_keeps_its_sizes_and_draws_other_values():
     assert "hidden ones" in keyed.replay() and "hidden ones" not in case.replay()
 
 
+def test_hidden_values_are_the_submissions_own():
+    """Keyed to the answer cell's text as well as the installation's secret, and every grader test
+    runs keyed to its cell: with one key per installation, a rank's exception carried the hidden
+    sums out in one grading's feedback and a later cell answered from a table (red team, stop 39:
+    all_reduce 12 -> 15)."""
+    from graders import api
+    from graders._hidden import hidden, keyed_to
+
+    case = pc.TPCase(2, (3,), 4, 4, 3, "float32", 5)
+    with keyed_to("def f():\n    pass\n"):
+        one, again = hidden(case), hidden(case)
+    with keyed_to("def f():\n    pass\n# TABLE = {...}\n"):
+        other = hidden(case)
+    assert one == again and one.key != other.key and hidden(case).key not in (one.key, other.key)
+
+    seen = {}
+
+    class _Subject:  # what an Answer and run_test read of a subject; the probe runs nothing in it
+        gpu = False
+
+        def new_test(self):
+            pass
+
+    def probe(answer):
+        seen[answer.source] = hidden(case).key
+
+    for source in ("a = 1\n", "a = 2\n"):
+        result = api.run_test(api.Test("probe", 1, probe, ""), api.Answer("probe", source, _Subject()))
+        assert result.passed
+    assert seen == {"a = 1\n": _keyed("a = 1\n", case), "a = 2\n": _keyed("a = 2\n", case)}
+
+
+def _keyed(source, case):
+    from graders._hidden import hidden, keyed_to
+
+    with keyed_to(source):
+        return hidden(case).key
+
+
 def test_the_judge_refuses_to_send_a_key_to_a_threads_world():
     from graders._parallelism import observe
 
