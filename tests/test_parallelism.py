@@ -416,8 +416,8 @@ def test_hidden_values_are_the_submissions_own():
     def probe(answer):
         seen[answer.source] = hidden(case).key
 
-    for source in ("a = 1\n", "a = 2\n"):
-        result = api.run_test(api.Test("probe", 1, probe, ""), api.Answer("probe", source, _Subject()))
+    for text in ("a = 1\n", "a = 2\n"):
+        result = api.run_test(api.Test("probe", 1, probe, ""), api.Answer("probe", text, _Subject()))
         assert result.passed
     assert seen == {"a = 1\n": _keyed("a = 1\n", case), "a = 2\n": _keyed("a = 2\n", case)}
 
