@@ -141,9 +141,10 @@ STATE_CASES = [
 
 @grader.test(2)
 def sharded_state_and_traffic(answer: Answer) -> None:
-    """state_numel() ≤ 2·⌈N/W⌉ and nothing of size N kept between steps; per step exactly one
-    reduce_scatter_tensor and one all_gather_into_tensor of ⌈N/W⌉-element shards; the parameters
-    updated in place."""
+    """state_numel() ≤ 2·⌈N/W⌉ and nothing of size N kept between steps besides the parameters
+    themselves (a flat buffer they view is theirs); per step exactly one reduce_scatter_tensor and
+    one all_gather_into_tensor of ⌈N/W⌉-element shards; the model's parameters keep their shape,
+    dtype and device."""
     require(answer, FN, WHAT)
     for case in STATE_CASES:
         check_state_and_traffic(answer, case)
@@ -165,10 +166,10 @@ def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
     if moved:
         r, which = moved[0]
         raise Fail(
-            f"{case.label()}: rank {r} replaced the storage of parameter{'s' if len(which) > 1 else ''} "
-            f"{which} (p.data = ...): copy the gathered values into the parameters in place "
-            f"(with torch.no_grad(): p.copy_(...)), the model keeps its parameter tensors. "
-            f"Replay: {case.replay(FN)}"
+            f"{case.label()}: rank {r} changed the shape, dtype, device or requires_grad of "
+            f"parameter{'s' if len(which) > 1 else ''} {which}: the model's parameters keep theirs; put "
+            f"the gathered values into them (p.copy_(...) under torch.no_grad(), or p.data = a view of "
+            f"the parameter's shape and dtype). Replay: {case.replay(FN)}"
         )
 
 

@@ -1,34 +1,34 @@
-# verdict: fail
-# message: replaced the storage
-# why: replaces the parameters' data (p.data = ...) instead of copying into them: the values are right, but the model's parameter tensors are no longer the ones it holds
+# verdict: pass
+# why: the reference, with the gathered flat vector written back by torch.nn.utils.vector_to_parameters (it rebinds each p.data to a view of that vector, as the contract allows): the model keeps its Parameter objects and they hold the updated values
 import torch
+from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 
 class ZeroAdam:
-    """Adam whose state is sharded over the ranks (ZeRO stage 1)."""
+    """Adam whose optimizer state is sharded over the ranks (ZeRO stage 1)."""
 
     def __init__(self, params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
         self.params = list(params)
         self.comm = comm
         self.lr, self.betas, self.eps = lr, betas, eps
         self.n = sum(p.numel() for p in self.params)
-        self.shard = -(-self.n // comm.world_size)  # ceil(N / W)
+        self.shard = -(-self.n // comm.world_size)
         like = self.params[0]
         self.exp_avg = torch.zeros(self.shard, dtype=like.dtype, device=like.device)
         self.exp_avg_sq = torch.zeros_like(self.exp_avg)
         self.t = 0
 
-    def _flat(self, tensors):
-        flat = torch.zeros(self.comm.world_size * self.shard, dtype=self.exp_avg.dtype, device=self.exp_avg.device)
-        flat[: self.n] = torch.cat([t.detach().reshape(-1) for t in tensors])
-        return flat
+    def _padded(self, vec):
+        return torch.nn.functional.pad(vec, (0, self.comm.world_size * self.shard - self.n))
 
     def step(self):
         world, rank, c = self.comm.world_size, self.comm.rank, self.shard
+        grads = self._padded(torch.cat([p.grad.detach().reshape(-1) for p in self.params]))
         grad = torch.empty_like(self.exp_avg)
-        self.comm.reduce_scatter_tensor(grad, self._flat([p.grad for p in self.params]))
-        grad /= world  # the mean, as DDP
-        flat = self._flat(self.params)
+        self.comm.reduce_scatter_tensor(grad, grads)
+        grad /= world
+        with torch.no_grad():
+            flat = self._padded(parameters_to_vector(self.params))
         mine = flat[rank * c : (rank + 1) * c].clone()
         self.t += 1
         b1, b2 = self.betas
@@ -37,11 +37,7 @@ class ZeroAdam:
         denom = (self.exp_avg_sq / (1 - b2**self.t)).sqrt() + self.eps
         mine -= self.lr * (self.exp_avg / (1 - b1**self.t)) / denom
         self.comm.all_gather_into_tensor(flat, mine)
-        offset = 0
-        with torch.no_grad():
-            for p in self.params:
-                p.data = flat[offset : offset + p.numel()].view_as(p).clone()
-                offset += p.numel()
+        vector_to_parameters(flat[: self.n], self.params)
 
     def state_numel(self):
         return self.exp_avg.numel() + self.exp_avg_sq.numel()
