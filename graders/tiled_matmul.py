@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ch13lib import cuda_check as cc
 from ch13lib.cell import missing, not_defined
 from graders.api import Answer, Fail, Grader
-from graders.vec_add import check_cases, failing_case
+from graders.vec_add import check_cases, compiled, failing_case
 
 grader = Grader("tiled_matmul", timeout_s=240, harness=("ch13lib.cuda_check",))
 
@@ -53,7 +53,7 @@ def _required(answer: Answer):
             f"the cell must define the module constant TILE = {cc.TILE} (found {tile!r}): the tiles "
             f"are TILE x TILE and so are the blocks"
         )
-    return cc.remote(answer.run)
+    return compiled(answer)
 
 
 @grader.test(1)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from ch13lib import cuda_check as cc
 from graders.api import Answer, Fail, Grader, check_property
 from kit.judge import Raised
+from kit.kernel_compiler import Compiler
 
 grader = Grader("vec_add", timeout_s=180, harness=("ch13lib.cuda_check",))
 
@@ -49,7 +50,33 @@ def _required(answer: Answer, *names):
         what="the contract needs `vec_add(a, b, c, n)` decorated with @cuda.jit and "
         "`launch_vec_add(a, b, threads_per_block=256)`",
     )
-    return cc.remote(answer.run)
+    return compiled(answer)
+
+
+# Shared with the other graders of notebook 02.
+
+_compiler = Compiler()  # one per judge process, which grades one cell
+
+
+def compiled(answer: Answer):
+    """The cell's ``ask``, whose observations count only for kernels numba's CUDA compiler compiles
+    from the cell's text for the argument types they ran with (kit/kernel_compiler.py): the
+    simulator said what a kernel did, the compiler says that a GPU would run it."""
+    _compiler.start()  # its imports overlap the subject's first observation
+
+    def admit(op: str, case: dict, obs) -> None:
+        if op not in ("launcher", "kernel") or case.get("device", "cpu") != "cpu":
+            return
+        ran = obs.get("kernels") if type(obs) is dict else None
+        if type(ran) is not list:
+            raise cc.CheckFailed("not graded: the simulator did not report which kernels it ran")
+        for item in ran:
+            kernel, arg_types = item
+            refused = _compiler.check(answer.source, answer.filename, str(kernel), arg_types)
+            if refused:
+                raise cc.CheckFailed(refused)
+
+    return cc.remote(answer.run, admit)
 
 
 # Shared with the other graders of notebook 02.
@@ -64,7 +91,7 @@ def required_kernel(answer: Answer, cell: str, kernel: str, launcher: str):
         cell_name=cell,
         what=f"the contract needs the kernel `{kernel}` decorated with @cuda.jit and its launcher `{launcher}`",
     )
-    return cc.remote(answer.run)
+    return compiled(answer)
 
 
 def around_the_block(draw, tpbs, max_threads: int) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
 from graders.api import Answer, Grader
-from graders.vec_add import check_cases
+from graders.vec_add import check_cases, compiled
 
 grader = Grader("vec_add_grid_stride", timeout_s=180, harness=("ch13lib.cuda_check",))
 
@@ -46,7 +46,7 @@ def _required(answer: Answer, *names):
         what="it needs the kernel `vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
         "threads_per_block)`",
     )
-    return cc.remote(answer.run)
+    return compiled(answer)
 
 
 @grader.test(1)

@@ -2,7 +2,7 @@
 # kind: cell
 # target: dot_reduction
 # score: dot_reduction=0
-# message: dot_reduction: came from the host
+# message: dot_reduction: numba's CUDA compiler refuses
 # why: found by a white-box red-team helper (stop 35; 8 -> 0): the graded launch's partials are the host's (as c_dot_prefilled_partials); the kernel-alone run saw the reference tree because the kernel's path hung on a global int the launcher flipped around its own launch, which the simulator re-read at every launch. A kernel's captured globals are now frozen at its first launch, as numba compiles them in (_cuda_sim_launch._FIRST_SEEN): a later launch that sees another value fails. Since the output replay of the same stop, the launcher's own launch fails first (its bins, partials or C held the host's values: cuda_sim.Spy._own_outputs)
 import math
 

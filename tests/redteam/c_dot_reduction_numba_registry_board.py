@@ -2,7 +2,7 @@
 # kind: cell
 # target: dot_reduction
 # score: dot_reduction=0
-# message: dot_reduction: numba compiles no such thing
+# message: dot_reduction: numba's CUDA compiler refuses
 # why: found by the twenty-seventh white-box red team (stop 38: 0 -> 8): the kernel's view of numba handed out any genuine numba object, and a plain dict among its public attributes (numba.extending.as_numba_type.lookup) was a board every simulated thread shared. Stopped (stop 38): a kernel may read numba's types and device functions only (_cuda_sim_launch._constant)
 import math
 

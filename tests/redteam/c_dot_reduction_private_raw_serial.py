@@ -2,7 +2,7 @@
 # kind: cell
 # target: dot_reduction
 # score: dot_reduction=0
-# message: dot_reduction: numba compiles no private or special attribute
+# message: dot_reduction: numba's CUDA compiler refuses
 # why: white-box red team 18: the screen takes a private name the cell sets on self as "its own", so `a._arr` on the simulator's SimArray is neither refused nor flagged; reads through it are not counted, so "each thread reads its own a[i] and b[i]" sees 0 reads, and with no shared array the float64/size checks have nothing to judge. Stopped (stop 36): a kernel or device function that names a private or special attribute, or calls a builtin numba does not compile (getattr, vars, type, list...), is refused at its launch (_cuda_sim_launch._check_code); numba compiles neither, so the score is what a kernel that does not compile earns
 import numpy as np
 from numba import cuda

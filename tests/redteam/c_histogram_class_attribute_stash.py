@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: did not get as an argument
+# message: histogram: numba's CUDA compiler refuses
 # why: found by a white-box red-team helper (stop 34: 8 -> 0, no flag): the captured-globals check took any class, any module, isinstance of int and any builtin function, and never looked at defaults; it now takes exact builtin types, tuples of them, the libraries' own modules (the very objects: math, cmath, numpy, numba and their submodules), their genuine classes and numba objects, builtin functions of those modules only, and checks defaults too (_cuda_sim_launch._constant)
 import numpy as np
 from numba import cuda

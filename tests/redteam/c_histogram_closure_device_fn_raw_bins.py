@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: numba compiles no private or special attribute
+# message: histogram: is not a kernel defined with @cuda.jit at the top of the cell
 # why: white-box red team 20: _cuda_sim_launch._rebind checks (_check_captured/_check_code) and rebinds only the kernel itself and the device functions among the globals it names; a device function held in a closure cell (or a tuple global, or a default) passes _constant (a FakeCUDAKernel is "genuinely numba's") and is called as-is, unchecked, so its `.__getstate__()` reaches SimArray's raw array: the racy plain increment goes around the access record (no lost-update, no traffic) and scores 8/8. Stopped (stop 36): every device function a kernel can reach (a global, in a closure, a default, a tuple) is held to the same checks (_cuda_sim_launch._check_captured)
 import numpy as np
 from numba import cuda

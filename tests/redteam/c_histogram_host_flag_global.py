@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: came from the host
+# message: histogram: numba's CUDA compiler refuses
 # why: found by a white-box red-team helper (stop 35; 8 -> 0): np.bincount on the host, a kernel that did nothing while a global int HOST = 1 (flipped by the launcher around its launch) and was the reference when run alone. A kernel's captured globals are now frozen at its first launch, as numba compiles them in (_cuda_sim_launch._FIRST_SEEN): a later launch that sees another value fails. Since the output replay of the same stop, the launcher's own launch fails first (its bins, partials or C held the host's values: cuda_sim.Spy._own_outputs)
 import numpy as np
 from numba import cuda

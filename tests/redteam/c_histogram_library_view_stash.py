@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: numba compiles no attribute store in a kernel
+# message: histogram: numba's CUDA compiler refuses
 # why: found by the twenty-seventh white-box red team (stop 38: 0 -> 8): a kernel stored on its view of numpy (one object since the view caches what it hands out), a board every simulated thread shared. Stopped (stop 38): a library view refuses every store and delete (_LibraryView.__setattr__)
 import numpy as np
 from numba import cuda

@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: numba compiles no such thing
+# message: histogram: numba's CUDA compiler refuses
 # why: found by the twenty-ninth white-box red team (8/8, no flag): _constant lets a kernel hold a genuine numba or numpy class, and an attribute read on a class (not a module) goes through no _LibraryView, so ConfigOptions.OPTIONS, an empty dict, was a board every simulated thread (and every later launch in the subject) shared through item stores alone. Should stop it: attribute reads on anything but a _LibraryView, an argument or cuda pass a check of their value (_kernel_view on LOAD_ATTR results, or refuse LOAD_ATTR on a captured class), and the simulator refuses dict/list/set values reaching a kernel. Stopped (stop 39): a kernel may hold numpy scalar types as classes, no other library class (_cuda_sim_launch._constant)
 import numba
 import numpy as np

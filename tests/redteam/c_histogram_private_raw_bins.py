@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: numba compiles no private or special attribute
+# message: histogram: numba's CUDA compiler refuses
 # why: white-box red team 18: the screen takes a private name the cell sets on self as "its own", so `bins._arr` on the simulator's SimArray is neither refused nor flagged; the plain read-modify-write goes around the access record (no lost-update, no race, no traffic) and the racy kernel scores full marks. Stopped (stop 36): a kernel or device function that names a private or special attribute, or calls a builtin numba does not compile (getattr, vars, type, list...), is refused at its launch (_cuda_sim_launch._check_code); numba compiles neither, so the score is what a kernel that does not compile earns
 import numpy as np
 from numba import cuda

@@ -2,7 +2,7 @@
 # kind: cell
 # target: histogram
 # score: histogram=0
-# message: histogram: numba compiles no attribute store in a kernel
+# message: histogram: numba's CUDA compiler refuses
 # why: found by the twenty-ninth white-box red team (8/8, no flag): _check_code refuses private attribute names only, and SimArray's public slots (shape, ndim, size, dtype), like FakeCuda's and Dim3's attributes, accept any value, so `bins.dtype = [0] * n_bins` made a board every simulated thread of the launch shared; no access to it is checked, so the lost-update record never sees the plain increments. Should stop it: the simulator refuses every attribute store and delete in a kernel (STORE_ATTR/DELETE_ATTR in _cuda_sim_launch._code_facts; numba compiles none on arrays) and SimArray/FakeCuda/Dim3 refuse __setattr__ after construction. Stopped (stop 39): any STORE_ATTR or DELETE_ATTR in a kernel or device function is refused (_cuda_sim_launch._code_facts), as numba compiles none
 import numpy as np
 from numba import cuda

@@ -2,7 +2,7 @@
 # kind: cell
 # target: tiled_matmul
 # score: tiled_matmul=1
-# message: tiled_matmul: numba compiles no attribute store in a kernel
+# message: tiled_matmul: numba's CUDA compiler refuses
 # why: found by the twenty-ninth white-box red team (7 -> 10, no flag): the traffic check counts SimArray reads, and a Python list stored on a SimArray's public slot (C.dtype = (...)) is a launch-wide cache no access of which is counted; the naive kernel passes global_traffic. Should stop it: the simulator refuses every attribute store in a kernel (_cuda_sim_launch._code_facts) and SimArray refuses __setattr__ after construction. Stopped (stop 39): any STORE_ATTR or DELETE_ATTR in a kernel or device function is refused (_cuda_sim_launch._code_facts), as numba compiles none
 import numpy as np
 from numba import cuda

@@ -1,0 +1,166 @@
+"""numba's CUDA compiler decides what a kernel is: the judge's compile check of notebook 02's cells.
+
+A grading subject runs a cell's kernels on the checking simulator (ch13lib.cuda_sim), and reports
+each kernel it ran with the types of its arguments. The judge then asks this compiler whether
+numba's real CUDA target compiles that kernel, read from the cell's TEXT (ch13lib._cuda_source:
+the kernels, device functions, library imports and literal constants of the cell, nothing it made
+while running) for those types. A kernel numba refuses fails the test with numba's reason: what a
+GPU could not run never scores, whatever the simulator made of it.
+
+The compiler is NVIDIA's ``numba-cuda`` with the NVVM of ``nvidia-cuda-nvcc-cu12`` (pyproject.toml);
+it needs no GPU and no driver (``compile_ptx(..., cc=(8, 0))``). It runs in a process of its own,
+``python -m kit.kernel_compiler``, because numba reads ``NUMBA_ENABLE_CUDASIM`` once and the judge
+runs with the simulator on; that process runs none of the cell: it makes functions from the cell's
+``def`` statements (no decorator, default or annotation evaluated) and compiles them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import types
+
+CC = (8, 0)  # any compute capability will do: the check is what numba types and lowers, not the PTX
+
+
+# ---------------------------------------------------------------------------------------------- the process
+
+
+def _types(specs):
+    import numpy as np
+    from numba import from_dtype
+    from numba.core import types
+
+    out = []
+    for spec in specs:
+        dtype = from_dtype(np.dtype(spec["dtype"]))
+        out.append(types.Array(dtype, spec["ndim"], spec.get("layout", "C")) if spec.get("ndim") else dtype)
+    return tuple(out)
+
+
+def _signature(specs) -> str:
+    return ", ".join(f"{s['dtype']}[{', '.join([':'] * s['ndim'])}]" if s.get("ndim") else s["dtype"] for s in specs)
+
+
+def _reason(e: BaseException) -> str:
+    """numba's message, its first lines: what it could not type, without its long candidate lists."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    keep = []
+    for ln in lines:
+        ln = ln.lstrip(">- ").strip()
+        for noise in (
+            "Failed in cuda mode pipeline (step: nopython frontend)",
+            "Resolution failure for literal arguments:",
+        ):
+            ln = ln.replace(noise, "").strip()
+        if not ln or ln.startswith(("During:", "File ", "Of which", "There are ", "Overload", "^", "<source missing")):
+            continue
+        keep.append(ln)
+        if len(keep) == 3:
+            break
+    return " ".join(keep)[:400] or type(e).__name__
+
+
+def compile_kernel(text: str, filename: str, kernel: str, specs) -> str | None:
+    """None when numba compiles ``kernel`` of the cell for these argument types, else why not."""
+    import numba
+    from numba import cuda
+    from numba.cuda import dispatcher
+
+    from ch13lib._cuda_source import kernel_source
+
+    # a device function compiles for the current device's compute capability, which numba asks the
+    # driver for; there is no driver here, and the check is the same for any capability
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
+
+    src = kernel_source(text, filename)
+    if kernel not in src.kernels.values():  # the simulator reports a kernel by its def's name
+        return f"`{kernel}` is not a kernel defined with @cuda.jit at the top of the cell"
+    ns = src.namespace(cuda, numba)
+    pyfunc = ns[kernel]
+    pyfuncs = {alias: ns[alias] for alias in {**src.kernels, **src.devices}}
+    for alias in src.devices:
+        ns[alias] = cuda.jit(device=True)(pyfuncs[alias])
+    for alias in src.kernels:
+        ns[alias] = cuda.jit(pyfuncs[alias])  # a kernel calling a kernel: numba's refusal
+    try:
+        cuda.compile_ptx(pyfunc, _types(specs), cc=CC)
+    except Exception as e:  # noqa: BLE001 - any refusal is the answer
+        return (
+            f"numba's CUDA compiler refuses `{kernel}` for arguments ({_signature(specs)}): {_reason(e)}. "
+            "A kernel reads only its arguments, cuda's, math's and numpy's functions and types, the cell's "
+            "device functions, and constants the cell assigns from literals; numba compiles no list, dict, "
+            "attribute store or object in a kernel"
+        )
+    return None
+
+
+def serve() -> None:
+    """One request a line on stdin ({"text", "filename", "kernel", "args"}), one answer a line."""
+    cache: dict = {}
+    for line in sys.stdin:
+        req = json.loads(line)
+        key = (req["text"], req["kernel"], json.dumps(req["args"], sort_keys=True))
+        if key not in cache:
+            cache[key] = compile_kernel(req["text"], req["filename"], req["kernel"], req["args"])
+        sys.stdout.write(json.dumps({"refused": cache[key]}) + "\n")
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------------- the judge's side
+
+
+class Compiler:
+    """The judge's handle: ``check(text, filename, kernel, specs)`` -> None or numba's reason. The
+    process starts at the first question (or at :meth:`start`, so its imports overlap other work)
+    and answers from its cache for a kernel asked before."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._answers: dict = {}
+
+    def start(self) -> None:
+        with self._lock:
+            if self._proc is None:
+                import kit
+
+                env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+                env["PYTHONPATH"] = os.pathsep.join([kit.source_ch13lib(), env.get("PYTHONPATH", "")]).rstrip(
+                    os.pathsep
+                )
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "kit.kernel_compiler"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    env=env,
+                    text=True,
+                )
+
+    def check(self, text: str, filename: str, kernel: str, specs) -> str | None:
+        key = (text, kernel, json.dumps(specs, sort_keys=True))
+        if key in self._answers:
+            return self._answers[key]
+        self.start()
+        with self._lock:
+            proc = self._proc
+            proc.stdin.write(json.dumps({"text": text, "filename": filename, "kernel": kernel, "args": specs}) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the kernel compiler (python -m kit.kernel_compiler) ended without an answer")
+        self._answers[key] = json.loads(line)["refused"]
+        return self._answers[key]
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=30)
+            self._proc = None
+
+
+if __name__ == "__main__":
+    serve()
