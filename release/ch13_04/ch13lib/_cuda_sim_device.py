@@ -422,6 +422,8 @@ class _Shared:
         key = site + (n,)
         block = t.launch.block_shared
         if key not in block:
+            if shape == 0 or shape == (0,):  # dynamic: sized by the launch's fourth parameter, in bytes
+                shape = t.launch.dynamic_shared // _as_dtype(dtype).itemsize
             block[key] = _shared_array(shape, dtype, f"shared@line{frame.f_lineno}")
             block[key]._name = _guess_name(frame) or block[key]._name
             t.launch.shared.setdefault(key, (block[key]._name, tuple(block[key].shape), str(block[key].dtype)))

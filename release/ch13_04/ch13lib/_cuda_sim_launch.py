@@ -7,24 +7,19 @@ It sets ``_cuda_sim_device._current``, the running thread that every checked acc
 from __future__ import annotations
 
 import _thread
-import builtins
-import cmath
 import dataclasses
-import dis
 import functools
-import math
-import os
-import sys
+import importlib
 import threading
 import types
-import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ch13lib import _cuda_sim_device as _device
 from ch13lib._cuda_sim_device import Dim3, FakeCuda, KernelFault, SimArray
-from ch13lib.cell import closure_value, code_global_names
+from ch13lib._cuda_source import kernel_source
+from ch13lib.cell import cell_source
 
 try:  # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
     import greenlet as _greenlet
@@ -142,63 +137,7 @@ _launch_lock = threading.Lock()  # one launch at a time (the device's current-th
 
 
 # ---------------------------------------------------------------------------------------------
-# the kernel, rebound to the device's cuda
-
-
-class _LibraryView(types.ModuleType):
-    """A library module as a simulated kernel sees it: what numba compiles of it, nothing else.
-    ``numba.cuda`` is the fake; a submodule of numba, numpy or math is seen the same way; a number,
-    a type, a builtin or ufunc of the library, a device function pass through. Anything else (a
-    module outside them, ``builtins``, a Python function, an object) is refused when read: through
-    ``numba.cloudpickle.builtins.getattr`` and a name built at run time a kernel held the raw array
-    behind an argument, no access counted (red team, stop 37: tiled_matmul 7 -> 10, histogram 0 -> 8)."""
-
-    def __init__(self, real, fake, kernel: str):
-        super().__init__(real.__name__)
-        for k, v in (("_real", real), ("_fake", fake), ("_kernel", kernel)):
-            object.__setattr__(self, k, v)
-
-    def __setattr__(self, name, value):
-        # a kernel cannot store on a library module: ``np.tally = st`` on the (one, cached) view
-        # carried a board between simulated threads (red team, stop 38: histogram 0 -> 8)
-        raise KernelFault(
-            f"{self._kernel} sets `{self.__name__}.{name}`: a kernel cannot store on a module (numba compiles "
-            "no such thing; keep values in local variables, shared or global arrays)",
-            "global",
-        )
-
-    def __delattr__(self, name):
-        self.__setattr__(name, None)
-
-    def __getattr__(self, name):
-        value = _kernel_view(getattr(self._real, name), self._fake, self._kernel, f"{self.__name__}.{name}")
-        object.__setattr__(self, name, value)  # kept once accepted: a kernel reads np.float32 in every thread's loop
-        return value
-
-
-def _kernel_view(value, fake, kernel: str, label: str):
-    """``value`` as the kernel ``kernel`` may hold it (a global, a closure's, a default, a library
-    module's attribute): the fake for numba.cuda, a _LibraryView for a library module."""
-    if _is_cuda_module(value):
-        return fake
-    if type(value) is tuple:
-        return tuple(_kernel_view(x, fake, kernel, label) for x in value)
-    if type(value) is types.ModuleType:
-        if value is not builtins and _library_module(value):
-            return _LibraryView(value, fake, kernel)
-    elif _constant(value) or (type(value) is np.ufunc and _genuine(type(value))):
-        return value
-    raise KernelFault(
-        f"{kernel} reads `{label}`, {_kind(value)}: numba compiles no such thing in a kernel (a kernel "
-        "uses cuda's, math's and numpy's functions, numbers and types, and device functions)",
-        "global",
-    )
-
-
-def _kind(value) -> str:
-    if isinstance(value, types.ModuleType):
-        return f"the module {getattr(value, '__name__', '?')}"
-    return f"a {type(value).__name__}"
+# the kernel the simulator runs: the cell's, as numba compiles it
 
 
 def python_function(kernel) -> Callable:
@@ -217,98 +156,62 @@ def _is_cuda_module(v) -> bool:
     return isinstance(v, types.ModuleType) and v.__name__.endswith("cuda") and "numba" in v.__name__
 
 
-def _rebind(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.FunctionType:
-    """A copy of ``fn`` whose globals see the fake ``cuda`` (device functions rebound too)."""
+@functools.cache
+def _numba_types() -> dict:
+    import numba
+    from numba.core import types as numba_types
+
+    return {k: v for k, v in vars(numba).items() if isinstance(v, numba_types.Type)}
+
+
+def _numba_for(fake: FakeCuda) -> types.ModuleType:
+    """``numba`` as a kernel sees it: its types, and the simulator's ``cuda``."""
+    m = types.ModuleType("numba")
+    vars(m).update(_numba_types(), cuda=fake, types=importlib.import_module("numba.types"))
+    return m
+
+
+def _kernel(fn: types.FunctionType, fake: FakeCuda, source: tuple[str, str] | None):
+    """(the function to run, what the kernel may read). Grading passes the cell's text: the kernel
+    is then the cell's top-level ``@cuda.jit`` def of that name, made from the text with the globals
+    numba compiles it with (ch13lib._cuda_source), whatever the cell's objects became while it ran.
+    A notebook's self-check finds the text of the cell that defined the kernel; a kernel with no
+    such text (made in a function, in a test) runs with its own globals, ``cuda`` the simulator's."""
+    text = filename = None
+    if source is not None:
+        text, filename = source
+    else:
+        try:
+            text, filename = cell_source(fn), fn.__code__.co_filename
+        except ValueError:
+            text = None
+    if text is not None:
+        src = kernel_source(text, filename)
+        if fn.__name__ in src.kernels.values():
+            return src.namespace(fake, _numba_for(fake))[fn.__name__], src
+        if source is not None:
+            raise KernelFault(
+                f"`{fn.__name__}` is not a kernel defined with @cuda.jit at the top of the cell: the grading "
+                "runs the cell's kernels as numba compiles them from the cell's text",
+                "config",
+            )
+    return _with_fake(fn, fake, {}), None
+
+
+def _with_fake(fn: types.FunctionType, fake: FakeCuda, memo: dict) -> types.FunctionType:
+    """A copy of ``fn`` whose globals see the simulator's ``cuda`` (its device functions too)."""
     if fn in memo:
         return memo[fn]
     g = dict(fn.__globals__)
-    _check_captured(fn, g)
-    # modules (and tuples holding them) in its closure and defaults are seen through views too
-    closure = tuple(
-        types.CellType(_kernel_view(closure_value(c), fake, fn.__name__, name))
-        if _holds_module(closure_value(c))
-        else c
-        for name, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())
-    )
-    defaults = fn.__defaults__ and tuple(
-        _kernel_view(d, fake, fn.__name__, "a default") if _holds_module(d) else d for d in fn.__defaults__
-    )
-    new = types.FunctionType(fn.__code__, g, fn.__name__, defaults, closure or None)
-    new.__kwdefaults__ = fn.__kwdefaults__ and {
-        k: _kernel_view(d, fake, fn.__name__, "a default") if _holds_module(d) else d
-        for k, d in fn.__kwdefaults__.items()
-    }
-    memo[fn] = new
-    used = code_global_names(fn.__code__)  # what it names: another kernel of the cell is not checked here
-    for k, v in [(k, v) for k, v in g.items() if k in used]:
-        if _holds_module(v):
-            g[k] = _kernel_view(v, fake, fn.__name__, k)
-        elif not isinstance(v, type) and (hasattr(v, "py_func") or type(v).__name__ == "FakeCUDAKernel"):
-            try:
-                device_fn = python_function(v)
-            except KernelFault:
-                continue
-            g[k] = _rebind(device_fn, fake, memo)
+    memo[fn] = new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    for k, v in list(g.items()):
+        if _is_cuda_module(v):
+            g[k] = fake
+        elif k == "numba" and isinstance(v, types.ModuleType):
+            g[k] = _numba_for(fake)
+        elif not isinstance(v, type) and isinstance(getattr(v, "py_func", None), types.FunctionType):
+            g[k] = _with_fake(v.py_func, fake, memo)
     return new
-
-
-_PLAIN_CONSTANTS = (int, float, complex, str, bool, type(None))
-
-
-def _holds_module(v) -> bool:
-    """A module, or a tuple with one at any depth (what _constant lets a kernel capture)."""
-    return type(v) is types.ModuleType or (type(v) is tuple and any(_holds_module(x) for x in v))
-
-
-def _genuine(cls) -> bool:
-    """A class found under its own name in the module it names (no impostor claiming numba's)."""
-    module = sys.modules.get(getattr(cls, "__module__", None) or "")
-    obj = module
-    for part in (getattr(cls, "__qualname__", "") or "?").split("."):
-        obj = getattr(obj, part, None)
-    return obj is cls
-
-
-_TOP_MODULES = {"math": math, "cmath": cmath, "numpy": np, "builtins": builtins}  # as this module found them
-_SITE = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))  # numba sits beside numpy
-
-
-def _library_module(v) -> bool:
-    """math, cmath, numpy, numba and their submodules, the very objects (a submodule as its genuine
-    parent's attribute; the grading subject reports any attribute a cell adds to these libraries);
-    a module the cell makes or registers is none of these."""
-    name = getattr(v, "__name__", None)
-    if type(v) is not types.ModuleType or type(name) is not str:
-        return False
-    top, _, rest = name.partition(".")
-    root = _TOP_MODULES.get(top)
-    if root is None and top == "numba":
-        numba = sys.modules.get("numba")
-        spec = getattr(numba, "__spec__", None)
-        if numba is not None and os.path.dirname(os.path.dirname(str(getattr(spec, "origin", "")))) == _SITE:
-            root = numba
-    obj = root
-    for part in rest.split(".") if rest else ():
-        obj = getattr(obj, part, None)
-    return obj is not None and obj is v
-
-
-# The builtins a kernel may call or name: those numba's CUDA target compiles (and a few harmless
-# ones), and the exception classes (``raise`` compiles). getattr, vars, type, object... read what a
-# kernel's arguments hold besides their elements.
-_KERNEL_BUILTINS = frozenset(
-    "abs bool complex divmod enumerate float int isinstance iter len max min next pow print range "
-    "round slice tuple zip".split()
-) | {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
-_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"})
-# numba compiles no attribute store in a CUDA kernel. The simulator's arrays had public slots
-# (``bins.dtype = [0] * n``): one object per argument for the whole launch, so a Python list there
-# was a board every thread counted into unseen (red team, stop 39: histogram 0 -> 8, tiled_matmul
-# 1 -> 10 with a cache of A and B across blocks).
-_ATTRIBUTE_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
-# str.format's fields read attributes and items in C: "{0._arr[3]}".format(A), with the name built
-# at run time, read the raw array behind A (red team, stop 37). numba formats no string in a kernel.
-_FORMATTING = frozenset({"format", "format_map", "vformat"})
 
 
 def _codes(code: types.CodeType):
@@ -317,168 +220,6 @@ def _codes(code: types.CodeType):
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             yield from _codes(const)
-
-
-@functools.lru_cache(maxsize=1024)
-def _code_facts(code: types.CodeType) -> tuple[str | None, str | None, tuple[str, ...]]:
-    """(the first private, special or formatting attribute ``code`` or its nested code names, or None;
-    the first attribute it stores or deletes, or None; the global names it loads), read once per code
-    object: a kernel is launched many times."""
-    private, stored, loaded = None, None, []
-    for c in _codes(code):
-        for ins in dis.get_instructions(c):
-            name = ins.argval
-            if ins.opname in _ATTRIBUTE_OPS and type(name) is str:
-                if private is None and (name.startswith("_") or name in _FORMATTING):
-                    private = name
-                if stored is None and ins.opname in _ATTRIBUTE_STORES:
-                    stored = name
-            elif ins.opname == "LOAD_GLOBAL" and type(name) is str:
-                loaded.append(name)
-    return private, stored, tuple(dict.fromkeys(loaded))
-
-
-def _check_code(fn: types.FunctionType, g: dict) -> None:
-    """numba compiles attribute accesses only on what it types (an array's shape, size, ndim and
-    dtype, cuda's, math's, numpy's): never a private or a special one, and no builtin that reaches
-    into an object. A kernel that read ``A._arr``, or ``A.__getstate__()``, held the simulator's raw
-    array and its records, where no access was counted, checked or attributed to a thread: naive
-    kernels at full marks, a forged writer map (red team, stop 36)."""
-    private, stored, loaded = _code_facts(fn.__code__)
-    if stored is not None:
-        raise KernelFault(
-            f"{fn.__name__} sets `.{stored}`: numba compiles no attribute store in a kernel (an array, "
-            "cuda and the thread's indices are read-only to it). Keep values in local variables, "
-            "shared or global arrays",
-            "global",
-        )
-    if private in _FORMATTING:
-        raise KernelFault(
-            f"{fn.__name__} uses `.{private}`: numba formats no string in a kernel (and a format field "
-            "reads any attribute of its argument). A kernel reads and writes its arrays only by index",
-            "global",
-        )
-    if private is not None:
-        raise KernelFault(
-            f"{fn.__name__} uses `.{private}`: numba compiles no private or special attribute in a "
-            "kernel. A kernel reads and writes its arrays only by index (and reads their shape, "
-            "size, ndim, dtype)",
-            "global",
-        )
-    for name in loaded:  # a global of the cell's own name is judged by its value (_constant)
-        if name not in g and name in builtins.__dict__ and name not in _KERNEL_BUILTINS:
-            raise KernelFault(
-                f"{fn.__name__} calls `{name}`, a Python builtin numba does not compile in a kernel "
-                f"(it compiles {', '.join(sorted(n for n in _KERNEL_BUILTINS if n[0].islower()))})",
-                "global",
-            )
-
-
-def _constant(v) -> bool:
-    """What numba lets a kernel read from a global, a closure or a default: modules, numbers, strings,
-    types, builtin functions, device functions and tuples of these. A global numpy array it freezes
-    into the kernel when it first compiles it; a list, dict or other object it does not compile at
-    all. Exact types only, and only the libraries' own modules, classes and functions: a class
-    attribute, a module the cell made, an int subclass with attributes or a bound list.copy held A
-    and B for a naive kernel that counted no reads (red team, stop 34)."""
-    t = type(v)
-    if t in _PLAIN_CONSTANTS:
-        return True
-    if t is tuple:
-        return all(_constant(x) for x in v)
-    if t is types.ModuleType:
-        return v is not builtins and _library_module(v)
-    if isinstance(v, (np.number, np.bool_, np.dtype)):
-        return t.__module__.split(".")[0] == "numpy" and _genuine(t)
-    if isinstance(v, type):
-        if v.__module__ == "builtins":
-            return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
-        # numpy's scalar types (np.float32(x)) only: a class's attributes are read unchecked, and
-        # numba.core.utils.ConfigOptions.OPTIONS, a plain dict on a genuine numba class, was a
-        # board every thread and launch shared (red team, stop 39: histogram 0 -> 8)
-        return v.__module__.split(".")[0] == "numpy" and issubclass(v, np.generic) and _genuine(v)
-    if t is types.BuiltinFunctionType:  # math.sqrt, min: their __self__ is their module
-        if v.__self__ is builtins:
-            return getattr(builtins, v.__name__, None) is v and v.__name__ in _KERNEL_BUILTINS
-        return v.__self__ is None or _library_module(v.__self__)
-    # numba's own objects that a kernel compiles: its types (float32) and a device function's
-    # dispatcher, genuinely numba's; not any numba object: ``numba.extending.as_numba_type.lookup``
-    # is a plain dict that every thread shared as a board (red team, stop 38: histogram 0 -> 8)
-    if not (t.__module__.split(".")[0] == "numba" and _genuine(t)):
-        return False
-    from numba.core import types as numba_types
-
-    return isinstance(v, numba_types.Type) or hasattr(v, "py_func")
-
-
-# What each kernel (and device function) read from its globals, closure and defaults at its first
-# launch in this process. numba compiles a kernel once and freezes those values into it; a kernel
-# whose global flag the launcher flipped around its own launch computed nothing there and the
-# right answer when run alone (red team, stop 35: histogram, dot_reduction, tiled_matmul at full
-# marks with the work done on the host).
-_FIRST_SEEN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _same(a, b) -> bool:
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if type(a) is tuple:
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    try:
-        return bool(a == b) or (a != a and b != b)  # NaN stays NaN
-    except Exception:  # noqa: BLE001 - a value that cannot say: not the same
-        return False
-
-
-def _device_functions(v):
-    """The device functions in a captured value: itself, or those in a tuple, at any depth."""
-    if type(v) is tuple:
-        for x in v:
-            yield from _device_functions(x)
-    elif not isinstance(v, type) and (hasattr(v, "py_func") or type(v).__name__ == "FakeCUDAKernel"):
-        try:
-            yield python_function(v)
-        except KernelFault:
-            return
-
-
-def _check_captured(fn: types.FunctionType, g: dict, seen: set | None = None) -> None:
-    """A kernel reads its data from its arguments, where every access is checked and counted. One
-    that read A and B from a list the launcher filled counted no global reads and a copy of C could
-    pass as its result, on a simulator where numba would not compile it (red team, stop 33). Every
-    device function it can reach (a global, in a closure, a default, a tuple) is held to the same:
-    one in a closure or a tuple ran unchecked (red team, stop 36)."""
-    seen = set() if seen is None else seen
-    if fn in seen:
-        return
-    seen.add(fn)
-    _check_code(fn, g)
-    captured = [(n, g[n]) for n in sorted(code_global_names(fn.__code__)) if n in g]
-    captured += [(n, closure_value(c)) for n, c in zip(fn.__code__.co_freevars, fn.__closure__ or ())]
-    captured += [(f"a default ({d!r:.20})", d) for d in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())]
-    first = _FIRST_SEEN.setdefault(fn, dict(captured))
-    for name, value in captured:
-        if name in first and not _same(first[name], value):
-            raise KernelFault(
-                f"{fn.__name__} reads `{name}`, which was {first[name]!r:.40} at its first launch and is "
-                f"{value!r:.40} now: numba compiles a kernel once, with the global values it saw then, so "
-                "on a GPU this launch would still see the old value. Pass a value that changes as an argument",
-                "global",
-            )
-        for device_fn in _device_functions(value):
-            _check_captured(device_fn, dict(device_fn.__globals__), seen)
-        if not _constant(value):
-            kind = "a numpy array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
-            if isinstance(value, types.FunctionType):
-                kind = "a Python function, not a device function (@cuda.jit(device=True)),"
-            raise KernelFault(
-                f"{fn.__name__} reads `{name}`, {kind} it did not get as an argument: a CUDA kernel reads "
-                "its data from its arguments (numba freezes a global array into the kernel when it first "
-                "compiles it, and compiles no list, dict or other object). Pass it as an argument",
-                "global",
-            )
 
 
 def _uses_syncthreads(fn) -> bool:
@@ -563,6 +304,8 @@ class _Launch:
         self.log_arrays: dict = {}  # id of an array's bookkeeping -> index into log_names
         self.log_names: list = []  # [name, space, block of first access, size]
         self.bad_index = None  # (array name, index) of an out-of-bounds access
+        self.dynamic_shared = 0  # bytes: what cuda.shared.array(0, dtype) holds
+        self.source = None  # the cell's KernelSource, when the kernel was made from it
 
     def accesses(self) -> dict:
         """The access log as plain data (ch13lib/pictures.py draws it)."""
@@ -667,16 +410,28 @@ def launch(
     readonly: Sequence[int] = (),
     limits: dict[int, int] | None = None,
     ndim: int | None = None,
+    dynamic_shared: int = 0,
+    source: tuple[str, str] | None = None,
+    ran: list | None = None,
 ) -> LaunchRecord:
     """Run ``kernel[griddim, blockdim](*args)`` on the checking simulator.
 
     ``readonly``: positions of the arguments the kernel must not write (its inputs).
     ``limits``: position -> logical length n of a 1-D argument (accesses at >= n are faults).
+    ``dynamic_shared``: bytes of dynamic shared memory (the launch's fourth parameter), what
+    ``cuda.shared.array(0, dtype)`` holds.
+    ``source``: the cell's (text, file name) when grading: the kernel run is the cell's, as numba
+    compiles it (:func:`_kernel`). ``ran``: gets (kernel, argument types) of this launch, what
+    the judge has numba compile.
     numpy arrays (and numba simulator device arrays) are checked and written in place.
     Raises KernelFault with the first fault found; returns the LaunchRecord otherwise.
     """
     fn = python_function(kernel)
     g, b = normalize_dims(griddim, blockdim)
+    if isinstance(dynamic_shared, bool) or not isinstance(dynamic_shared, (int, np.integer)) or dynamic_shared < 0:
+        raise KernelFault(
+            f"the launch's fourth parameter is the bytes of dynamic shared memory, got {dynamic_shared!r}", "config"
+        )
     if ndim is None:
         ndim = (
             1
@@ -694,21 +449,45 @@ def launch(
             "config",
         )
     params = _kernel_params(fn)
-    if len(params) != len(args) and not fn.__code__.co_flags & 0x04:
+    if len(params) != len(args) or fn.__code__.co_flags & (0x04 | 0x08):
         raise KernelFault(
-            f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}) but was launched with {len(args)}",
+            f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}) but was launched with {len(args)}"
+            + (
+                " (a kernel's parameters are named one by one: numba compiles no *args)"
+                if fn.__code__.co_flags & 0x0C
+                else ""
+            ),
             "config",
         )
     with _launch_lock:
-        return _launch(fn, g, b, ndim, list(args), params, set(readonly), limits or {})
+        return _launch(
+            fn, g, b, ndim, list(args), params, set(readonly), limits or {}, int(dynamic_shared), source, ran
+        )
 
 
-def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
+def _arg_type(a, name: str) -> dict:
+    """An argument's type as numba types it at a launch: an array's dtype, dimensions and layout,
+    or a number's dtype."""
+    if isinstance(a, np.ndarray):
+        layout = "C" if a.flags.c_contiguous else "F" if a.flags.f_contiguous else "A"
+        return {"dtype": a.dtype.name, "ndim": a.ndim, "layout": layout}
+    if isinstance(a, np.generic):
+        return {"dtype": a.dtype.name, "ndim": 0}
+    for t, dtype in ((bool, "bool"), (int, "int64"), (float, "float64"), (complex, "complex128")):
+        if isinstance(a, t):
+            return {"dtype": dtype, "ndim": 0}
+    raise KernelFault(
+        f"the kernel's argument `{name}` is a {type(a).__name__}: a kernel takes arrays and numbers", "config"
+    )
+
+
+def _launch(fn, g, b, ndim, args, params, readonly, limits, dynamic_shared, source, ran) -> LaunchRecord:
     writers = {}
     wrapped = []
     copy_back = []  # (device array, host copy): real GPU arrays are simulated on a host copy
+    arg_types = []
     for pos, a in enumerate(args):
-        name = params[pos] if pos < len(params) else f"arg{pos}"
+        name = params[pos]
         host = getattr(a, "_ary", None) if type(a).__name__ == "FakeCUDAArray" else None
         if host is not None:
             a = host
@@ -716,23 +495,27 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
             host = _to_host(a)
             copy_back.append((a, host))
             a = host
+        arg_types.append(_arg_type(a, name))
         if isinstance(a, np.ndarray) and a.ndim > 0:
             w = [-1] * a.size
             writers[name] = (w, a.shape)
             wrapped.append(SimArray(a, name, "global", readonly=pos in readonly, limit=limits.get(pos), writer=w))
         else:
             wrapped.append(a)
+    if ran is not None:
+        ran.append([fn.__name__, arg_types])
     suspendable = _uses_syncthreads(fn)
     for attempt in range(2):
         launch = _Launch(None, g, b, ndim)
         launch.suspendable = suspendable
+        launch.dynamic_shared = dynamic_shared
         fake = FakeCuda(launch)
         launch.args = tuple(wrapped)
         for w, _ in writers.values():
             w[:] = [-1] * len(w)
         stats: list[ThreadStats] = []
         try:
-            launch.fn = _rebind(fn, fake, {})
+            launch.fn, launch.source = _kernel(fn, fake, source)
             with np.errstate(all="ignore"):
                 _run_grid(launch, g, b, stats)
             break
@@ -752,7 +535,7 @@ def _launch(fn, g, b, ndim, args, params, readonly, limits) -> LaunchRecord:
         stats,
         {k: np.array(w, np.int64).reshape(shape) for k, (w, shape) in writers.items()},
         list(launch.shared.values()),
-        {params[p] if p < len(params) else f"arg{p}": w._arr for p, w in enumerate(wrapped) if isinstance(w, SimArray)},
+        {params[p]: w._arr for p, w in enumerate(wrapped) if isinstance(w, SimArray)},
     )
 
 
@@ -806,6 +589,13 @@ def _raise_thread_error(launch, t, e):
         raise launch.fault
     if isinstance(e, (KernelFault, NotImplementedError)):
         raise e
+    if type(e) is NameError and launch.source is not None and e.name:
+        raise KernelFault(
+            f"{t.where()} reads `{e.name}`, which a kernel cannot read: {launch.source.why_unreadable(e.name)}. "
+            "A kernel reads its arguments, cuda's, math's and numpy's functions and types, the cell's device "
+            "functions (@cuda.jit(device=True)) and constants the cell assigns from literals",
+            "global",
+        )
     raise KernelFault(f"{t.where()} raised {type(e).__name__}: {e}", "exception").with_traceback(e.__traceback__)
 
 

@@ -162,6 +162,16 @@ def not_defined(name: str, cell: str, needs: str = "") -> str:
     return f"`{name}` is not defined in the {cell} cell" + (f" ({needs})" if needs else "")
 
 
+def expected_got(want: str, got: str, hidden: bool) -> str:
+    """ "expected W, got G" for a public case; for a case whose inputs are hidden (a relayed case's,
+    graders/_hidden.py) its expected values stay hidden too: only what the cell returned."""
+    return (
+        f"got {got} (this case's inputs are hidden, and so is the value it expects)"
+        if hidden
+        else f"expected {want}, got {got}"
+    )
+
+
 def cell_source(obj) -> str:
     """The whole notebook cell (as last run) that defined the class or function ``obj``."""
     funcs = []

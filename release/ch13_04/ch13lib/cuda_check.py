@@ -103,11 +103,11 @@ SENTINEL = -7  # what the grader puts in output cells a kernel must not touch
 SUBJECT_API = ("subject_config", "subject_launcher", "subject_kernel", "subject_as_is")
 
 
-def remote(run) -> Ask:
+def remote(run, admit=None) -> Ask:
     """Observe the answer cell where it runs: ``run(harness, **case)`` is the grader's ``answer.run``,
     which runs ``subject_<op>`` of this module (``SUBJECT_API``) in the grading subject and returns
-    its plain data."""
-    return Ask(lambda op, **case: run(f"{__name__}:subject_{op}", **case))
+    its plain data; ``admit`` judges each observation first (:class:`Ask`)."""
+    return Ask(lambda op, **case: run(f"{__name__}:subject_{op}", **case), admit)
 
 
 def vec_inputs(n: int, dtype="float32") -> tuple[np.ndarray, np.ndarray]:
@@ -140,6 +140,18 @@ def _first_diff(got: np.ndarray, want: np.ndarray) -> str:
 
 def _same(got, want: np.ndarray) -> bool:
     return got is not None and got.shape == want.shape and np.array_equal(got, want)
+
+
+def _writers(launch: dict, shape, kernel_name: str, what: str, call: str) -> np.ndarray:
+    """Which thread wrote each element of a launch's output. A check that cannot tell fails: it
+    never passes a launch it did not see."""
+    out = launch.get("writers")
+    if not isinstance(out, np.ndarray) or out.ndim != len(shape):
+        raise CheckFailed(
+            f"could not tell which thread of {kernel_name} wrote each element of {what}: a kernel names "
+            "its parameters one by one and writes its output through them" + _replay(call)
+        )
+    return out
 
 
 def _unwritten(writer: np.ndarray, limit=None) -> str:
@@ -293,8 +305,8 @@ def check_vec_add_results(
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     if device == "cpu":
         for item in launches:
-            out = item.get("writers")
-            if out is not None and out.shape == (n,):
+            out = _writers(item, (n,), kernel_name, "its third argument c (length n)", call)
+            if out.shape == (n,):
                 miss = _unwritten(out)
                 if miss:
                     if blocks is None:
@@ -549,8 +561,8 @@ def check_matmul_results(
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     first = launches[0] if launches else None
     if first is not None:
-        out = first.get("writers")
-        if out is not None and out.shape == (m, n):
+        out = _writers(first, (m, n), kernel_name, "its third argument C (m x n)", call)
+        if out.shape == (m, n):
             miss = _unwritten(out)
             if miss:
                 raise CheckFailed(
@@ -959,8 +971,10 @@ def check_dot(
                 f"in shared memory, in a tree with cuda.syncthreads() (not one thread looping over them)"
                 + _replay(call)
             )
+        if device == "cpu":
+            _writers(item, (blocks,), kernel_name, "its third argument partial", call)
         w, part = item.get("writers"), item.get("out")
-        if device == "cpu" and w is not None and part is not None and w.ndim == 1 and len(w) >= blocks:
+        if device == "cpu" and part is not None and w.ndim == 1 and len(w) >= blocks:
             for k in range(blocks):
                 lo, hi = k * want_tpb, min(n, (k + 1) * want_tpb)
                 tail = PREFILLED if item.get("prefilled") else ""

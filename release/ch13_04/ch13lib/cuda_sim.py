@@ -101,8 +101,11 @@ class Spy:
         readonly: Sequence[int] = (),
         limits: dict[int, int] | None = None,
         outputs: Sequence[int] = (),
+        source: tuple[str, str] | None = None,
     ) -> None:
         self.kernel, self.name, self.mode = kernel, name, mode
+        self.source = source  # the cell's (text, file name): its kernels run as numba compiles them
+        self.ran: list = []  # [kernel, argument types] of each simulated launch, replays included
         self.readonly, self.limits, self.outputs = tuple(readonly), limits, tuple(outputs)
         self.launches: list = []
         self.raw_configs: list = []
@@ -111,6 +114,7 @@ class Spy:
         # kernel alone gave it from zeros): see _own_outputs
         self._made: dict = {}
         self.prefilled: list[bool] = []  # per launch: an output held what the kernel did not make
+        self._shared = 0  # the current launch's dynamic shared memory, in bytes
 
     def handle(self):
         """What the launcher finds in place of its kernel: ``kernel[griddim, blockdim](*args)``,
@@ -176,7 +180,8 @@ class Spy:
                 self.launches.append((g, b, None))
                 return self.kernel[config](*args)
             before = [_host_copy(a) for a in args]
-            record = launch(self.kernel, griddim, blockdim, args, readonly=self.readonly, limits=self.limits)
+            self._shared = config[3] if len(config) == 4 else 0
+            record = self._run(griddim, blockdim, args)
             prefilled = self._own_outputs(griddim, blockdim, args, before, record)
         except KernelFault as e:
             self.fault = self.fault or e
@@ -184,6 +189,19 @@ class Spy:
         self.launches.append((g, b, _snapshot(record)))
         self.prefilled.append(prefilled)
         return None
+
+    def _run(self, griddim, blockdim, args) -> LaunchRecord:
+        return launch(
+            self.kernel,
+            griddim,
+            blockdim,
+            args,
+            readonly=self.readonly,
+            limits=self.limits,
+            dynamic_shared=self._shared,
+            source=self.source,
+            ran=self.ran,
+        )
 
     def _own_outputs(self, griddim, blockdim, args, before, record) -> bool:
         """Make the record's output arrays what the kernel makes of the launcher's own inputs on
@@ -210,7 +228,7 @@ class Spy:
                 start[p].copy() if p in start else a if before[p] is None else before[p].copy()
                 for p, a in enumerate(args)
             ]
-            alone = launch(self.kernel, griddim, blockdim, again, readonly=self.readonly, limits=self.limits)
+            alone = self._run(griddim, blockdim, again)
             _same_work(self.name, record, alone, params, outs)
             own = {p: again[p] for p in outs}
         changed = False

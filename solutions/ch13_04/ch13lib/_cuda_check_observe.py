@@ -15,6 +15,9 @@ import numpy as np
 from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
 
 REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
+# A kernel launched here directly gets the shared memory any block may use without opting in, so
+# one that sizes its array by the launch (cuda.shared.array(0, dtype)) runs as its launcher runs it.
+DIRECT_SHARED_BYTES = 48 * 1024
 ARRAY_CAP = 16 * 2**20  # bytes: a bigger array is reported by shape and dtype only (no case needs one)
 # dtypes an observation sends back as arrays (the others are reported by name only)
 SENDABLE = frozenset(  # kit/wire.py's dtypes less bfloat16, which numpy lacks
@@ -43,9 +46,10 @@ def _replay(call: str) -> str:
     return f"\nReplay it: {head}{call}"
 
 
-def _fault_failed(e: KernelFault, replay: str) -> CheckFailed:
+def _fault_failed(e: KernelFault, replay: str, ran: list) -> CheckFailed:
     failed = CheckFailed(f"{e.message}{_replay(replay)}")
     failed.accesses = getattr(e, "accesses", None)
+    failed.kernels = ran  # the kernels run up to the fault: the judge compiles them first
     return failed
 
 
@@ -139,9 +143,9 @@ def _spied(launch_fn, kernel_name: str, spy: Spy, args, replay: str):
         with spying(launch_fn, kernel_name, spy):
             result = launch_fn(*args)
     except KernelFault as e:
-        raise _fault_failed(e, replay) from None
+        raise _fault_failed(e, replay, spy.ran) from None
     if spy.fault is not None:  # a fault the launcher caught and swallowed
-        raise _fault_failed(spy.fault, replay)
+        raise _fault_failed(spy.fault, replay, spy.ran)
     return result
 
 
@@ -163,17 +167,21 @@ def observe_launcher(
     readonly=(0, 1),
     out_pos: int = 2,
     stats: bool = False,
+    source: tuple[str, str] | None = None,
 ) -> dict:
     """``ns.<launcher>(*args)`` with its kernel run on the checking simulator (cpu) or for real (gpu):
-    the input arrays afterwards, what it returned, and its launches."""
+    the input arrays afterwards, what it returned, its launches, and the kernels the simulator ran
+    with their argument types (``source``: the cell's text, the kernels' only source when grading)."""
     args = tuple(args)
-    spy = Spy(None, kernel_name, "check" if device == "cpu" else "pass", readonly=tuple(readonly), outputs=(out_pos,))
+    mode = "check" if device == "cpu" else "pass"
+    spy = Spy(None, kernel_name, mode, readonly=tuple(readonly), outputs=(out_pos,), source=source)
     c = _spied(_lookup(ns, launcher), kernel_name, spy, args, replay)
     inputs = [a for a in args if isinstance(a, np.ndarray)]
     return {
         "inputs": [_array(a) for a in inputs],
         "result": _describe(c, inputs),
         "launches": _launches(spy, out_pos, stats),
+        "kernels": spy.ran,
     }
 
 
@@ -190,21 +198,34 @@ def observe_kernel(
     limits=None,
     out_pos: int = 2,
     stats: bool = False,
+    source: tuple[str, str] | None = None,
 ) -> dict:
     """``ns.<kernel_name>[griddim, blockdim](*args)`` directly: the array arguments afterwards, and on
     the checking simulator which thread wrote each element of the argument at ``out_pos`` (and, with
-    ``stats``, each thread's memory traffic)."""
+    ``stats``, each thread's memory traffic), and the kernel run with its argument types."""
     kernel = _lookup(ns, kernel_name)
     args = tuple(args)
     if device == "cpu":
+        ran: list = []
         try:
-            rec = launch(kernel, griddim, blockdim, args, readonly=tuple(readonly), limits=limits)
+            rec = launch(
+                kernel,
+                griddim,
+                blockdim,
+                args,
+                readonly=tuple(readonly),
+                limits=limits,
+                dynamic_shared=DIRECT_SHARED_BYTES,
+                source=source,
+                ran=ran,
+            )
         except KernelFault as e:
-            raise _fault_failed(e, replay) from None
+            raise _fault_failed(e, replay, ran) from None
         w = rec.writers.get(_param_name(kernel, out_pos))
         return {
             "args": [_array(a) for a in args if isinstance(a, np.ndarray)],
             "writers": None if w is None else _array(w.astype(np.int32)),
+            "kernels": ran,
             **({"stats": _stats(rec)} if stats else {}),
         }
     import cupy as cp
@@ -228,17 +249,24 @@ OBSERVE = {"config": observe_config, "launcher": observe_launcher, "kernel": obs
 
 
 class Ask:
-    """Where a check's observations run: ``ask(op, **case)`` -> the plain data of ``observe_<op>``."""
+    """Where a check's observations run: ``ask(op, **case)`` -> the plain data of ``observe_<op>``.
+    ``admit(op, case, obs)``, where given, judges an observation before any check reads it (the
+    grading's compile check of the kernels it ran) and raises CheckFailed to refuse it."""
 
-    def __init__(self, observe) -> None:
+    def __init__(self, observe, admit=None) -> None:
         self._observe = observe
+        self._admit = admit
 
     def __call__(self, op: str, **case) -> dict:
         obs = self._observe(op, **case)
         if type(obs) is dict and type(obs.get("fault")) is dict:  # a fault seen where the cell runs
+            if self._admit is not None and type(obs["fault"].get("kernels")) is list:
+                self._admit(op, case, obs["fault"])  # a kernel numba refuses: that is the reason
             failed = CheckFailed(str(obs["fault"].get("message", "")))
             failed.accesses = obs["fault"].get("accesses") if type(obs["fault"].get("accesses")) is dict else None
             raise failed
+        if self._admit is not None:
+            self._admit(op, case, obs)
         return obs
 
 
@@ -260,14 +288,18 @@ def _asked(target, name: str) -> Ask:
 
 
 def _sent(observe, cell, case) -> dict:
-    """An observation, or a fault the checking simulator found, as plain data with its access
-    record (the judge draws the picture)."""
+    """An observation, or a fault the checking simulator found, as plain data: its message, its
+    access record (the judge draws the picture) and the kernels run up to it."""
     try:
+        if observe in (observe_launcher, observe_kernel):
+            case = {**case, "source": (cell.source, cell.filename)}
         return observe(cell.module, **case)
     except CheckFailed as e:
-        if not e.accesses:
+        accesses = getattr(e, "accesses", None)
+        kernels = getattr(e, "kernels", None)
+        if not accesses and kernels is None:
             raise
-        return {"fault": {"message": str(e), "accesses": e.accesses}}
+        return {"fault": {"message": str(e), "accesses": accesses or None, "kernels": kernels}}
 
 
 def subject_config(cell, **case) -> dict:

@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from ch13lib.cell import not_defined, rank_copies
+from ch13lib.cell import expected_got, not_defined, rank_copies
 
 RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
@@ -137,8 +137,8 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
         bad = (~ok(g)).nonzero().flatten().tolist()
         i = bad[0]
         why = (
-            f"{len(bad)} of {case.numel} elements are wrong; the first at flat index {i}: expected "
-            f"{_fmt(exact[i], dtype)}, got {_fmt(g[i], dtype)}"
+            f"{len(bad)} of {case.numel} elements are wrong; the first at flat index {i}: "
+            f"{expected_got(_fmt(exact[i], dtype), _fmt(g[i], dtype), bool(case.key))}"
         )
         why += uneven_note(case).replace("\n", ". ")
     return f"{head}: {why}. Replay: {case.replay(fn_name)}"

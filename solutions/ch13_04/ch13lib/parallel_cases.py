@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ch13lib.cell import expected_got
+
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 LOSSES = {"mse": F.mse_loss, "cross_entropy": F.cross_entropy}
 
@@ -213,7 +215,8 @@ def pipeline_verdict(case: PipeCase, seen: dict, fn_name: str = "gpipe_step", re
                 k = bad[0]
                 why = (
                     f"{len(bad)} of {want.numel()} elements differ from one full-batch step of the whole model; "
-                    f"the first at flat index {k}: expected {float(want[k]):.6g}, got {float(got[k]):.6g}"
+                    f"the first at flat index {k}: "
+                    + expected_got(f"{float(want[k]):.6g}", f"{float(got[k]):.6g}", bool(case.key))
                 )
             return f"{head}: {what}.grad is wrong after the call: {why}. {replay}"
     returns = seen.get("returns")
@@ -237,7 +240,7 @@ def pipeline_verdict(case: PipeCase, seen: dict, fn_name: str = "gpipe_step", re
     if m > 1 and abs(got - want * m) <= 1e-4 * abs(want * m) + 1e-5:
         why = f"it is {m}× the mean loss: the micro-batch losses were summed, not averaged (scale each by 1/n_micro)"
     else:
-        why = f"expected {want:.6g} (loss_fn's mean over the whole batch), got {got:.6g}"
+        why = expected_got(f"{want:.6g} (loss_fn's mean over the whole batch)", f"{got:.6g}", bool(case.key))
     return f"{head}: the returned loss is wrong: {why}. {replay}"
 
 
@@ -541,7 +544,8 @@ def tp_verdict(case: TPCase, outputs: list, fn_name: str = "tp_mlp") -> str | No
             i = tuple(bad[0]) if bad else ()
             why = (
                 f"{len(bad)} of {want.numel()} elements are off (torch.allclose's default tolerances); the first at "
-                f"{i}: expected {float(want[i]):.8g}, got {float(out[i]):.8g}. Split W1 by columns (each rank its "
+                f"{i}: {expected_got(f'{float(want[i]):.8g}', f'{float(out[i]):.8g}', bool(case.key))}. Split W1 by "
+                f"columns (each rank its "
                 "own hidden units, gelu on them), W2 by rows, and sum the partial outputs"
             )
         return f"{head}'s output differs from the unsharded MLP: {why}. {replay}"
@@ -753,8 +757,9 @@ def zero_verdict(case: ZeroCase, per_rank: list, fn_name: str = "ZeroAdam", ref:
                 else:
                     k = int(diff.argmax())
                     why = (
-                        f"the largest difference is {float(diff.max()):.3g} at flat index {k} (expected "
-                        f"{float(want[k]):.12g}, got {float(got[k]):.12g}; allowed {tol:g})"
+                        f"the largest difference is {float(diff.max()):.3g} at flat index {k} ("
+                        f"{expected_got(f'{float(want[k]):.12g}', f'{float(got[k]):.12g}', bool(case.key))}; "
+                        f"allowed {tol:g})"
                     )
                     if case.dtype == "float64" and float(diff.max()) < 1e-5:
                         why += "; a float32 buffer for float64 parameters loses that much: keep the parameters' dtype"

@@ -228,8 +228,9 @@ def _zero_problem(cls, case: ZeroCase) -> str | None:
     moved = [(r, m) for r, m in enumerate(seen["moved"]) if m]
     if problem is None and moved:
         problem = (
-            f"{case.label()}: rank {moved[0][0]} replaced the storage of parameters {moved[0][1]} (p.data = ...): "
-            f"copy into them in place (with torch.no_grad(): p.copy_(...))"
+            f"{case.label()}: rank {moved[0][0]} changed the shape, dtype, device or requires_grad of parameters "
+            f"{moved[0][1]}: the model's parameters keep theirs; put the gathered values into them "
+            f"(p.copy_(...) under torch.no_grad(), or p.data = a view of the parameter's shape and dtype)"
         )
     return problem
 

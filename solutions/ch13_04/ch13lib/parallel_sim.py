@@ -273,8 +273,10 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
     W·⌈N/W⌉]: a mask over the W·c positions, an index of the own shard) up to W·c + c elements in
     all; ``bytes``, ``bytearray`` and ``array.array`` count their bytes in elements of the
     parameters' size, Python numbers in a container one each past 8 per container (``betas`` is not
-    state). Not counted: the parameters and their .grad (their own elements: a storage they are
-    views of counts the rest), the .grad of a Parameter of the optimizer's own (its gradient shard,
+    state). Not counted: the parameters and their .grad (the distinct elements they cover: a
+    storage they are views of counts the rest, so a flat buffer the parameters view, as FSDP's and
+    ``vector_to_parameters``' are, counts only its padding, and that padding up to W·c − N is
+    excused too), the .grad of a Parameter of the optimizer's own (its gradient shard,
     as ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
     one that shares a model parameter's storage, stop 34), and a few 0-d tensors (step counters,
     running powers of the betas: two per parameter and two more). What no referent leads to is
@@ -283,27 +285,50 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
     red team, stop 36). Python's text and numbers (``str``, ``int``, ``float``, ``complex``
     objects) count by their memory past ``PY_SCALARS_ALLOWANCE`` bytes in all."""
     model = {p.untyped_storage().data_ptr() for p in params}
-    # the parameters and their grads count their own elements out of their storages, not the rest
-    # of a storage they are views of (full moments behind a model .grad: red team, stop 35)
-    own_elements: dict = {}  # storage -> elements of parameters, their .grad and own shards' .grad in it
-    for t in list(params) + [p.grad for p in params if p.grad is not None]:
-        ptr = t.untyped_storage().data_ptr()
-        own_elements[ptr] = own_elements.get(ptr, 0) + t.numel()
-    counted = {id(p.grad) for p in params if p.grad is not None}
-    held: dict = {}  # storage (a data pointer, or ("py", id) for Python's own) -> (elements, is 0-d)
-    index_like: dict = {}  # bool and integer storages whose values are all positions: -> elements
     elsize = params[0].element_size() if params else 4
+    # The parameters and their grads are excused the distinct elements they cover in their storages,
+    # not the rest of a storage they are views of (full moments behind a model .grad, or beside the
+    # parameters in one flat buffer, count). Distinct positions, not numel: views that overlap, or
+    # an expanded (stride 0) .grad, cover few elements and excuse only those.
+    covers: dict = {}  # (storage, element size) -> [storage positions each tensor covers]
+
+    def cover(t) -> None:
+        if t.numel() > 4 * positions + 1024:  # no gradient is that large: it excuses nothing
+            return
+        try:  # (a sparse or nested tensor has no strides: it excuses nothing)
+            at = torch.full(t.shape, t.storage_offset(), dtype=torch.int64)
+            for dim, (size, stride) in enumerate(zip(t.shape, t.stride())):
+                shape = [1] * t.dim()
+                shape[dim] = size
+                at = at + torch.arange(size, dtype=torch.int64).reshape(shape) * stride
+            key = (t.untyped_storage().data_ptr(), t.element_size())
+        except (RuntimeError, TypeError, NotImplementedError):
+            return
+        covers.setdefault(key, []).append(at.reshape(-1))
+
+    held: dict = {}  # storage (a data pointer, or ("py", id) for Python's own) -> (elements, a lone 0-d)
+    index_like: dict = {}  # bool and integer storages whose values are all positions: -> elements
+    nbytes_of: dict = {}  # storage -> its bytes (what the parameters cover in it is a share of those)
     world = getattr(comm, "world_size", 1)  # the harness's comm (a test may pass none)
     positions = world * -(-sum(p.numel() for p in params) // world)  # W·c
+    for t in list(params) + [p.grad for p in params if p.grad is not None]:
+        cover(t)
+    counted = {id(p.grad) for p in params if p.grad is not None}
     np = sys.modules.get("numpy")  # arrays exist only if something imported numpy
     Node = torch.autograd.graph.Node
 
-    def storage(ptr, n, zero_d, values) -> None:
-        """A storage of ``n`` elements; ``values``: its values when it is no floating-point one."""
+    def storage(ptr, n, nbytes, zero_d, values) -> None:
+        """A storage of ``n`` elements and ``nbytes`` bytes; ``values``: its values when it is no
+        floating-point one. Index-like ones count their elements; any other at least its bytes in the
+        parameters' elements: a complex128 or int64 buffer in a float32 case holds two values an
+        element, one of them perhaps a parameter's (a strided view of it), the other a moment's."""
+        nbytes_of[ptr] = nbytes
         if values is not None and (values.dtype == torch.bool or bool(((values >= 0) & (values <= positions)).all())):
             index_like[ptr] = n
-        else:
-            held[ptr] = (n, zero_d)
+        else:  # (a storage reached twice, as an array and as a tensor, counts the larger)
+            units, before = max(n, nbytes // elsize), held.get(ptr)
+            one = zero_d and n == 1  # a 0-d tensor of its own: a step counter or a beta power
+            held[ptr] = (units, one) if before is None else (max(units, before[0]), one and before[1])
 
     visited = set()
     scalar_bytes = 0  # memory of the str, int, float and complex objects reached (PY_SCALARS_ALLOWANCE)
@@ -343,9 +368,9 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
                 base = base.base
             ptr, flat = base.__array_interface__["data"][0], base.reshape(-1)
             if base.size and base.dtype.kind in "fc":
-                storage(ptr, base.size, base.ndim == 0, None)
+                storage(ptr, base.size, base.nbytes, base.ndim == 0, None)
             elif base.size and base.dtype.kind in "biu":
-                storage(ptr, base.size, base.ndim == 0, torch.from_numpy(flat.astype(np.int64)))
+                storage(ptr, base.size, base.nbytes, base.ndim == 0, torch.from_numpy(flat.astype(np.int64)))
             elif base.size:  # objects, text, records: every element, and what an object array holds
                 held[ptr] = (max(base.size, base.nbytes // elsize), False)
                 if base.dtype.kind == "O":
@@ -354,6 +379,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
         elif isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):  # a storage with no tensor (stop 38)
             untyped = x if isinstance(x, torch.UntypedStorage) else x.untyped_storage()
             held[untyped.data_ptr()] = (untyped.nbytes() // elsize, False)
+            nbytes_of[untyped.data_ptr()] = untyped.nbytes()
         elif isinstance(x, (bytes, bytearray, array.array, memoryview)) or _buffer(x):
             held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)  # and mmap, any buffer (stop 38)
         elif isinstance(x, torch.Tensor):
@@ -361,15 +387,15 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             if isinstance(x, nn.Parameter) and x.grad is not None and ptr not in model:
                 # its own shard's gradient, as shard.grad: its elements, not the rest of a storage it
                 # is a view of (full moments beside it in one buffer scored 10/10, red team, stop 35)
-                g = x.grad.untyped_storage().data_ptr()
                 if id(x.grad) not in counted:
                     counted.add(id(x.grad))
-                    own_elements[g] = own_elements.get(g, 0) + x.grad.numel()
+                    cover(x.grad)
             if x.numel():
                 try:
                     whole = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage())
                     floating = x.is_floating_point() or x.is_complex()
-                    storage(ptr, whole.numel(), x.dim() == 0, None if floating else whole.detach().to("cpu"))
+                    nbytes = x.untyped_storage().nbytes()
+                    storage(ptr, whole.numel(), nbytes, x.dim() == 0, None if floating else whole.detach().to("cpu"))
                 except (RuntimeError, TypeError, NotImplementedError):  # sparse, nested...: all of it counts
                     held[("py", id(x))] = (x.numel(), False)
             todo.extend(getattr(x, "__dict__", {}).values())  # attributes set on a tensor
@@ -401,26 +427,43 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             # the iterable of an iterator, a partial's arguments, a cell's value...), and its class
             todo.extend(gc.get_referents(x))
             todo.append(type(x))
+    own_bytes: dict = {}  # storage -> its distinct bytes the parameters and gradients cover
+    for (ptr, size), ats in covers.items():
+        own_bytes[ptr] = own_bytes.get(ptr, 0) + torch.cat(ats).unique().numel() * size
+
+    def own(ptr, n) -> int:
+        """Of a storage's ``n`` counted elements, the share the parameters and gradients cover."""
+        whole = nbytes_of.get(ptr, 0)
+        return n * min(own_bytes.get(ptr, 0), whole) // whole if whole else 0
+
     allowed = positions + -(-positions // world)  # a mask over the W·c positions and an index of c
-    extra = sum(max(0, n - own_elements.get(ptr, 0)) for ptr, n in index_like.items()) - allowed
-    scalars, total = 2 * len(params) + 2, 0
+    extra = sum(n - own(ptr, n) for ptr, n in index_like.items()) - allowed
+    scalars, total, beside_params = 2 * len(params) + 2, 0, 0
     for ptr, (n, zero_d) in held.items():
-        if zero_d and n == 1 and scalars > 0:
+        if zero_d and scalars > 0:
             scalars -= 1
             continue
-        total += max(0, n - own_elements.get(ptr, 0))
+        total += n - own(ptr, n)
+        if ptr in model:
+            beside_params += n - own(ptr, n)
+    # a flat buffer of W·c that the parameters view holds them and the padding of the last shard
+    total -= min(beside_params, positions - sum(p.numel() for p in params))
     return total + max(0, extra) + max(0, scalar_bytes - PY_SCALARS_ALLOWANCE) // elsize
 
 
 def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | None = None) -> dict:
     """Rank ``r``'s run of the optimizer; ``given``: its inputs from the judge (rank_inputs)."""
     given = given or rank_inputs(case, r)
-    params = [nn.Parameter(t.to(device).clone()) for t in given["params"]]
-    ptrs = [p.data_ptr() for p in params]
+    # The model's Parameter objects: the judge feeds the gradients and reads the values through
+    # these, whatever the optimizer does with the list it is handed. Where their values live is the
+    # optimizer's choice (copied in place, p.data rebound as vector_to_parameters does, views into one
+    # flat buffer as FSDP's): the held-state walk counts whatever else such a storage holds.
+    params = tuple(nn.Parameter(t.to(device).clone()) for t in given["params"])
+    kept = [(p.shape, p.dtype, p.device, p.requires_grad) for p in params]
     hyper = {"lr": case.lr, "betas": tuple(case.betas), "eps": case.eps}
     # the contract's defaults are left to the class's own signature: a wrong default shows
     comm_before = dict(getattr(comm, "__dict__", {}))  # what the cell sets on comm counts as held
-    opt = cls(params, comm) if hyper == ZERO_DEFAULTS else cls(params, comm, **hyper)
+    opt = cls(list(params), comm) if hyper == ZERO_DEFAULTS else cls(list(params), comm, **hyper)
     steps = []
     for s in range(case.steps):
         for p, g in zip(params, (t.to(device) for t in given["grads"][s])):
@@ -431,8 +474,10 @@ def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | Non
     return {
         "steps": steps,
         "state_numel": n if type(n) is int else f"a {type(n).__name__}",
-        "held": _held_numel(opt, params, comm, comm_before),
-        "moved": [i for i, p in enumerate(params) if p.data_ptr() != ptrs[i]],
+        "held": _held_numel(opt, list(params), comm, comm_before),
+        # the parameters that are no longer what the model made them: another shape, dtype or
+        # device, or no longer trainable (a rebound p.data must be a tensor like the one it replaces)
+        "moved": [i for i, p in enumerate(params) if (p.shape, p.dtype, p.device, p.requires_grad) != kept[i]],
     }
 
 

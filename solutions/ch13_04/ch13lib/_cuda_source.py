@@ -1,0 +1,373 @@
+"""A cell's kernels as CUDA sees them (a part of :mod:`ch13lib.cuda_sim`).
+
+A kernel is a function defined with ``@cuda.jit`` at the top of a cell. What it may read besides
+its arguments is fixed when numba compiles it: what the cell imports from numba, numpy, math and
+cmath, the constants it assigns from literals at its top (``TPB = 256``, ``TILE = 2 * 8``), and the
+cell's device functions. :func:`kernel_source` reads exactly that from the cell's text, without
+running the cell: the same text gives the functions numba compiles (the grading's compile check)
+and the functions the checking simulator runs. So a simulated kernel reads nothing else of the
+cell — no list, array or object made when the cell ran — and runs only what numba compiles.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import types
+from dataclasses import dataclass, field
+
+LIBRARIES = ("numba", "numba.cuda", "numba.types", "numpy", "math", "cmath")
+# what a constant's expression may call: numbers in, a number out
+_CALLS = frozenset({"int", "float", "abs", "min", "max", "round", "len", "pow"})
+_MAX_POW = 128  # exponent cap for a constant's ``**``: a constant is a size or a dtype, not a big number
+
+
+@dataclass(frozen=True)
+class Lib:
+    """A name the cell imports from a library: ``module`` itself, or its attribute ``attr``."""
+
+    module: str
+    attr: str | None = None
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """What a cell defines for its kernels. ``kernels``/``devices``: name -> the name of the def
+    (``k = cuda.jit(f)`` names ``f``); ``values``: name -> a constant or a :class:`Lib`;
+    ``unusable``: name -> why a kernel cannot read it."""
+
+    code: types.CodeType | None
+    kernels: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+    unusable: dict = field(default_factory=dict)
+
+    def namespace(self, cuda, numba) -> dict:
+        """The kernels' globals, with ``cuda`` and ``numba`` as given (numba's own to compile, the
+        simulator's to run): the constants, the libraries, and the cell's kernels and device
+        functions as plain functions."""
+        ns = {"__builtins__": builtins, "__name__": "cell"}
+        for name, v in self.values.items():
+            ns[name] = _resolve(v, cuda, numba) if isinstance(v, Lib) else v
+        if self.code is not None:
+            exec(self.code, ns)  # noqa: S102 - def statements only: no decorator, default or annotation runs
+        for alias, name in {**self.kernels, **self.devices}.items():
+            ns[alias] = ns[name]
+        return ns
+
+    def why_unreadable(self, name: str) -> str:
+        return self.unusable.get(name, "it is not defined at the top of the cell")
+
+
+def _resolve(v: Lib, cuda, numba):
+    root = {"numba": numba, "numba.cuda": cuda}.get(v.module) or _library(v.module, None)
+    return root if v.attr is None else getattr(root, v.attr)
+
+
+def _library(module: str, attr: str | None):
+    """The real object, to evaluate constants and decorators with (None when it does not exist)."""
+    import importlib
+
+    try:
+        obj = importlib.import_module(module)
+        if attr is None:
+            return obj
+        if not hasattr(obj, attr) and f"{module}.{attr}" in ("numba.cuda", "numba.types"):
+            importlib.import_module(f"{module}.{attr}")
+        return getattr(obj, attr)
+    except (ImportError, AttributeError):
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def kernel_source(text: str, filename: str = "<cell>") -> KernelSource:
+    """Read a cell's kernels, device functions, library names and constants from its text."""
+    try:
+        tree = ast.parse(text, filename)
+    except SyntaxError:
+        return KernelSource(None)
+    src = KernelSource(None)
+    defs: dict[str, ast.FunctionDef] = {}  # the defs kernels are made from
+    plain: dict[str, ast.FunctionDef] = {}  # other defs (``k = cuda.jit(f)`` makes a kernel of one)
+    declared_global = {name for n in ast.walk(tree) if isinstance(n, ast.Global) for name in n.names}
+    for node in tree.body:
+        _read_statement(node, src, defs, plain)
+    for name in declared_global:  # a function may rebind it while the cell runs: no longer a constant
+        src.values.pop(name, None)
+        src.unusable[name] = "a function of the cell rebinds it (`global`), so it is no constant"
+    for name in list(src.kernels) + list(src.devices):
+        if name in src.unusable:  # bound again, later, to something else
+            src.kernels.pop(name, None)
+            src.devices.pop(name, None)
+    nodes = []
+    for name in {*src.kernels.values(), *src.devices.values()}:
+        node = defs[name]
+        node.decorator_list = []
+        node.returns = None
+        for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
+            if a is not None:
+                a.annotation = None
+        nodes.append(node)
+    nodes.sort(key=lambda n: n.lineno)
+    if nodes:
+        code = compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec")
+        src = KernelSource(code, src.kernels, src.devices, src.values, src.unusable)
+    return src
+
+
+def _forget(src: KernelSource, name: str, why: str) -> None:
+    src.values.pop(name, None)
+    src.kernels.pop(name, None)
+    src.devices.pop(name, None)
+    src.unusable[name] = why
+
+
+def _bind(src: KernelSource, name: str, value) -> None:
+    src.unusable.pop(name, None)
+    src.kernels.pop(name, None)
+    src.devices.pop(name, None)
+    src.values[name] = value
+
+
+def _read_statement(node: ast.stmt, src: KernelSource, defs: dict, plain: dict) -> None:
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            local = a.asname or a.name.split(".")[0]
+            module = a.name if a.asname else a.name.split(".")[0]
+            if module in LIBRARIES:
+                _bind(src, local, Lib(module))
+            else:
+                _forget(src, local, f"it is the module {module}, which a kernel cannot use")
+    elif isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        for a in node.names:
+            local = a.asname or a.name
+            if node.level == 0 and module in LIBRARIES and a.name != "*" and _library(module, a.name) is not None:
+                _bind(src, local, Lib(module, a.name))
+            else:
+                _forget(src, local, f"it is imported from {module or '.'}, which a kernel cannot use")
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = _jit_kind(node.decorator_list, src) if isinstance(node, ast.FunctionDef) else None
+        if kind is None or not _literal_defaults(node):
+            why = (
+                "it is a Python function, not a device function (@cuda.jit(device=True))"
+                if kind is None
+                else "its parameters have defaults that are not literals"
+            )
+            _forget(src, node.name, why)
+            plain[node.name] = node
+            return
+        _forget(src, node.name, "")
+        src.unusable.pop(node.name)
+        defs[node.name] = node
+        (src.devices if kind == "device" else src.kernels)[node.name] = node.name
+    elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        value = node.value
+        for target in targets:
+            _assign(target, value, src, defs, plain)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        name = node.target.id
+        try:
+            _bind(src, name, _constant(ast.BinOp(ast.Name(name, ast.Load()), node.op, node.value), src))
+        except ValueError as e:
+            _forget(src, name, str(e))
+    else:  # if/for/with/try/class/...: what they bind is decided when the cell runs
+        for n in ast.walk(node):
+            for name in _bound_names(n):
+                _forget(src, name, "the cell binds it inside a statement (if, for, with, class...), not as a constant")
+
+
+def _bound_names(n: ast.AST):
+    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+        yield n.id
+    elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield n.name
+    elif isinstance(n, (ast.Import, ast.ImportFrom)):
+        for a in n.names:
+            yield (a.asname or a.name).split(".")[0]
+
+
+def _assign(target, value, src: KernelSource, defs: dict, plain: dict) -> None:
+    if isinstance(target, ast.Name):
+        made = _jit_call(value, src, defs, plain) if value is not None else None
+        if made is not None:  # k = cuda.jit(f), d = cuda.jit(device=True)(f)
+            kind, fname = made
+            _forget(src, target.id, "")
+            src.unusable.pop(target.id)
+            (src.devices if kind == "device" else src.kernels)[target.id] = fname
+            return
+        try:
+            if value is None:
+                raise ValueError("it has no value")
+            _bind(src, target.id, _constant(value, src))
+        except ValueError as e:
+            _forget(src, target.id, str(e))
+        return
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+        if len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts):
+                _assign(t, v, src, defs, plain)
+            return
+    for n in ast.walk(target):
+        for name in _bound_names(n):
+            _forget(src, name, "the cell binds it at run time, not as a constant")
+
+
+def _dotted(node) -> tuple[str, ...] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return (node.id, *reversed(parts))
+    return None
+
+
+def _lookup(parts, src: KernelSource):
+    """The real library object a dotted name means in the cell, or None."""
+    v = src.values.get(parts[0])
+    if not isinstance(v, Lib):
+        return None
+    obj = _library(v.module, v.attr)
+    for p in parts[1:]:
+        obj = getattr(obj, p, None)
+    return obj
+
+
+def _is_cuda_jit(node, src: KernelSource) -> bool:
+    parts = _dotted(node)
+    if parts is None or parts[-1] != "jit":
+        return False
+    obj = _lookup(parts, src)
+    module = getattr(obj, "__module__", "") or ""
+    return obj is not None and module.startswith("numba.cuda")
+
+
+def _jit_kind(decorators, src: KernelSource) -> str | None:
+    """ "kernel" or "device" for a lone @cuda.jit decorator (with or without arguments), else None."""
+    if len(decorators) != 1:
+        return None
+    d = decorators[0]
+    if isinstance(d, ast.Call):
+        if not _is_cuda_jit(d.func, src):
+            return None
+        device = any(k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value for k in d.keywords)
+        return "device" if device else "kernel"
+    return "kernel" if _is_cuda_jit(d, src) else None
+
+
+def _jit_call(value, src: KernelSource, defs: dict, plain: dict):
+    """(kind, def name) for ``cuda.jit(f)`` or ``cuda.jit(device=True)(f)`` of a plain def above."""
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.args[0], ast.Name)):
+        return None
+    fname = value.args[0].id
+    kind = _jit_kind([value.func], src) if isinstance(value.func, ast.Call) else None
+    if kind is None and not value.keywords and _is_cuda_jit(value.func, src):
+        kind = "kernel"
+    if kind is None or fname not in plain or not _literal_defaults(plain[fname]):
+        return None
+    defs[fname] = plain[fname]
+    return kind, fname
+
+
+def _literal_defaults(node: ast.FunctionDef) -> bool:
+    return all(isinstance(d, ast.Constant) for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+
+
+def _constant(node, src: KernelSource):
+    """The value of a constant's expression: numbers, strings, tuples, arithmetic, earlier constants,
+    a library's types and numbers (np.float32, math.pi) and a few calls on them."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex, str, bool, type(None))):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(_constant(e, src) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not, ast.Invert)):
+        v = _constant(node.operand, src)
+        ops = {ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Not: lambda: not v, ast.Invert: lambda: ~v}
+        return _apply(ops[type(node.op)])
+    if isinstance(node, ast.BinOp):
+        a, b = _constant(node.left, src), _constant(node.right, src)
+        if isinstance(node.op, ast.Pow) and not (isinstance(b, (int, float)) and abs(b) <= _MAX_POW):
+            raise ValueError("its value is too large a power to be a constant")
+        ops = {
+            ast.Add: lambda: a + b,
+            ast.Sub: lambda: a - b,
+            ast.Mult: lambda: a * b if not isinstance(a, (str, tuple)) and not isinstance(b, (str, tuple)) else _no(),
+            ast.Div: lambda: a / b,
+            ast.FloorDiv: lambda: a // b,
+            ast.Mod: lambda: a % b,
+            ast.Pow: lambda: a**b,
+            ast.LShift: lambda: a << b if b <= _MAX_POW else _no(),
+            ast.RShift: lambda: a >> b,
+            ast.BitAnd: lambda: a & b,
+            ast.BitOr: lambda: a | b,
+            ast.BitXor: lambda: a ^ b,
+        }
+        if type(node.op) not in ops:
+            raise ValueError("its value is not a constant expression")
+        return _apply(ops[type(node.op)])
+    if isinstance(node, ast.Name):
+        if node.id in src.values:
+            v = src.values[node.id]
+            if isinstance(v, Lib):
+                return _number_like(_lookup((node.id,), src), node.id)
+            return v
+        if node.id in ("True", "False", "None"):
+            return {"True": True, "False": False, "None": None}[node.id]
+        raise ValueError(f"its value reads `{node.id}`, which is not a constant of the cell")
+    if isinstance(node, ast.Attribute):
+        parts = _dotted(node)
+        if parts is not None and _lookup(parts[:1], src) is not None:
+            return _number_like(_lookup(parts, src), ".".join(parts))
+        raise ValueError("its value is not a constant expression")
+    if isinstance(node, ast.Call) and not node.keywords:
+        args = [_constant(a, src) for a in node.args]
+        parts = _dotted(node.func)
+        fn = None
+        if parts is not None and len(parts) == 1 and parts[0] in _CALLS and parts[0] not in src.values:
+            fn = getattr(builtins, parts[0])
+        elif parts is not None and parts[0] in src.values:
+            obj = _lookup(parts, src)
+            if callable(obj) and (getattr(obj, "__module__", None) == "math" or _is_type(obj)):
+                fn = obj
+        if fn is None:
+            raise ValueError("its value calls something other than a number's type or math's functions")
+        return _apply(lambda: fn(*args))
+    raise ValueError("its value is not made from literals")
+
+
+def _no():
+    raise ValueError("its value is not a small constant")
+
+
+def _apply(f):
+    try:
+        v = f()
+    except (ArithmeticError, TypeError, ValueError) as e:
+        raise ValueError(f"its value cannot be computed ({type(e).__name__})") from None
+    if isinstance(v, int) and v.bit_length() > 4096:
+        raise ValueError("its value is too large to be a constant")
+    return v
+
+
+def _is_type(obj) -> bool:
+    """A numpy scalar type, a numpy dtype or a numba type: what a kernel names as a dtype."""
+    import numpy as np
+
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        return True
+    if isinstance(obj, np.dtype):
+        return True
+    try:
+        from numba.core import types as numba_types
+    except ImportError:  # pragma: no cover - numba is part of the kit
+        return False
+    return isinstance(obj, numba_types.Type)
+
+
+def _number_like(obj, label: str):
+    if isinstance(obj, (int, float, complex)) or _is_type(obj):
+        return obj
+    raise ValueError(f"its value reads `{label}`, which is not a number or a type")
