@@ -333,6 +333,35 @@ def test_backend_selection_never_imports_numba():
     assert proc.stdout.strip() in ("gpu", "simulator")
 
 
+@pytest.mark.parametrize(
+    "gpu,nvvm,backend",
+    [(False, False, "simulator"), (False, True, "simulator"), (True, False, "simulator"), (True, True, "gpu")],
+)
+def test_backend_selection_needs_a_gpu_and_nvvm(monkeypatch, capsys, gpu, nvvm, backend):
+    """A student's GPU laptop without NVVM gets the simulator and one line saying why and what to install."""
+    kit_source = __import__("kit").source_ch13lib()
+    sys.path.insert(0, kit_source) if kit_source not in sys.path else None
+    from ch13lib import cuda_env
+
+    monkeypatch.delitem(sys.modules, "numba", raising=False)
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setattr(cuda_env, "gpu_present", lambda: gpu)
+    monkeypatch.setattr(cuda_env, "nvvm_present", lambda: nvvm)
+    assert cuda_env.select_cuda_backend() == backend
+    out = capsys.readouterr().out
+    assert (cuda_env.NO_NVVM in out) == (gpu and not nvvm), out
+    assert os.environ["NUMBA_ENABLE_CUDASIM"] == ("0" if backend == "gpu" else "1")
+
+
+def test_nvvm_is_found_in_the_kits_venv():
+    """numba-cuda[cu12] is one of the kit's pins: its NVVM is what the judge compiles kernels with."""
+    kit_source = __import__("kit").source_ch13lib()
+    sys.path.insert(0, kit_source) if kit_source not in sys.path else None
+    from ch13lib.cuda_env import nvvm_present
+
+    assert nvvm_present()
+
+
 SELF_CHECK = textwrap.dedent(r"""
     import contextlib, io, json, os, sys
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
