@@ -6,7 +6,7 @@ then start once for every notebook). Prints medians and the kit's overhead; asse
     .venv/bin/python bench/bench_autograde.py [--runs 3] [--notebook 06_quiz ...] [--whole-only] [--after-kernel]
 
 --after-kernel adds a third course: the kit's config with the gradings started after the kernel's
-run instead of beside it (WarmJudges for StartGrading: the kit of stop 35), to measure the overlap.
+run instead of beside it (WarmJudges for StartGrading), to measure the overlap.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ c.CourseDirectory.course_id = "ch13_04_course"
 c.CourseDirectory.solution_directory = "solutions"
 '''
 
-# The kit's config with the first autograde step of stop 35: the judges' zygote warms up while the
+# The kit's config with WarmJudges as the first autograde step: the judges' zygote warms up while the
 # kernel runs, and every grading starts after the kernel's run.
 AFTER_KERNEL_CONFIG = """exec(open({kit!r}).read())
 from kit.external_grade import WarmJudges
@@ -114,7 +114,7 @@ def main() -> int:
     if args.after_kernel:
         print(
             f"{'  graded after kernel':<22} {whole['after']:9.1f} {whole['plain']:10.1f}   kit/plain "
-            f"x{whole['after'] / whole['plain']:.2f}   (WarmJudges, as at stop 35: the gradings wait for the kernel)"
+            f"x{whole['after'] / whole['plain']:.2f}   (WarmJudges: the gradings wait for the kernel)"
         )
     return 0
 

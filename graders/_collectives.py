@@ -357,7 +357,7 @@ def real_process_group(answer: Answer, fn_name: str, api: str) -> None:
     # A deadlock on the simulator is a deadlock on gloo too, where a blocked recv never times out:
     # report it from the simulator instead of hanging a world.
     # Relayed, where the ranks are more than one: the real world's ranks are processes that share
-    # the subject's files, so its pass must not rest on it alone (a red-team cell summed through /tmp).
+    # the subject's files, so its pass must not rest on it alone (a cell could sum through /tmp).
     for case in [Case(2, (4,), "float32", 1)] + REAL_CASES:
         try:
             sim_check(answer, case, api=api, fn_name=fn_name, relayed=case.world_size > 1)

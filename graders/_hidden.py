@@ -2,8 +2,8 @@
 
 A relayed world (graders/_collectives.run_relayed) keeps ranks apart, but a rank that can rebuild
 the other ranks' inputs needs nothing from them: ch13lib's cases draw their values from public
-seeds, which a rank can search for from the values it was given (a red-team case did, for the
-tensor-parallel MLP). So the cases a pass rests on draw their values under a key, an HMAC of the
+seeds, which a rank can search for from the values it was given (the tensor-parallel MLP's, for
+one). So the cases a pass rests on draw their values under a key, an HMAC of the
 case under this installation's secret, and each rank receives only its own inputs from the judge.
 
 The secret is ``graders/.secret`` (32 random bytes, made on first use, ignored by git): beside the
@@ -11,9 +11,9 @@ hidden graders, so every sandboxed job has it covered like them (kit/sandbox.py)
 keyed to the submission too (:func:`keyed_to`, entered by graders.api.run_test around every test:
 the SHA-256 of the answer cell's text): the same cell gets the same values, and so the same score,
 on every run of one installation, while another text draws others. Keyed to the installation
-alone, they were the same for every student, so a rank's exception text carried them out in one
-grading's feedback and a later cell answered from a table of them: all_reduce 12 -> 15, unflagged
-(red team, stop 39), for any student handed the table. Delete the file to draw new hidden values
+alone, they would be the same for every student, so a rank's exception text could carry them out in
+one grading's feedback and a later cell answer from a table of them, unflagged, for any student
+handed the table. Delete the file to draw new hidden values
 (say, for a new term).
 
 A private module (its name starts with "_"): not a grade_id of its own.

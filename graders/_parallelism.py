@@ -179,7 +179,7 @@ def real_process_group(answer: Answer, kind: str, fn_name: str, cases: list, sim
     """The cases on the simulator first (a deadlock there would hang gloo), then one gloo world of
     3 processes; NCCL too on GPU runners (one rank per GPU, at most 4). ``sim_check`` runs each
     case relayed: the real world's ranks are processes that share the subject's files, so its pass
-    must not rest on it alone (a red-team cell summed partial outputs through /tmp)."""
+    must not rest on it alone (a cell could sum partial outputs through /tmp)."""
     for case in cases:
         try:
             sim_check(answer, case)

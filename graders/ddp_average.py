@@ -45,8 +45,8 @@ SCENARIOS = {  # graded under hidden seeds (_scenario)
 
 def _scenario(name: str) -> dict:
     """The scenario with its model and batches drawn under a seed no subject can search for: with a
-    public seed, a cell rebuilt the whole batch from its model's initial weights and wrote the
-    full-batch gradient without communicating (red team, stop 33: 5/5, honest 0)."""
+    public seed, a cell could rebuild the whole batch from its model's initial weights and write the
+    full-batch gradient without communicating."""
     return dict(SCENARIOS[name], seed=hidden_seed(f"ddp_average {name} {SCENARIOS[name]!r}"))
 
 
@@ -96,8 +96,8 @@ def _run_relayed(answer: Answer, scenario: str) -> tuple[list, list]:
     """The scenario on a world whose ranks are subject processes of their own and whose broker is
     this judge: each rank is given the initial weights and its own shards only (no seed), and its
     all_reduce calls are messages relayed here. Data can move between ranks through all_reduce
-    alone: in a real world, ranks that share a temp folder averaged each other's gradients from
-    files with no communication at all (red team, stop 34: 5/5, honest 0). A world per scenario:
+    alone: in a real world, ranks that share a temp folder could average each other's gradients from
+    files with no communication at all. A world per scenario:
     a rank that crashes in one leaves the other's verdict alone."""
     cache = _cache(answer)
     key = "relayed " + scenario

@@ -132,8 +132,8 @@ def _data_seed(name: str) -> int:
     """A save scenario's initial weights and batches, drawn from a seed no subject can predict
     (graders/_hidden.py; below 2**48, so that fsdp_train's generator seeds stay in range). With the
     public seeds 0, 1 and 2 a load_checkpoint rebuilt Adam's state by replaying the training from
-    them, so a file without the optimizer resumed exactly (red team, stop 37: 11 -> 17), as
-    ddp_average's seed search did before its seeds were hidden. The feedback's replay uses public
+    them, so a file without the optimizer would resume exactly, as
+    ddp_average's batches could be rebuilt from a public seed. The feedback's replay uses public
     values (ch13lib.fsdp_ckpt.self_check)."""
     return hidden_seed(f"fsdp_checkpoint/{name}") % 2**48
 
@@ -185,9 +185,9 @@ def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, 
     answer.require("load_checkpoint", what="the contract needs `load_checkpoint(model, optimizer, path)`")
     save = {k: getattr(run, k) for k in ("world", "steps", "more", "epoch", "optimizer", "nested")}
     # In a subject that never saved: the file's bytes, as the save left them, are all it gets. A
-    # load_checkpoint that restored Adam from a dict the save kept in memory resumed exactly without
-    # the optimizer in the file (red team, stop 36: 17 vs 11). And of the data, only the batches of
-    # the steps it trains: with a seed (read off a generator) it replayed the training (stop 38).
+    # load_checkpoint that restored Adam from a dict the save kept in memory would resume exactly without
+    # the optimizer in the file. And of the data, only the batches of the steps it trains: with a seed
+    # (read off a generator) it could replay the training.
     # Only where the judge has no bytes (a folder at path, a file past FILE_CAP) does the sibling
     # save again first, and so get the save's data too.
     if seen["file"]["bytes"] is None:

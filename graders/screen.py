@@ -232,8 +232,8 @@ def _monkeypatches(tree: ast.AST) -> dict[int, str]:
 
 def _stored_into(target: ast.AST):
     """The attributes an assignment target writes into: its own chain (``a.b.c``, ``a.b[i]``), not
-    what an index reads (``partial[cuda.blockIdx.x] = s`` writes into ``partial``: red team, stop 33,
-    it flagged every right reduction kernel)."""
+    what an index reads (``partial[cuda.blockIdx.x] = s`` writes into ``partial``, not ``cuda``:
+    reading the index as a target would flag every right reduction kernel)."""
     if isinstance(target, (ast.Tuple, ast.List)):
         for element in target.elts:
             yield from _stored_into(element)

@@ -447,8 +447,8 @@ def _schedule():
 def _crash_weights() -> dict:
     """What map_fn emits per word in the crash runs: (word, w), w from 2 to 6, fixed per word. A
     driver that made up a failed map task's pairs (record.split(), each worth 1) and merely called
-    map_fn again in a throwaway task had the right counts (red team, stop 37: 15 -> 20); made-up
-    pairs now show in the counts. (A failed reduce task's sum the driver can still compute itself:
+    map_fn again in a throwaway task would have the right counts with unit weights; with these,
+    made-up pairs show in the counts. (A failed reduce task's sum the driver can still compute itself:
     a reduce_fn that is not a plain sum would break combiners, which the contract allows.)"""
     rng = random.Random(CRASH_SEED)
     return {w: rng.randint(2, 6) for w in sorted(_count(CRASH_CORPUS))}
@@ -529,7 +529,7 @@ def survives_crashes(answer: Answer):
         deaths = sum(1 for t, f in map_faults.items() if f[0] == "exit" and ("map", t) in fired)
         deaths += sum(1 for t, f in reduce_faults.items() if f[0] == "exit" and ("reduce", t) in fired)
         if got == want and obs.get("failed_attempts", 0) < deaths:
-            # the markers are files the cell can make first (red team, stop 26): Ray's own record decides
+            # the markers are files the cell can make first: Ray's own record decides
             raise Fail(
                 f"{label}: the scheduled worker deaths never happened: {deaths} were due, and Ray "
                 f"recorded {obs.get('failed_attempts', 0)} failed task attempts. Every record must go "
@@ -538,8 +538,8 @@ def survives_crashes(answer: Answer):
                 replay,
             )
         # Each fired fault's target must reach map_fn/reduce_fn again, in a later attempt: a driver that
-        # made up a failed task's pairs (record.split()) or its sums had the right counts with no retry
-        # (red team, stop 36). The first attempt is the one that failed (a marker file decides).
+        # made up a failed task's pairs (record.split()) or its sums would have the right counts with no
+        # retry. The first attempt is the one that failed (a marker file decides).
         calls = collections.Counter((c["kind"], c["target"]) for c in obs["calls"])
         not_redone = [(kind, target) for kind, target in sorted(fired, key=repr) if calls[(kind, target)] < 2]
         if got == want and not_redone:
@@ -661,8 +661,8 @@ def runs_in_ray_in_parallel(answer: Answer):
             )
     for kind, n in (("map", n_map), ("reduce", n_reduce)):
         proven, seen, _ = report.get(kind, (False, 0, []))
-        # the barrier's arrivals are the probes' word, which the cell can speak too (red team,
-        # stop 26: a made-up second party): two of the tasks that proved it must have run at once
+        # the barrier's arrivals are the probes' word, which the cell can speak too (a made-up
+        # second party): two of the tasks that proved it must have run at once
         # by Ray's own record
         proven = proven and obs.get("ran_together", {}).get(kind, False)
         if not proven:

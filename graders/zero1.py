@@ -134,7 +134,7 @@ STATE_CASES = [
     ZeroCase(2, ((5,), (3, 3)), "float64", 3, 1e-2, (0.9, 0.999), 1e-8, 1.0, 603, "round_robin"),
     ZeroCase(1, ((4,),), "float64", 1, 1e-2, (0.9, 0.999), 1e-8, 1.0, 604),
     # N large enough that full moments pass PY_SCALARS_ALLOWANCE (parallel_sim): state kept as text or
-    # as an int's digits or Python floats, which the small cases' names would hide (stop 38: 6 -> 10)
+    # as an int's digits or Python floats, which the small cases' names would hide
     ZeroCase(4, ((64, 64), (64,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 605),
 ]
 

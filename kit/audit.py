@@ -157,7 +157,7 @@ FROM_STUDENT = frozenset(
         "pickle.find_class",
         # file locks: the kernel's lock table is one for the whole machine, and every job binds the
         # same interpreter files: a byte per lock offset on os.py moved all_reduce's tensors between
-        # a world's ranks, and could between two students' jobs (red team, stop 36). No exercise locks.
+        # a world's ranks, and could between two students' jobs. No exercise locks.
         "fcntl.flock",
         "fcntl.lockf",
         "os.lockf",
@@ -167,7 +167,7 @@ FROM_STUDENT = frozenset(
 # fcntl.fcntl's lock and lease commands: F_GETLK, F_SETLK, F_SETLKW, their OFD forms, F_SETLEASE, F_GETLEASE
 LOCK_COMMANDS = frozenset({5, 6, 7, 36, 37, 38, 1024, 1025})
 # and its pipe-size commands, F_SETPIPE_SZ and F_GETPIPE_SZ: the pipe buffers of a uid share one
-# budget (fs.pipe-user-pages-soft), which one rank can fill and another read back (red team, stop 37)
+# budget (fs.pipe-user-pages-soft), which one rank can fill and another read back: a channel past the broker
 PIPE_SIZE_COMMANDS = frozenset({1031, 1032})
 FROM_STUDENT_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 # Only trusted harness code may raise these, whoever is further up the stack.

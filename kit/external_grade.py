@@ -45,7 +45,7 @@ class StartGrading(NbGraderPreprocessor):
 
 
 class WarmJudges(NbGraderPreprocessor):
-    """The first step before stop 36 (and in bench/bench_autograde.py's --after-kernel course): the
+    """An alternative first step, measured by bench/bench_autograde.py's --after-kernel course: the
     judges' zygote imports this notebook's graders while the kernel runs; the gradings start after
     it, in ExternalGrade."""
 

@@ -299,8 +299,8 @@ def _minimal_dev(new: str) -> None:
     """The new root's /dev: a tmpfs holding only the nodes a job opens by name (DEV_NODES, a GPU's),
     bound from the host's, and the /dev/fd links. No /dev/pts or /dev/ptmx: a pseudo-terminal one
     process opens, any process of the same uid can open by its number, and a world's ranks (each a
-    subject of its own) share the job's uid: the nineteenth red team moved all_reduce's tensors
-    between ranks through one, unseen by the broker."""
+    subject of its own) share the job's uid: a pseudo-terminal would carry all_reduce's tensors
+    between ranks, unseen by the broker."""
     os.makedirs(new + "/dev", exist_ok=True)
     _tmpfs(new + "/dev", 1, mode="0755")
     for path in _job_devices():

@@ -5,7 +5,7 @@ page cache is one per machine. A rank that loads pages of a large library file (
 ``posix_fadvise(WILLNEED)``) and another that asks which pages are cached without loading them
 (``preadv2`` with ``RWF_NOWAIT``: EAGAIN means not cached) share a board the audit hook never
 sees, since none of these calls raises an audit event: a relayed world's ranks moved tensors
-past the broker that way (red team, stop 37: all_reduce 12 -> 15), and the board reaches across
+past the broker that way, and the board reaches across
 jobs, two students' too. Loading a page cannot be refused (every read does it), so this closes
 the reading side, the calls that tell a page's state without the cost of loading it:
 
@@ -16,7 +16,7 @@ the reading side, the calls that tell a page's state without the cost of loading
 
 They fail with EPERM; everything else is allowed. Telling a cached page by how long a read takes
 stays possible (a timing channel), and so does a mapping's fault-around read back from
-``/proc/self/pagemap`` (docs/sandbox.md, the twenty-fourth red team: open). Installed by kit.sandbox after
+``/proc/self/pagemap`` (docs/sandbox.md: an open channel). Installed by kit.sandbox after
 ``no_new_privs`` and before the job's command, which inherits it with every process it starts.
 
 Raw BPF through ctypes rather than libseccomp: a dozen instructions, no system library to

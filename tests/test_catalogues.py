@@ -78,8 +78,8 @@ TWICE = [
 
 def test_the_screen_flags_right_answers_only_for_the_honest_idioms_it_never_refuses():
     """A right answer is flagged for a TA's review only for ``vars(self)`` or a computed
-    ``getattr``/``setattr`` on its own object (flagged, never refused). ``partial[cuda.blockIdx.x] = s`` was once
-    taken for a monkeypatch of ``cuda`` and flagged every right reduction kernel (red team, stop 33)."""
+    ``getattr``/``setattr`` on its own object (flagged, never refused). ``partial[cuda.blockIdx.x] = s`` is
+    no monkeypatch of ``cuda``: taken for one, it would flag every right reduction kernel."""
     from graders.screen import screen
 
     flagged = {

@@ -126,7 +126,7 @@ def test_ranks_that_all_open_the_file_leave_rank0s_bytes_every_time(shared_lock)
 def test_a_helper_thread_the_world_stops_ends_in_silence():
     """A world that gives up raises _Aborted where it holds a rank's helper thread; printed by
     threading.excepthook, its traceback would run ast.parse, which the grading subject counts as the
-    cell asking for `compile` (red-team helper, stop 32: "not graded ... A TA will review it").
+    cell asking for `compile`, and a right answer would be "not graded ... A TA will review it".
     In a fresh process: pytest puts an excepthook of its own in place around each test."""
     code = (
         "import threading\n"

@@ -373,7 +373,7 @@ def test_too_much_data_costs_the_request():
         ("import hypothesis", "import hypothesis"),
         ("import ctypes", "import ctypes"),
         ("import subprocess\nsubprocess.run(['true'])", "subprocess.Popen"),
-        # the second red team's routes: a cell that renames itself, and trampolines with no cell frame
+        # routes around the cell-frame check: a cell that renames itself, and trampolines with no cell frame
         ("global __name__\n__name__ = 'ch13lib.answer'\nimport gc\ngc.get_objects()", "gc"),
         (
             "import threading\nt = threading.Thread(target=exec, args=('import ctypes',))\nt.start(); t.join()",
@@ -386,7 +386,7 @@ def test_too_much_data_costs_the_request():
             "sys._getframe",
         ),
         ("import _thread, time\n_thread.start_new_thread(exec, ('x = 1', {}))\ntime.sleep(0.3)", "compile"),
-        # file locks: one lock table for the machine, a channel between ranks and jobs (stop 36)
+        # file locks: one lock table for the machine, a channel between ranks and jobs
         (
             "import fcntl, os\nfcntl.lockf(os.open(os.__file__, os.O_RDONLY), fcntl.LOCK_SH | fcntl.LOCK_NB)",
             "fcntl.lockf",
@@ -397,7 +397,7 @@ def test_too_much_data_costs_the_request():
             "fcntl.fcntl(os.open(os.__file__, os.O_RDONLY), 37, struct.pack('hhqqi', 0, 0, 7, 1, 0) + bytes(4))",
             "fcntl.fcntl",
         ),
-        # a pipe's size: a uid's pipes share one budget, which one rank fills and another reads (stop 37)
+        # a pipe's size: a uid's pipes share one budget, which one rank fills and another reads
         ("import fcntl, os\nfcntl.fcntl(os.pipe()[0], 1031, 1 << 20)", "fcntl.fcntl"),
     ],
 )

@@ -392,9 +392,8 @@ def test_a_hidden_case_keeps_its_sizes_and_draws_other_values():
 
 def test_hidden_values_are_the_submissions_own():
     """Keyed to the answer cell's text as well as the installation's secret, and every grader test
-    runs keyed to its cell: with one key per installation, a rank's exception carried the hidden
-    sums out in one grading's feedback and a later cell answered from a table (red team, stop 39:
-    all_reduce 12 -> 15)."""
+    runs keyed to its cell: with one key per installation, a rank's exception could carry the hidden
+    sums out in one grading's feedback and a later cell answer from a table."""
     from graders import api
     from graders._hidden import hidden, keyed_to
 
@@ -523,15 +522,15 @@ def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
     assert parallel_sim._held_numel(Holder(comm), params, comm) == 2 * 9  # exp_avg, exp_avg_sq; not the steps
     assert parallel_sim._held_numel(Holder(comm), params, None) == 2 * 9 + 100  # what the comm holds, if not excepted
     before = dict(vars(comm))
-    comm.bufs = [torch.zeros(30), torch.zeros(30)]  # what the cell sets on comm is its (red team, stop 37)
+    comm.bufs = [torch.zeros(30), torch.zeros(30)]  # what the cell sets on comm is its own
     assert parallel_sim._held_numel(Holder(comm), params, comm, before) == 2 * 9 + 60
     comm.buffer = torch.zeros(40)  # ...and what it puts in place of the comm's own
     assert parallel_sim._held_numel(Holder(comm), params, comm, before) == 2 * 9 + 60 + 40
 
 
 def test_what_an_optimizer_holds_includes_subclassed_scalars_and_c_methods():
-    """A str subclass's object, a C method's __self__ and a library function's lru_cache are walked
-    (red team, stop 37)."""
+    """A str subclass's object, a C method's __self__ and a library function's lru_cache are walked:
+    each can hold optimizer state."""
     params = [torch.nn.Parameter(torch.zeros(4))]
 
     class Label(str):
@@ -643,7 +642,7 @@ def test_what_an_optimizer_holds_includes_what_its_code_keeps_elsewhere(where):
 
 def test_a_held_parameters_grad_counts_unless_it_is_the_own_shards():
     """A Parameter of the optimizer's own (its shard) may keep its gradient as .grad; one that shares
-    a model parameter's storage may not: its .grad is as big as the model (red team, stop 34)."""
+    a model parameter's storage may not: its .grad is as big as the model."""
     params = [torch.nn.Parameter(torch.randn(50))]
     holder = torch.nn.Parameter(params[0].detach())
     holder.grad = torch.randn(50)

@@ -51,7 +51,7 @@ REFERENCE, LAST = "rta_00_reference", "rtb_zz_honest"  # rta_* and rtb_*: the tw
 RUN_ENV = {"CH13_JOB_MEMORY_MB": "2048"}
 # A last guard against a wedged autograde, per half; not a speed test. Every notebook has its own
 # clock guards and every grader its CPU budget, so a half ends by itself: quiet in ~225 s, under the
-# suite's load in 520-650 s (fresh clones, stop 29), which left a 900 s guard too little margin.
+# suite's load in 520-650 s (fresh clones), which leaves a 900 s guard too little margin.
 HALF_GUARD_S = 1800
 AUTOGRADE_ARGS = ["--Execute.timeout=5"]  # the kernel-side hangs; graders keep their own guards
 

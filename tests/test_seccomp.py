@@ -1,5 +1,5 @@
-"""kit/seccomp.py: a sandboxed job cannot read the page cache's state (red team, stop 37: a board
-in the page cache of host files every sandbox reads moved a relayed world's tensors unseen)."""
+"""kit/seccomp.py: a sandboxed job cannot read the page cache's state (a board in the page cache
+of host files every sandbox reads would move a relayed world's tensors unseen)."""
 
 from __future__ import annotations
 

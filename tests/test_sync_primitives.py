@@ -145,7 +145,7 @@ def test_a_write_through_a_call_is_a_scheduling_point(write):
 
 # A dunder method the interpreter calls from C (``box[k] = v`` runs __setitem__, ``if x:`` __bool__,
 # ``{x}`` __hash__, ``-x`` __neg__, ``with x:`` __enter__) that is no Python code runs out of any
-# trace's sight (red team, stop 34: six spellings at 10/10): such a class is refused where it is made.
+# trace's sight, so an unlocked update through one goes unseen: such a class is refused where it is made.
 HIDDEN_DUNDERS = {
     "operator trampoline": ("__lshift__ = functools.partialmethod(setattr, 'value')", "self << (self.value + 1)"),
     "__setitem__": ("__setitem__ = functools.partial(setattr)", "self[self] = 1"),
@@ -187,7 +187,7 @@ def test_honest_dunders_are_not_refused():
 
 
 # The write made by C code that no call reaches: a ``map(setattr, ...)`` built before the read and
-# drained after it by an opcode (red team, stop 33). Every drain is an access to an unknown location.
+# drained after it by an opcode. Every drain is an access to an unknown location.
 DRAINS = {
     "for": "for _ in w:\n            pass",
     "for, the name rebound": "for _ in w:\n            w = ()",
@@ -272,7 +272,7 @@ class SafeCounter:
 
 @pytest.mark.parametrize("wait", ["time.sleep", "threading.Event().wait"])
 def test_staggered_sleeps_do_not_order_threads(wait):
-    """A running thread can be slower than any sleep: a wait may end at any point (red team, stop 34)."""
+    """A running thread can be slower than any sleep: a wait may end at any point."""
     source = STAGGERED.replace("time.sleep(", wait + "(")
     rep = sync_checks.run(source, RACE, **sync_checks.PUBLIC_BUDGET)
     assert not rep.ok and rep.failure.kind == "check", rep

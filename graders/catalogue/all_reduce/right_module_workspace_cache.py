@@ -1,5 +1,5 @@
 # verdict: pass
-# why: keeps its send/recv staging buffers between calls in a module-level cache keyed by (size, dtype, device), as real NCCL code does to avoid re-allocating every call; isend from the staging buffer, blocking recv, wait. Each rank of a real world is a process with its own cache; the threads world gave all ranks one module and failed it, 9/15 (an honest-student helper, stop 28); now every rank runs its own copy of the cell
+# why: keeps its send/recv staging buffers between calls in a module-level cache keyed by (size, dtype, device), as real NCCL code does to avoid re-allocating every call; isend from the staging buffer, blocking recv, wait. Each rank of a real world is a process with its own cache; the threads world gave all ranks one module and failed it, 9/15 (an honest-student helper); now every rank runs its own copy of the cell
 import torch
 
 _workspace = {}

@@ -1,6 +1,6 @@
 # verdict: fail
 # message: an item was lost
-# why: a ring buffer whose two semaphores count free and full slots, but whose slot indices have no lock: right at capacity 1, two producers write the same slot from capacity 2; found by the fifth red team (5/5 when every concurrent scenario had capacity 1)
+# why: a ring buffer whose two semaphores count free and full slots, but whose slot indices have no lock: right at capacity 1, two producers write the same slot from capacity 2; found by a red team (5/5 when every concurrent scenario had capacity 1)
 import threading
 from typing import Any
 

@@ -1,6 +1,6 @@
 # verdict: fail
 # message: an update was lost
-# why: collections.Counter.update with no lock: it is Python code (a read, then a write), no more atomic than +=; found by the fifth red team (10/10 before the scheduler watched library code)
+# why: collections.Counter.update with no lock: it is Python code (a read, then a write), no more atomic than +=; found by a red team (10/10 before the scheduler watched library code)
 import threading
 from collections import Counter
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: the reference in a cell that seeds torch first, a common notebook habit: torch.manual_seed queues CUDA's seeding with traceback.format_stack(), whose frame read the audit hook once took for the cell's own (red team, stop 33: 0 and flagged)
+# why: the reference in a cell that seeds torch first, a common notebook habit: torch.manual_seed queues CUDA's seeding with traceback.format_stack(), whose frame read the audit hook once took for the cell's own (red team: 0 and flagged)
 import torch
 import torch.distributed as dist
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: rank 0 writes, then tells every other rank the file is complete with a point-to-point message (isend; the others irecv(...).wait()) instead of a barrier (found by a red-team helper, stop 32: it hung, the world counted neither call).
+# why: rank 0 writes, then tells every other rank the file is complete with a point-to-point message (isend; the others irecv(...).wait()) instead of a barrier (found by a red-team helper: it hung, the world counted neither call).
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: a per-block histogram in shared memory (barrier, shared atomics, barrier) that thread 0 of each block merges into the global bins alone, with atomics: the contract allows it (a red-team helper's right answer, stop 34: the per-thread share counted its n_bins atomics as reads and failed it, 4/8)
+# why: a per-block histogram in shared memory (barrier, shared atomics, barrier) that thread 0 of each block merges into the global bins alone, with atomics: the contract allows it (a red-team helper's right answer: the per-thread share counted its n_bins atomics as reads and failed it, 4/8)
 import numpy as np
 from numba import cuda, int32
 

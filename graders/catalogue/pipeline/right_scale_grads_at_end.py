@@ -1,5 +1,5 @@
 # verdict: pass
-# why: backpropagates each micro-batch's unscaled loss and divides this call's gradient increment by n_micro at the end (before + (grad - before) / m): the same math as scaling each micro-batch's loss, so the gradients it sends are m times the mean loss's. Found by a white-box red-team helper (stop 35): 9/12, its schedule rejected as 'a stage run on other data', because gradient rows were matched by the mean loss's values only
+# why: backpropagates each micro-batch's unscaled loss and divides this call's gradient increment by n_micro at the end (before + (grad - before) / m): the same math as scaling each micro-batch's loss, so the gradients it sends are m times the mean loss's. Found by a white-box red-team helper: 9/12, its schedule rejected as 'a stage run on other data', because gradient rows were matched by the mean loss's values only
 import torch
 
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: micro-batch i is the strided rows batch[i::n_micro] (equal sizes, so the same mean loss and full-batch step). Found by an honest-student helper (stop 27): 9/12, the schedule's data-flow check matched gradient rows up to a scale factor, and in a two-wide layer the rows of one batch can be parallel, so one row counted as two; rows are now found by value, each run of a message counting for one row at most
+# why: micro-batch i is the strided rows batch[i::n_micro] (equal sizes, so the same mean loss and full-batch step). Found by an honest-student helper: 9/12, the schedule's data-flow check matched gradient rows up to a scale factor, and in a two-wide layer the rows of one batch can be parallel, so one row counted as two; rows are now found by value, each run of a message counting for one row at most
 import torch
 
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: keeps the padded communication buffer between calls in a module-level cache keyed by (size, dtype, device); in-place reduce-scatter / all-gather on it. Each rank of a real world is a process with its own cache; the threads world gave all ranks one module and failed it, 3/5 (an honest-student helper, stop 28); now every rank runs its own copy of the cell
+# why: keeps the padded communication buffer between calls in a module-level cache keyed by (size, dtype, device); in-place reduce-scatter / all-gather on it. Each rank of a real world is a process with its own cache; the threads world gave all ranks one module and failed it, 3/5 (an honest-student helper); now every rank runs its own copy of the cell
 import torch
 
 _bufs = {}

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: keeps the partial-output buffer between calls in a module-level cache keyed by (shape, dtype, device), fills it with matmul(out=), all-reduces it in place, returns a fresh y = buffer + b2. Each rank of a real world is a process with its own cache; the threads world gave all ranks one module and failed it, 4/8 (an honest-student helper, stop 28); now every rank runs its own copy of the cell
+# why: keeps the partial-output buffer between calls in a module-level cache keyed by (shape, dtype, device), fills it with matmul(out=), all-reduces it in place, returns a fresh y = buffer + b2. Each rank of a real world is a process with its own cache; the threads world gave all ranks one module and failed it, 4/8 (an honest-student helper); now every rank runs its own copy of the cell
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: a launcher that prints the kernel's __name__ before the launch (a real @cuda.jit kernel has one). Found by an honest-student helper (stop 26): 2/10, when the kernel's stand-in while grading had no attributes at all; it now has __name__ and __qualname__
+# why: a launcher that prints the kernel's __name__ before the launch (a real @cuda.jit kernel has one). Found by an honest-student helper: 2/10, when the kernel's stand-in while grading had no attributes at all; it now has __name__ and __qualname__
 import math
 import numpy as np
 from numba import cuda

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: a master copy of the own shard, and beta1^t and beta2^t kept as running 0-d tensors as Paddle's and Apex's Adam keep their beta powers. Found by an honest-student helper (stop 27): 6/10 on the one-parameter cases, where one 0-d tensor per parameter was excused; now two per parameter and two more
+# why: a master copy of the own shard, and beta1^t and beta2^t kept as running 0-d tensors as Paddle's and Apex's Adam keep their beta powers. Found by an honest-student helper: 6/10 on the one-parameter cases, where one 0-d tensor per parameter was excused; now two per parameter and two more
 import torch
 
 

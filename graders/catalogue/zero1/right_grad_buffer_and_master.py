@@ -1,5 +1,5 @@
 # verdict: pass
-# why: the reference, with a gradient buffer of the shard preallocated for the reduce-scatter and a master copy of the shard, both kept between steps: 4·⌈N/W⌉ elements, nothing of size N (a red-team helper's right answer, stop 34: the 3·⌈N/W⌉ bound failed it)
+# why: the reference, with a gradient buffer of the shard preallocated for the reduce-scatter and a master copy of the shard, both kept between steps: 4·⌈N/W⌉ elements, nothing of size N (a red-team helper's right answer: the 3·⌈N/W⌉ bound failed it)
 import torch
 
 

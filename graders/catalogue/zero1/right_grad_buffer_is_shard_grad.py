@@ -1,5 +1,5 @@
 # verdict: pass
-# why: right_inner_torch_adam with the reduce-scatter writing into a gradient buffer made once, which is also the shard parameter's .grad. Found by an honest-student helper (stop 27): 6/10, once the held-state walk entered the inner Adam it counted that buffer as well as Adam's state; the .grad of a parameter the optimizer holds is its gradient shard and is not counted (as the catalogue answer's shard.grad never was)
+# why: right_inner_torch_adam with the reduce-scatter writing into a gradient buffer made once, which is also the shard parameter's .grad. Found by an honest-student helper: 6/10, once the held-state walk entered the inner Adam it counted that buffer as well as Adam's state; the .grad of a parameter the optimizer holds is its gradient shard and is not counted (as the catalogue answer's shard.grad never was)
 import torch
 
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: the way real ZeRO-1 is built (torch's ZeroRedundancyOptimizer wraps a local optimizer): a torch.optim.Adam over an nn.Parameter holding this rank's shard only, fed the reduce-scattered mean. Found by an honest-student helper (stop 26): 0/10, because a subject inherited the judge's TORCHINDUCTOR_CACHE_DIR, which it may not write; the sandbox now gives every job its own
+# why: the way real ZeRO-1 is built (torch's ZeroRedundancyOptimizer wraps a local optimizer): a torch.optim.Adam over an nn.Parameter holding this rank's shard only, fed the reduce-scattered mean. Found by an honest-student helper: 0/10, because a subject inherited the judge's TORCHINDUCTOR_CACHE_DIR, which it may not write; the sandbox now gives every job its own
 import torch
 
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: the reference, with the shard picked out by an int64 index tensor of its own positions (torch.arange) and a float master copy of the shard, both kept between steps: an index is no optimizer state (stop 34: the held-state walk now counts integer tensors, except index-like ones)
+# why: the reference, with the shard picked out by an int64 index tensor of its own positions (torch.arange) and a float master copy of the shard, both kept between steps: an index is no optimizer state (the held-state walk now counts integer tensors, except index-like ones)
 import torch
 
 

@@ -1,5 +1,5 @@
 # verdict: pass
-# why: the own shard picked out of the flat buffers by a boolean mask over all W·c positions, kept beside a master copy of the shard: a mask is an index, not optimizer state (an honest-student helper's answer, stop 27: held counted the mask's elements and failed it, 6/10)
+# why: the own shard picked out of the flat buffers by a boolean mask over all W·c positions, kept beside a master copy of the shard: a mask is an index, not optimizer state (an honest-student helper's answer: held counted the mask's elements and failed it, 6/10)
 import torch
 
 

@@ -38,7 +38,7 @@ class Scenario:
     hints: tuple = ()  # (failure kind, what it usually means) pairs
     # A timed wait (sleep, acquire/wait/join with a timeout) may end at any scheduling point: a
     # running thread can always be slower than any sleep. Ordered time (it passes only when every
-    # thread waits) let staggered sleeps order unlocked sections like a lock (red team, stop 34);
+    # thread waits) would let staggered sleeps order unlocked sections like a lock;
     # only a scenario that checks a wakeup *before* a timeout turns it off.
     early_timeouts: bool = True
 
