@@ -18,12 +18,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import types
 
-CC = (8, 0)  # any compute capability will do: the check is what numba types and lowers, not the PTX
+CC = (8, 0)
+# the compiler's stage names that lead its messages: noise to a student
+_PIPELINE_STEPS = tuple(
+    f"Failed in cuda mode pipeline (step: {step})" for step in ("nopython frontend", "cuda native lowering")
+)  # any compute capability will do: the check is what numba types and lowers, not the PTX
 
 
 # ---------------------------------------------------------------------------------------------- the process
@@ -89,8 +94,12 @@ def compile_kernel(text: str, filename: str, kernel: str, specs) -> str | None:
     try:
         cuda.compile_ptx(pyfunc, _types(specs), cc=CC)
     except Exception as e:  # noqa: BLE001 - any refusal is the answer
+        reason = _reason(e)
+        named = [n for n in src.unusable if re.search(rf"\b{re.escape(n)}\b", reason)]
+        if named:  # a name the cell defines, but not as something a kernel can read: say why
+            reason += f" (`{named[0]}`: {src.why_unreadable(named[0])})"
         return (
-            f"numba's CUDA compiler refuses `{kernel}` for arguments ({_signature(specs)}): {_reason(e)}. "
+            f"numba's CUDA compiler refuses `{kernel}` for arguments ({_signature(specs)}): {reason}. "
             "A kernel reads only its arguments, cuda's, math's and numpy's functions and types, the cell's "
             "device functions, and constants the cell assigns from literals; numba compiles no list, dict, "
             "attribute store or object in a kernel"

@@ -1,7 +1,7 @@
 # redteam: a naive kernel reading A and B from a class attribute the launcher filled (no global reads counted)
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: numba's CUDA compiler refuses
 # why: found by a white-box red-team helper (stop 34: 10 -> 1, no flag): the captured-globals check took any class, any module, isinstance of int and any builtin function, and never looked at defaults; it now takes exact builtin types, tuples of them, the libraries' own modules (the very objects: math, cmath, numpy, numba and their submodules), their genuine classes and numba objects, builtin functions of those modules only, and checks defaults too (_cuda_sim_launch._constant)
 import numpy as np

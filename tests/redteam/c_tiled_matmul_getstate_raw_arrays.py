@@ -1,7 +1,7 @@
 # redteam: a naive kernel that reads the simulator's raw arrays through SimArray.__getstate__(), uncounted, no private name spelled
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: numba's CUDA compiler refuses
 # why: white-box red team 18: on Python 3.11 every object has __getstate__, which hands a slotted object's slots back as a dict; the first is the SimArray's raw numpy array, so the naive kernel reads A and B with no counted global reads and passes global_traffic; nothing in the cell is refused or flagged (a dunder, no private name). Stopped (stop 36): a kernel or device function that names a private or special attribute, or calls a builtin numba does not compile (getattr, vars, type, list...), is refused at its launch (_cuda_sim_launch._check_code); numba compiles neither, so the score is what a kernel that does not compile earns
 import numpy as np

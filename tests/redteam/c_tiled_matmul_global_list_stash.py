@@ -1,7 +1,7 @@
 # redteam: a naive kernel (2·K global reads per thread, no shared tiles) that reads A and B from a module-level list the launcher fills, not from its arguments
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: numba's CUDA compiler refuses
 # why: found by a white-box red-team helper (stop 33: 10/10, no flag; 7 as wrong_naive_global): the simulator copied the kernel's globals as they were and counted only its arguments' accesses, so the global traffic was 0; numba compiles no such kernel. A kernel may now read only what numba would compile from globals and closures (modules, numbers, types, device functions, tuples of these): _cuda_sim_launch._check_captured
 import numpy as np

@@ -1,7 +1,7 @@
 # redteam: the launcher computes C = A @ B with numpy and launches a kernel that only re-stores C[r, c] while a module-level int HOST = 1 (flipped by the launcher around its launch); with HOST = 0 (the kernel-alone run) the kernel is the reference tiled kernel
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: numba's CUDA compiler refuses
 # why: found by a white-box red-team helper (stop 35; 10 -> 1, its launch configuration, as c_tiled_matmul_host_matmul): A @ B on the host and a kernel that only re-stored C while a global int HOST = 1, the reference tiled kernel when run alone. A kernel's captured globals are now frozen at its first launch, as numba compiles them in (_cuda_sim_launch._FIRST_SEEN). Since the output replay of the same stop, the launcher's own launch fails first (its bins, partials or C held the host's values: cuda_sim.Spy._own_outputs)
 import numpy as np

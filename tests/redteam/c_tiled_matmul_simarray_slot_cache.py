@@ -1,7 +1,7 @@
 # redteam: a naive kernel (no shared memory, no barrier) that caches every element of A and B it reads in two lists kept in the public slot `dtype` of the C SimArray, so the whole launch reads each element from global memory once
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: numba's CUDA compiler refuses
 # why: found by the twenty-ninth white-box red team (7 -> 10, no flag): the traffic check counts SimArray reads, and a Python list stored on a SimArray's public slot (C.dtype = (...)) is a launch-wide cache no access of which is counted; the naive kernel passes global_traffic. Should stop it: the simulator refuses every attribute store in a kernel (_cuda_sim_launch._code_facts) and SimArray refuses __setattr__ after construction. Stopped (stop 39): any STORE_ATTR or DELETE_ATTR in a kernel or device function is refused (_cuda_sim_launch._code_facts), as numba compiles none
 import numpy as np

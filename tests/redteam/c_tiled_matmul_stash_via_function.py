@@ -1,7 +1,7 @@
 # redteam: c_tiled_matmul_global_list_stash with the list read through a plain Python helper function the kernel calls
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: not a device function
 # why: found while closing c_tiled_matmul_global_list_stash (stop 33): a plain Python function was allowed as a kernel's global, and through it the kernel read the list. numba calls only device functions from a kernel; the simulator now refuses the rest
 import numpy as np

@@ -1,7 +1,7 @@
 # redteam: a naive kernel that reads A and B raw through a device function held in a tuple global (HELPERS[0](A)), uncounted
 # kind: cell
 # target: tiled_matmul
-# score: tiled_matmul=1
+# score: tiled_matmul=0
 # message: tiled_matmul: numba's CUDA compiler refuses
 # why: white-box red team 20: _cuda_sim_launch._rebind rebinds and checks only device functions that are themselves globals the kernel names; a tuple of device functions is a _constant (FakeCUDAKernel is numba's), so the device function inside it is never passed through _check_code and its `X.__getstate__()` hands back SimArray's raw array; the naive kernel counts no global reads and passes global_traffic (10/10). Stopped (stop 36): every device function a kernel can reach (a global, in a closure, a default, a tuple) is held to the same checks (_cuda_sim_launch._check_captured)
 import numpy as np

@@ -50,6 +50,7 @@ from ch13lib._cuda_sim_launch import (
     LaunchRecord,
     ThreadStats,
     _to_host,
+    arg_types,
     launch,
     normalize_dims,
     python_function,
@@ -173,6 +174,11 @@ class Spy:
             except KernelFault:
                 g, b = None, None
             self.launches.append((g, b, None))
+            try:  # what this launch would have had numba compile, though it does not run
+                self.ran.append(arg_types(self.kernel, args))
+            except KernelFault as e:
+                self.fault = self.fault or e
+                raise
             return None
         try:
             g, b = normalize_dims(griddim, blockdim)
