@@ -9,6 +9,7 @@ read by graders/_catalogue.py.
 from __future__ import annotations
 
 import re
+import textwrap
 
 import pytest
 
@@ -112,6 +113,78 @@ def test_catalogue_entry(verdicts, grade_id, name, source, messages):
     if (grade_id, name) in FAILS:  # a wrong answer that costs exactly these tests, the others pass
         failed = tuple(sorted(r["test"] for r in verdict.results if not r["passed"]))
         assert failed == FAILS[(grade_id, name)], verdict.report()
+
+
+# A failing check of notebook 02 ends with its replay line; run in the student's notebook, over the
+# cell's own functions, it must show the same failure (on the checking simulator, not numba's own).
+CUDA_IDS = ("vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul")
+REPLAY = textwrap.dedent(r"""
+    import json, linecache, os, sys
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    import kit; kit.source_ch13lib()
+    import __main__
+    from ch13lib.cuda_check import CheckFailed
+
+
+    def replay(name, source, line, ns=vars(__main__)):
+        # the cell and then its replay line, in __main__ as in a notebook; __main__ as it was afterwards
+        filename = f"<cell {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        saved = dict(ns)
+        try:
+            exec(compile(source, filename, "exec"), ns)
+            exec(line, ns)
+            return None
+        except CheckFailed as e:
+            return str(e)
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"
+        finally:
+            ns.clear()
+            ns.update(saved)
+
+
+    print(json.dumps({name: replay(name, source, line) for name, source, line in json.loads(sys.stdin.read())}))
+""")
+
+
+# Failures that show only after earlier calls in the same grading (state kept between calls): one
+# pasted call cannot show them, so their feedback must name that cause instead.
+HISTORY = {"histogram": {"wrong_state_between_calls": "counts kept from an earlier call"}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("grade_id", CUDA_IDS)
+def test_replay_lines_fail_the_same_way(verdicts, grade_id):
+    """Each wrong answer's first failing test: its replay line, pasted after the cell, fails with the
+    same first line (what went wrong, where) on the checking simulator."""
+    import json
+    import subprocess
+    import sys
+
+    cases, firsts = [], {}
+    for e in entries(grade_id):
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r["passed"]]
+        if e.right or not failed or "Replay it: " not in failed[0]["message"]:
+            continue
+        message = failed[0]["message"]
+        cases.append((e.name, e.source, message.split("Replay it: ", 1)[1].splitlines()[0]))
+        firsts[e.name] = message.splitlines()[0]
+    assert len(cases) >= 5, f"{grade_id}: too few wrong answers end with a replay line"
+    proc = subprocess.run(
+        [sys.executable, "-c", REPLAY], input=json.dumps(cases), capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name, cause in HISTORY.get(grade_id, {}).items():  # no one call shows it: the message names the cause
+        assert name in firsts, f"{grade_id}/{name}: no failure with a replay line"
+        assert cause in firsts.pop(name), f"{grade_id}/{name}: the feedback does not say {cause!r}"
+    differ = {
+        n: (firsts[n], (again[n] or "passed").splitlines()[0])
+        for n in firsts
+        if not again[n] or again[n].splitlines()[0] != firsts[n]
+    }
+    assert not differ, differ
 
 
 @pytest.mark.slow
