@@ -26,7 +26,7 @@ from ch13lib.collective_cases import Case, make_inputs, observe_sim, traffic_pro
 from ch13lib.collective_launch import launch_cell
 from ch13lib.procgroup import CommError, RankError, RemoteRankRaised, SimWorld
 from graders._hidden import hidden
-from graders.api import Answer, Fail, _flagged
+from graders.api import NOT_IMPLEMENTED, Answer, Fail, _flagged
 from kit.judge import Raised, Stalled
 
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
@@ -312,7 +312,7 @@ def real_world(
     errors = [str(r["error"]) for r in results if "error" in r]
     if errors:
         if "NotImplementedError" in errors[0]:
-            raise Fail("not implemented yet: the stub still raises NotImplementedError")
+            raise Fail(NOT_IMPLEMENTED)
         raise Fail(f"{where}: {errors[0]}")
     for i, case in enumerate(cases):
         per_rank = []

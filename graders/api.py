@@ -16,7 +16,32 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis._settings import local_settings
 
 from ch13lib import cell
+from ch13lib.lang import Messages
 from graders._hidden import keyed_to
+
+# The judge's own sentences around a test's verdict, in the course's language (ch13lib/lang.py).
+SAY = Messages(
+    replaced=(
+        "未评分: 你的代码替换了 {names}, 评分工具依赖它们 (不允许修改评分工具或它调用的库)。助教会复查。",
+        "not graded: your code replaced {names}, which the grading harness relies on (monkeypatching the "
+        "harness or the libraries it calls is not allowed). A TA will review it.",
+    ),
+    refused=(
+        "未评分: 你的代码请求了 {what}, 没有哪个练习需要它 (沙箱拒绝了)。助教会复查。",
+        "not graded: your code asked for {what}, which no exercise needs (the sandbox refused it). "
+        "A TA will review it.",
+    ),
+    stub=(
+        "尚未实现: 占位代码仍在抛出 NotImplementedError",
+        "not implemented yet: the stub still raises NotImplementedError",
+    ),
+    ends=(
+        "你的代码抛出了 {name}, 这会结束本测试的评分",
+        "your code raised {name}, which ends the grading of this test",
+    ),
+    raised=("你的代码抛出了异常:", "your code raised an exception:"),
+)
+NOT_IMPLEMENTED = SAY("stub")
 
 # Every test runs under these, set here in the judge: no profile that anything else loads can
 # weaken the search (derandomized, no example database on disk, no deadline). No "explain" phase:
@@ -135,18 +160,9 @@ class Answer:
 
 def _flagged(reply) -> None:
     if reply.tampered:
-        raise Fail(
-            "not graded: your code replaced "
-            + ", ".join(f"`{c}`" for c in reply.tampered[:5])
-            + ", which the grading harness relies on (monkeypatching the harness or the libraries "
-            "it calls is not allowed). A TA will review it."
-        )
+        raise Fail(SAY("replaced", names=", ".join(f"`{c}`" for c in reply.tampered[:5])))
     if reply.refused:
-        raise Fail(
-            "not graded: your code asked for "
-            + "; ".join(reply.refused[:3])
-            + ", which no exercise needs (the sandbox refused it). A TA will review it."
-        )
+        raise Fail(SAY("refused", what="; ".join(reply.refused[:3])))
 
 
 class Grader:
@@ -218,7 +234,7 @@ def _picture(png) -> str:
 
 
 def _raised_text(e) -> str:
-    return "your code raised an exception:\n" + e.describe()
+    return SAY("raised") + "\n" + e.describe()
 
 
 def run_test(t: Test, answer: Answer) -> Result:
@@ -239,13 +255,9 @@ def run_test(t: Test, answer: Answer) -> Result:
         except Fail as f:
             return Result(t.name, 0.0, t.points, False, f.message)
         if e.type == "NotImplementedError":
-            return Result(
-                t.name, 0.0, t.points, False, "not implemented yet: the stub still raises NotImplementedError"
-            )
+            return Result(t.name, 0.0, t.points, False, SAY("stub"))
         if e.type in ("SystemExit", "KeyboardInterrupt", "GeneratorExit"):
-            return Result(
-                t.name, 0.0, t.points, False, f"your code raised {e.type}, which ends the grading of this test"
-            )
+            return Result(t.name, 0.0, t.points, False, SAY("ends", name=e.type))
         if e.from_harness:
             return Result(t.name, 0.0, t.points, False, e.message)
         return Result(t.name, 0.0, t.points, False, _raised_text(e))

@@ -26,7 +26,7 @@ from ch13lib.collective_ddp import compare, fit_scale, observe_alone, rank_input
 from ch13lib.collective_launch import launch_cell
 from graders._collectives import checked_reports, run_relayed
 from graders._hidden import hidden_seed
-from graders.api import Answer, Fail, Grader
+from graders.api import NOT_IMPLEMENTED, Answer, Fail, Grader
 
 grader = Grader(
     "ddp_average",
@@ -48,9 +48,6 @@ def _scenario(name: str) -> dict:
     public seed, a cell could rebuild the whole batch from its model's initial weights and write the
     full-batch gradient without communicating."""
     return dict(SCENARIOS[name], seed=hidden_seed(f"ddp_average {name} {SCENARIOS[name]!r}"))
-
-
-NOT_IMPLEMENTED = "not implemented yet: the stub still raises NotImplementedError"
 
 
 def _nccl_world(gpus: int) -> int:

@@ -85,3 +85,15 @@ class Judges(_EnvOverrides):
         "graders` per cell, and so a fresh subject (for comparison; GPU cells always exec). "
         "Scores are the same either way.",
     ).tag(config=True, env="CH13_JUDGE_LAUNCH")
+
+
+class Feedback(_EnvOverrides):
+    """What students read: the feedback of the hidden tests (the judge's messages, the report)."""
+
+    language = Enum(
+        ["both", "zh", "en"],
+        "both",
+        help="The language of the feedback: both (Chinese, then English: the course is taught in Chinese "
+        "first), zh or en. The notebooks' self-checks follow CH13_LANG in the student's environment "
+        "(ch13lib/lang.py).",
+    ).tag(config=True, env="CH13_LANG")

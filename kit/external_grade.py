@@ -22,8 +22,8 @@ from nbgrader.utils import compute_checksum
 from traitlets import Bool, Float, Int
 
 from kit.answers import answer_cells, hidden_test_cells
-from kit.config import Judges, Sandbox
-from kit.grading import VERDICTS_SUFFIX, grade_cell, warm, write_verdicts
+from kit.config import Feedback, Judges, Sandbox
+from kit.grading import VERDICTS_SUFFIX, grade_cell, use_language, warm, write_verdicts
 
 
 def _untouched(cell) -> bool:
@@ -81,7 +81,8 @@ class ExternalGrade(NbGraderPreprocessor):
         tests = hidden_test_cells(nb)
         # kit.config's knobs, from this nbgrader process's config (c.Sandbox..., c.Judges...) and
         # the environment: handed to each grading explicitly (its watchdog, judge and subject)
-        limits, launch = Sandbox(parent=self), Judges(parent=self)
+        limits, launch, feedback = Sandbox(parent=self), Judges(parent=self), Feedback(parent=self)
+        use_language(feedback.language)  # the report's own words, as the judges' (grade_cell passes it on)
         warm(tests, launch=launch)  # the judges' zygote imports these graders before the first
 
         def grade(grade_id: str):
@@ -94,6 +95,7 @@ class ExternalGrade(NbGraderPreprocessor):
                 untouched=answer is not None and _untouched(answer),
                 limits=limits,
                 launch=launch,
+                feedback=feedback,
             )
 
         width = max(1, min(len(tests), self.cells_at_once or os.cpu_count() or 1))

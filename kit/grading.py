@@ -16,10 +16,25 @@ import subprocess
 import tempfile
 import time
 
-from kit import ROOT, STEADY_ENV, judges
-from kit.config import Judges, Sandbox
+from kit import ROOT, STEADY_ENV, judges, source_ch13lib
+from kit.config import Feedback, Judges, Sandbox
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 from kit.judge import BACKSTOP
+
+source_ch13lib()
+from ch13lib.lang import ENV as LANG_ENV  # noqa: E402 - after the path to ch13lib
+from ch13lib.lang import Messages  # noqa: E402
+from ch13lib.lang import use as use_language  # noqa: E402, F401 - re-exported for ExternalGrade
+
+# What the report says around the tests' own messages, in the course's language (ch13lib/lang.py).
+SAY = Messages(
+    points=("分", "points"),
+    flagged=("已标记, 请助教复查 (分数只由测试决定): ", "flagged for a TA's review (the score is the tests' alone): "),
+    same=("(原因同上)", "(same reason as above)"),
+    smallest=("最小的失败输入:", "smallest failing input:"),
+    stub=("尚未实现: 答案单元仍是发布时的占位代码", "not implemented yet: the answer cell is still the release's stub"),
+    missing=("提交的 notebook 里没有答案单元", "the answer cell is missing from the notebook"),
+)
 
 DEFAULT_TIMEOUT_S = 300.0
 VERDICTS_FORMAT = 1  # of Verdict.to_json(); a reader refuses any other
@@ -78,24 +93,24 @@ class Verdict:
 
     def report(self) -> str:
         """What the student and the TA read in the test cell's output."""
-        lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} points"]
+        lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} {SAY('points')}"]
         if self.problem:
             lines.append(f"!! {self.problem}")
         if self.flags:
-            lines.append("flagged for a TA's review (the score is the tests' alone): " + "; ".join(self.flags[:5]))
+            lines.append(SAY("flagged") + "; ".join(self.flags[:5]))
         previous = None
         for r in self.results:
             mark = "PASS" if r["passed"] else "FAIL"
             lines.append(f"[{mark}] {r['test']} ({r['points']:g}/{r['max_points']:g})")
             if not r["passed"]:
                 if r.get("message") == previous:
-                    lines.append("       (same reason as above)")
+                    lines.append(f"       {SAY('same')}")
                     continue
                 previous = r.get("message")
                 for line in (r.get("message") or "").splitlines():
                     lines.append(f"       {line}")
                 if r.get("example"):
-                    lines.append("       smallest failing input:")
+                    lines.append(f"       {SAY('smallest')}")
                     lines.extend(f"         {line}" for line in r["example"].splitlines())
         return "\n".join(lines)
 
@@ -205,6 +220,7 @@ def grade_cell(
     untouched: bool = False,
     limits: Sandbox | None = None,
     launch: Judges | None = None,
+    feedback: Feedback | None = None,
 ) -> Verdict:
     """Run the grader for ``grade_id`` on ``source`` (None: the answer cell is missing;
     ``untouched``: it is still the release's stub, so there is nothing to run). ``limits`` and
@@ -215,15 +231,13 @@ def grade_cell(
     if source is None:
         return Verdict(
             grade_id,
-            [_missing(t, "the answer cell is missing from the notebook") for t in planned],
+            [_missing(t, SAY("missing")) for t in planned],
             problem=f"no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)",
         )
     if untouched:
-        return Verdict(
-            grade_id, [_missing(t, "not implemented yet: the answer cell is still the release's stub") for t in planned]
-        )
+        return Verdict(grade_id, [_missing(t, SAY("stub")) for t in planned])
     timeout_s = timeout_s or info.get("timeout_s") or DEFAULT_TIMEOUT_S
-    limits, launch = limits or Sandbox(), launch or Judges()
+    limits, launch, feedback = limits or Sandbox(), launch or Judges(), feedback or Feedback()
     work = tempfile.mkdtemp(prefix=f"ch13-grade-{grade_id}-")
     started = time.time()
     token = new_token()
@@ -254,7 +268,13 @@ def grade_cell(
         # TMPDIR: the subjects' folders and logs live inside ours, removed below even when the
         # judge itself was killed (a watchdog kill, a hang)
         judge = judges.start(
-            argv, env={**_env(token), "TMPDIR": work}, cwd=ROOT, log=log, key=key, gpu=gpu, fork=launch.launch == "fork"
+            argv,
+            env={**_env(token), "TMPDIR": work, LANG_ENV: feedback.language},
+            cwd=ROOT,
+            log=log,
+            key=key,
+            gpu=gpu,
+            fork=launch.launch == "fork",
         )
         watchdog.start()
         try:

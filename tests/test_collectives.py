@@ -86,7 +86,7 @@ def test_a_cell_refused_in_a_real_world_is_not_graded():
     res = {r.test: r for r in grade("all_reduce", src)}
     assert all(res[t].passed for t in ("sums_on_simulator", "world_size_1_and_tiny_tensors", "bandwidth")), res
     msg = res["real_process_group"].message
-    assert msg.startswith("not graded: your code asked for os.system"), msg
+    assert "not graded: your code asked for os.system" in msg, msg
 
 
 def test_workers_report_what_the_cell_replaced():

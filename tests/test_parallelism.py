@@ -275,7 +275,7 @@ def test_self_checks_pass_the_references_and_say_not_implemented(capsys):
     refs = {gid: getattr(cell(gid).module, FUNCTIONS[gid]) for gid in GRADE_IDS}
     assert parallel_checks.check_gpipe_step(refs["pipeline"]) is True
     out = capsys.readouterr().out
-    assert "all self-checks passed" in out and "rank 2" in out and "B3" in out  # the chart
+    assert "All self-checks passed" in out and "rank 2" in out and "B3" in out  # the chart
     assert parallel_checks.check_tp_mlp(refs["tensor_parallel"]) is True
     assert parallel_checks.check_zero_adam(refs["zero1"]) is True
 

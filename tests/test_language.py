@@ -1,0 +1,86 @@
+"""Every sentence the kit says to a student exists in Chinese and English (ch13lib/lang.py): the
+report's frame, the judge's own verdict lines and the self-checks' frame, in the language a TA or
+student chose."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import pytest
+
+import kit
+
+kit.source_ch13lib()
+
+from ch13lib import lang  # noqa: E402
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+MODULES = [
+    "kit.grading",
+    "graders.api",
+    "ch13lib.lang",
+    "ch13lib.sync_checks",
+    "ch13lib.collective_checks",
+    "ch13lib.parallel_checks",
+    "ch13lib.mapreduce",
+    "ch13lib._cuda_check_selfcheck",
+]
+
+
+@pytest.fixture(autouse=True)
+def _both_afterwards():
+    yield
+    lang.use(None)
+
+
+def test_every_table_says_each_sentence_in_both_languages():
+    for name in MODULES:
+        importlib.import_module(name)
+    assert len(lang.Messages.tables) >= 3
+    for table in lang.Messages.tables:
+        for key, (zh, en) in table.texts.items():
+            assert HAN.search(zh), f"{key}: no Chinese in {zh!r}"
+            assert not HAN.search(en) and re.search(r"[A-Za-z]{2}", en), f"{key}: {en!r} is not English"
+
+
+def test_a_table_refuses_a_pair_whose_fields_differ():
+    with pytest.raises(ValueError, match="different fields"):
+        lang.Messages(bad=("{n} 个", "{count} of them"))
+    with pytest.raises(ValueError, match="pair"):
+        lang.Messages(bad=("只有中文",))
+
+
+@pytest.mark.parametrize("choice", ["zh", "en", "both"])
+def test_the_report_speaks_the_chosen_language(choice):
+    from kit.grading import Verdict
+
+    lang.use(choice)
+    results = [
+        {"test": "t1", "points": 0.0, "max_points": 2.0, "passed": False, "message": "m", "example": "n=1"},
+        {"test": "t2", "points": 0.0, "max_points": 1.0, "passed": False, "message": "m", "example": ""},
+    ]
+    text = Verdict("vec_add", results, flags=["x"]).report()
+    assert text.startswith("vec_add: 0 / 3 ")
+    has_zh, has_en = "最小的失败输入" in text and "原因同上" in text, "smallest failing input" in text
+    assert (has_zh, has_en) == {"zh": (True, False), "en": (False, True), "both": (True, True)}[choice], text
+
+
+def test_the_language_comes_from_the_environment_unless_chosen(monkeypatch):
+    monkeypatch.setenv(lang.ENV, "en")
+    assert lang.language() == "en" and lang.FRAME("fix").startswith("Fix")
+    monkeypatch.setenv(lang.ENV, "klingon")
+    assert lang.language() == "both"
+    lang.use("zh")
+    assert lang.FRAME("fix").startswith("请修正")
+    with pytest.raises(ValueError):
+        lang.use("fr")
+
+
+def test_the_tas_knob_reaches_the_judge(monkeypatch):
+    from kit.config import Feedback
+
+    monkeypatch.setenv("CH13_LANG", "zh")
+    assert Feedback().language == "zh"
+    monkeypatch.delenv("CH13_LANG")
+    assert Feedback().language == "both"
