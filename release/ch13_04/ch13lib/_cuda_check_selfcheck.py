@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ch13lib._cuda_check_observe import CheckFailed, local
 from ch13lib.cuda_sim import python_function
+from ch13lib.lang import FRAME, say
 
 
 def _grading_line(name) -> bool:
@@ -14,7 +15,7 @@ def _grading_line(name) -> bool:
     from ch13lib import grading
 
     if grading():
-        print(f"{name}: self-check skipped while grading (the hidden tests decide)")
+        print(f"{name}: " + FRAME("skipped"))
         return True
     return False
 
@@ -96,11 +97,7 @@ def _run_checks(title, checks, functions=()) -> bool:
         if out.getvalue():
             lines.append(out.getvalue().rstrip("\n"))
     print("\n".join(lines))
-    print(
-        "All self-checks passed (the hidden tests try many more sizes)."
-        if ok
-        else "Fix the ✘ lines above; each says how to replay the failing case."
-    )
+    print(FRAME("passed") if ok else FRAME("fix"))
     if picture is not None:
         _show_picture(picture)
     return ok
@@ -111,10 +108,15 @@ def _show_picture(failed: CheckFailed) -> None:
     try:
         from ch13lib.pictures import show
 
-        print("The picture below shows which thread touched which element up to that fault (the first ✘):")
+        print(
+            say(
+                "下图显示到第一个 ✘ 的错误为止, 哪个线程访问了哪个元素:",
+                "The picture below shows which thread touched which element up to that fault (the first ✘):",
+            )
+        )
         show(failed.picture)
     except Exception as e:  # noqa: BLE001 - no matplotlib here: the text says it all
-        print(f"(no picture: {type(e).__name__})")
+        print(FRAME("no_picture", why=type(e).__name__))
 
 
 def _self_check(grade_id: str, functions: dict, checks) -> bool:

@@ -12,7 +12,7 @@ import functools
 import importlib
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -157,11 +157,12 @@ def _is_cuda_module(v) -> bool:
 
 
 @functools.cache
-def _numba_types() -> dict:
+def _numba_types() -> Mapping:
+    """numba's scalar types by name, read-only: every launch's ``numba`` is made from it."""
     import numba
     from numba.core import types as numba_types
 
-    return {k: v for k, v in vars(numba).items() if isinstance(v, numba_types.Type)}
+    return types.MappingProxyType({k: v for k, v in vars(numba).items() if isinstance(v, numba_types.Type)})
 
 
 def _numba_for(fake: FakeCuda) -> types.ModuleType:
@@ -463,6 +464,23 @@ def launch(
         return _launch(
             fn, g, b, ndim, list(args), params, set(readonly), limits or {}, int(dynamic_shared), source, ran
         )
+
+
+def arg_types(kernel, args: Sequence) -> list:
+    """[kernel's name, each argument's type] of a launch, as :func:`launch` reports what it ran:
+    what a launch that is only recorded would have had numba compile."""
+    fn = python_function(kernel)
+    params = _kernel_params(fn)
+    out = []
+    for pos, a in enumerate(args):
+        host = getattr(a, "_ary", None) if type(a).__name__ == "FakeCUDAArray" else None
+        if host is not None:
+            a = host
+        elif hasattr(a, "__cuda_array_interface__") and not isinstance(a, np.ndarray):
+            face = a.__cuda_array_interface__
+            a = np.empty(tuple(face.get("shape", ())), np.dtype(face.get("typestr", "f8")))
+        out.append(_arg_type(a, params[pos] if pos < len(params) else f"argument {pos}"))
+    return [fn.__name__, out]
 
 
 def _arg_type(a, name: str) -> dict:

@@ -50,7 +50,7 @@ _CALL_OPS = {"CALL", "CALL_FUNCTION_EX"}
 _OPERATOR_OPS = {"BINARY_OP", "COMPARE_OP", "CONTAINS_OP"}
 # Opcodes that run C code of an operand's choosing with no call in sight: iterating
 # (``for _ in w``, ``yield from w``), unpacking (``(_,) = w``) and splicing (``[*w]``, ``{**d}``)
-# a ``map(setattr, ...)`` writes shared data from C (red team, stop 33). Each is a "drain": an
+# an iterator built of C functions can write shared data. Each is a "drain": an
 # access to an unknown location, as a C call is, unless every operand is a plain value or an
 # iterator of one (then no code of anybody's runs).
 _DRAIN_OPS = {
@@ -103,9 +103,8 @@ _TRUSTED_CALLERS = _TRUSTED_CODE | {threading.__file__}
 
 def _trusted_frame(frame) -> bool:
     """A call into trusted code that is trusted: our models and the scenario always; the stdlib's
-    queues and executors only on their own objects. ``queue.Queue.put(self_of_yours, ...)`` with
-    do-nothing conditions ran an unlocked ``+=`` of yours unseen inside queue.py (red team, stop 36:
-    an unlocked counter at 10/10): on an object of another class the stdlib's code is library code."""
+    queues and executors only on their own objects: trusted code run on an object of yours would run
+    your object's code unseen, so on an object of another class the stdlib's code is library code."""
     filename = frame.f_code.co_filename
     if filename not in _TRUSTED_CODE:
         return False
@@ -114,15 +113,14 @@ def _trusted_frame(frame) -> bool:
     me = frame.f_locals.get("self", _NO_SELF)
     if me is _NO_SELF:
         # a module-level function (``_worker``, ``wait``): trusted when trusted code or threading
-        # called it, never when the cell did: ``_worker(ref, q, initializer, ...)`` called by a
-        # cell ran its lock calls and a ``Counter.update`` unseen (red team, stop 38: 4 cells)
+        # called it, never when the cell did: called by a cell, it would run the cell's work unseen
         caller = frame.f_back
         return caller is not None and caller.f_code.co_filename in _TRUSTED_CALLERS
     return type(me) in _STDLIB_CLASSES and _intact(me)
 
 
-# The stdlib's own classes, by identity: a class of yours that says ``__module__ = "queue"`` is not
-# one (red team, stop 37: counter 2 -> 10 that way).
+# The stdlib's own classes, by identity: a class of yours that names a stdlib module as its
+# ``__module__`` is not one, and its code is traced.
 _STDLIB_CLASSES = frozenset(
     v for m in _STDLIB_TRUSTED for v in vars(m).values() if isinstance(v, type) and v.__module__ == m.__name__
 )
@@ -133,14 +131,13 @@ _real_mro = type.__dict__["__mro__"].__get__  # not a metaclass's __mro__ proper
 def _intact(me) -> bool:
     """Whether a stdlib object's synchronization is still what its ``__init__`` built: every
     lock-like attribute one of the scheduler's models, and a queue's three conditions on its own
-    mutex. A genuine ``queue.Queue`` whose conditions were swapped for no-ops ran an unlocked
-    ``self.unfinished_tasks += 1`` inside trusted, untraced queue.py (red team, stop 37: counter
-    2 -> 10); such an object's stdlib code is library code, traced like any."""
+    mutex. A stdlib object whose synchronization was replaced would run unlocked updates inside
+    trusted, untraced code; such an object's stdlib code is library code, traced like any."""
     from ch13lib import _sched_models as models
 
     state = object.__getattribute__(me, "__dict__")  # (an exact stdlib class: no __getattr__ of yours)
     if any(name in vars(k) for name in state for k in _real_mro(type(me))):
-        return False  # a method shadowed on the object (``q._put = counter.update``: red team, stop 38)
+        return False  # a method shadowed on the object would run its own code inside the stdlib's
     for value in state.values():
         kind = type(value)
         if kind in models.MODEL_TYPES:  # exactly ours, not a subclass of yours
@@ -378,8 +375,7 @@ def _hidden_dunders(namespace) -> list:
     """The dunder methods in a class's namespace that are no Python code: a ``functools.partial``,
     a builtin, a bound C method... The interpreter calls them from C (``box[k] = v`` runs
     ``__setitem__``, ``if x:`` runs ``__bool__``, ``{x}`` runs ``__hash__``, ``with x:`` runs
-    ``__enter__``), so what they do happens out of the scheduler's sight (red team, stop 34:
-    ``__setitem__ = functools.partial(setattr, self)`` and five more spellings scored 10/10).
+    ``__enter__``), so what they do happens out of the scheduler's sight.
     Python functions, classmethods and staticmethods of them, properties of them and values that
     are no callables (``__slots__``, ``__hash__ = None``) are fine."""
 

@@ -129,7 +129,7 @@ class _Sim:
             return True  # its timeout may fire now: time passing is a choice too
         if self.deadline is not None and self.deadline <= self.run.clock:
             # its time has come: every sleeper due by now may run, in any order. Woken one at a
-            # time, a sleep ordered the threads like a lock (red team, stop 33)
+            # time, sleeps would order the threads like a lock
             return True
         if self.settling:
             return not any(t is not self and t.enabled() and not t.settling for t in self.run.threads)
@@ -321,8 +321,8 @@ class Run:
             return False
         name = f.f_code.co_filename
         # stdlib code acts for you where it, or stdlib code that called it, is not trusted here (your
-        # object, or ``_worker`` called by your cell: its work item's ``lock.acquire`` ran as no
-        # preemption point, two acquires as one step, red team, stop 38)
+        # object, or ``_worker`` called by your cell: otherwise its lock calls would be no
+        # preemption points)
         g = f
         while g is not None and g.f_code.co_filename in _STDLIB_TRUSTED_FILES:
             if not _trusted_frame(g):
@@ -532,7 +532,7 @@ class Run:
                 return None
             if code.co_filename.startswith(("<frozen importlib", "<frozen zipimport")):  # the import system
                 return None  # (the other frozen modules, collections.abc's MutableMapping.update among
-                # them, are library code like any: untraced, an update through one scored 10/10, stop 34)
+                # them, are library code like any: untraced, an update through one would go unseen)
             if caller.f_code.co_filename in self.traced:
                 self._entered_library(caller, code)
             elif not getattr(caller.f_trace, "watched", False):

@@ -18,6 +18,7 @@ import types
 from ch13lib import grading
 from ch13lib.cell import cell_source, rank_copies
 from ch13lib.collective_cases import Case, SimFailure, messages, ring_bound, run_on_sim, traffic_problem, verdict
+from ch13lib.lang import FRAME, say
 
 _QUICK = [
     ("world size 1 (nothing to exchange)", Case(1, (5,), "float32", 1)),
@@ -63,7 +64,12 @@ def _show_ring(drawn: list) -> None:
     try:
         from ch13lib.pictures import ring, show
 
-        print("The messages of the first ✘ run, drawn (one row per rank, one cell per send):")
+        print(
+            say(
+                "第一个 ✘ 运行中的消息 (每个 rank 一行, 每次发送一格):",
+                "The messages of the first ✘ run, drawn (one row per rank, one cell per send):",
+            )
+        )
         show(ring(msgs, case.world_size, case.numel, problem))
     except Exception:  # noqa: BLE001 - no matplotlib: the text says it all
         pass
@@ -71,7 +77,7 @@ def _show_ring(drawn: list) -> None:
 
 def _check(fn, api: str) -> bool:
     if grading():
-        print("self-check skipped while grading: the hidden tests decide.")
+        print(FRAME("skipped"))
         return True
     ok, drawn = True, []
     try:
@@ -82,9 +88,9 @@ def _check(fn, api: str) -> bool:
                 ok = False
                 print(textwrap.indent(problem, "    "))
     except NotImplementedError:
-        print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
+        print(FRAME("stub"))
         return False
-    print("all self-checks passed" if ok else "fix the ✘ above (each says how to replay it)")
+    print(FRAME("passed") if ok else FRAME("fix"))
     if drawn:
         _show_ring(drawn)
     return ok
@@ -106,7 +112,7 @@ def replayed(run):
     try:
         return run()
     except NotImplementedError:
-        print("✘ not implemented yet")
+        print(FRAME("stub"))
     except SimFailure as e:
         print("✘ " + str(e))
     return None
@@ -135,7 +141,15 @@ def check_case(
     problem = verdict(case, inputs, outputs, fn.__name__)
     sent = [t.sent_elements for t in world.traffic]
     print(("✔ " if problem is None else "✘ ") + (problem or f"{case.label()}: every rank holds the sum"))
-    print(f"  elements sent per rank: {sent}; a ring's bound 2·(W−1)·⌈n/W⌉ = {ring_bound(world_size, case.numel)}")
+    bound = ring_bound(world_size, case.numel)
+    mark = "✔" if max(sent, default=0) <= bound else "✘"  # never a ✔ beside a rank over the bound
+    print(
+        f"{mark} "
+        + say(
+            f"每个 rank 发送的元素数: {sent}; 环的上界 2·(W−1)·⌈n/W⌉ = {bound}",
+            f"elements sent per rank: {sent}; a ring's bound 2·(W−1)·⌈n/W⌉ = {bound}",
+        )
+    )
     return problem is None
 
 
@@ -147,11 +161,11 @@ def check_average_gradients(fn, world_size: int = 3) -> bool:
     """Exercise ddp_average: trains a tiny model on `world_size` real gloo processes (started as
     torchrun would, ~3 s) with your function, and compares every step with single-process training."""
     if grading():
-        print("self-check skipped while grading: the hidden tests decide.")
+        print(FRAME("skipped"))
         return True
     source = textwrap.dedent(inspect.getsource(fn))
     if "raise NotImplementedError" in source:
-        print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
+        print(FRAME("stub"))
         return False
     try:  # the whole cell: the function's own imports and helpers (``from ... import x as y``) too
         source = cell_source(fn)

@@ -437,7 +437,7 @@ def _worker(tmp: str, guarded: bool = False) -> int:
         except (ImportError, RuntimeError, ValueError):
             pass
         # Past this barrier every rank has read the payload: it goes before any cell runs, which could
-        # otherwise read the judge's hidden values in it (the folder is easy to find; red team, stop 33)
+        # otherwise read the judge's hidden values in it (the folder is easy to find)
         dist.barrier()
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(tmp, "payload.json"))

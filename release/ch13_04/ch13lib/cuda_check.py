@@ -21,8 +21,9 @@ right here (``check_matmul_results(launch_tiled_matmul, 1, 33, 3)`` in the noteb
 which ask the grading process that runs your cell (the ``subject_*`` functions, listed in
 ``SUBJECT_API``) on more (and hidden) cases, and judge in their own process.
 
-Inputs are made by :func:`vec_inputs` and :func:`mat_inputs`, so a failing case replays exactly:
-``a, b = vec_inputs(37, "float32"); launch_vec_add(a, b, 16)``.
+Inputs are made by :func:`vec_inputs` and :func:`mat_inputs`, and a failing check ends with its
+replay line, the same check on the same case over the notebook's own functions (:func:`here`), on
+the checking simulator: ``check_vec_add_results(here(), 37, 16)`` shows the same failure again.
 
 This module holds the cases and the checks that judge them, and each notebook's self-check; its
 private parts beside it hold the observations, which run where the student's functions are
@@ -42,11 +43,13 @@ from ch13lib._cuda_check_observe import (
     CheckFailed,
     _asked,
     _replay,
+    here,
     local,
     observe_as_is,
     observe_config,
     observe_kernel,
     observe_launcher,
+    replayable,
     subject_as_is,
     subject_config,
     subject_kernel,
@@ -73,6 +76,7 @@ __all__ = [
     "OBSERVE",
     "Ask",
     "local",
+    "here",
     "remote",
     "subject_config",
     "subject_launcher",
@@ -209,6 +213,7 @@ def _vec_call(n, dtype, launcher, args) -> str:
     return f"a, b = vec_inputs({n}, {str(np.dtype(dtype))!r}); {launcher}({', '.join(['a', 'b', *map(str, args[2:])])})"
 
 
+@replayable
 def check_vec_add_launch(
     ask,
     n: int,
@@ -280,6 +285,7 @@ def _run_vec_launcher(ask, n, tpb, dtype, device, kernel_name, launcher, blocks=
     return obs, call
 
 
+@replayable
 def check_vec_add_results(
     ask,
     n: int,
@@ -329,6 +335,7 @@ def check_vec_add_results(
     return {"launches": len(launches)}
 
 
+@replayable
 def check_vec_add_kernel(
     ask,
     n: int,
@@ -390,6 +397,7 @@ def check_vec_add_kernel(
     return {"threads": blocks * tpb, "writers": obs["writers"]}
 
 
+@replayable
 def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="launch_vec_add", blocks=None) -> None:
     """Run the launcher unchanged, on whatever numba.cuda is where it runs (numba's own simulator
     on a CPU, the GPU on a GPU machine), and compare with numpy."""
@@ -408,6 +416,7 @@ def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="la
         )
 
 
+@replayable
 def check_grid_stride_pattern(
     ask,
     n: int,
@@ -463,6 +472,7 @@ def _one_launch(launches, kernel_name, launcher, call, where: str, how: str) -> 
     return launches[0]["griddim"], launches[0]["blockdim"], raw_g, raw_b
 
 
+@replayable
 def check_matmul_launch(
     ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
 ) -> tuple:
@@ -501,8 +511,8 @@ def check_matmul_launch(
 def _not_the_kernels(launches, got: np.ndarray, kernel_name: str, launcher: str) -> str:
     """On the checking simulator: why ``got`` (what the launcher returned) is not what the kernel
     wrote into its output argument in its last launch (leading block: a padded output may be cut);
-    "" when it is, or when nothing was recorded. A launcher that computes the answer on the host and
-    launches a kernel that does nothing scored full marks (red team, stop 33)."""
+    "" when it is, or when nothing was recorded. So a launcher cannot compute the answer on the host
+    and launch a kernel that does nothing."""
     outs = [item for item in launches if isinstance(item.get("out"), np.ndarray)]
     if not outs:
         return ""
@@ -529,6 +539,7 @@ PREFILLED = (
 )
 
 
+@replayable
 def check_matmul_results(
     ask,
     m: int,
@@ -599,8 +610,7 @@ def check_matmul_results(
 
 def _check_matmul_kernel_alone(ask, m, k, n, launch, kernel_name, stats: bool = False) -> dict:
     """The kernel alone, launched as the launcher launched it, on inputs the launcher never saw and
-    a zeroed C, must compute A @ B: a launcher that computed C on the host and handed it to a kernel
-    that only copied it scored full marks (red team, stop 33)."""
+    a zeroed C, must compute A @ B: the kernel, not the host, computes C."""
     A, B = (x + 1 for x in mat_inputs(m, k, n))  # small integers still: every sum exact in float32
     g, b = tuple(launch["griddim"]), tuple(launch["blockdim"])
     call = (
@@ -631,6 +641,7 @@ def _coords(a: np.ndarray, i: int) -> tuple:
     return tuple(int(v) for v in a[i][:2])
 
 
+@replayable
 def check_matmul_traffic(
     ask, m: int, k: int, n: int, *, kernel_name="tiled_matmul", launcher="launch_tiled_matmul"
 ) -> dict:
@@ -640,8 +651,8 @@ def check_matmul_traffic(
     ask = _asked(ask, launcher)
     first = check_matmul_results(ask, m, k, n, "cpu", kernel_name=kernel_name, launcher=launcher, stats=True)
     call = _mm_call(m, k, n, launcher)
-    # the launcher's launch, and the kernel alone on a zeroed C (a kernel that ran tiled only when C
-    # held what its launcher put there, naive otherwise, passed on the launcher's figures: stop 34)
+    # the launcher's launch, and the kernel alone on a zeroed C: a kernel is tiled whatever C held
+    # before the launch, not only on the launcher's own inputs
     alone = first.get("alone_stats")
     st = first["stats"]
     if isinstance(alone, dict) and isinstance(alone.get("global_reads"), np.ndarray):
@@ -700,8 +711,8 @@ def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher:
     the data (each element read once, with slack), nor makes many more atomic updates than its
     elements and one merge of a whole shared histogram (n_bins: a block's thread 0 may merge it
     alone, as the contract allows). One thread counting every element with a plain ``bins[v] += 1``
-    lost no update and scored 8/8 (red team, stop 33); atomics counted as reads failed a right
-    thread-0 merge (stop 34)."""
+    loses no update, and is no parallel histogram; atomics are not counted as reads, so a thread-0
+    merge passes."""
     stats, g, b = launch.get("stats") or {}, launch["griddim"], launch["blockdim"]
     reads, atomics = stats.get("global_reads"), stats.get("global_atomics")
     if not isinstance(reads, np.ndarray) or not isinstance(atomics, np.ndarray) or not reads.size:
@@ -725,6 +736,7 @@ def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher:
             )
 
 
+@replayable
 def check_histogram(
     ask,
     n: int,
@@ -797,7 +809,10 @@ def check_histogram(
                     f"(or loop with a grid-stride loop)"
                 )
             elif total > n:
-                why = f"it counted {total} values for {n} elements, some twice ({_first_diff(got, want)})"
+                why = (
+                    f"it counted {total} values for {n} elements, some twice, or counts kept from an earlier call "
+                    f"(each call starts from zeros) ({_first_diff(got, want)})"
+                )
             else:
                 why = f"wrong counts ({_first_diff(got, want)})"
             raise CheckFailed(f"{launcher}: {why}" + _replay(call))
@@ -812,8 +827,8 @@ def check_histogram(
 def _check_histogram_kernel_alone(ask, n, n_bins, launch, kernel_name, launcher) -> None:
     """The kernel alone, launched as the launcher first launched it, on data the launcher never saw
     and zeroed bins, must count every element with no lost update and no thread over its share: a
-    launcher that passed np.bincount in as ``bins`` to a kernel that did nothing, or that split a
-    plain ``bins[v] += 1`` over launches so no bin was hit twice in one, scored 8/8 (red team, stop 34)."""
+    launcher cannot pass np.bincount in as ``bins`` to a kernel that does nothing, nor split a plain
+    ``bins[v] += 1`` over launches so that no bin is hit twice in one."""
     if launch["griddim"] is None or launch["blockdim"] is None:
         return
     data = ((hist_inputs(n, n_bins).astype(np.int64) * 7 + 3) % n_bins).astype(np.int32)
@@ -855,8 +870,7 @@ def _dot_tol(dtype) -> float:
 
 def _check_dot_kernel_alone(ask, n, tpb, dtype, blocks, kernel_name) -> None:
     """The kernel alone, on inputs the launcher never saw and a zeroed ``partial``: each block's sum
-    of products, written by its thread 0. A launcher that put the host's block sums in ``partial``
-    for a kernel that only copied them scored 8/8 (red team, stop 34)."""
+    of products, written by its thread 0: the block sums are the kernel's, not the host's."""
     a, b = (x[::-1].copy() for x in dot_inputs(n, dtype))
     call = (
         f"a, b = (x[::-1].copy() for x in dot_inputs({n}, {dtype!r})); partial = np.zeros({blocks}); "
@@ -905,6 +919,7 @@ def _rel(got: float, want: float) -> float:
     return abs(got - want) / max(abs(want), 1e-300)
 
 
+@replayable
 def check_dot(
     ask,
     n: int,

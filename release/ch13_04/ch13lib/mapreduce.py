@@ -30,6 +30,7 @@ import tempfile
 import time
 
 from ch13lib import grading
+from ch13lib.lang import FRAME
 
 # Read by Ray when it starts its processes (FIELD-NOTES): no ~/.ray/auth_token, loopback only,
 # no usage-stats upload. PYTHONHASHSEED=0 gives every worker the same str hash, so a submission
@@ -397,7 +398,7 @@ def self_check(namespace: dict) -> bool:
     """Check map_fn, reduce_fn, partition and run_mapreduce from ``namespace`` (pass
     ``globals()``). Prints one line per check; returns True when all pass."""
     if grading():
-        print("self-check skipped while grading: the hidden tests decide.")
+        print(FRAME("skipped"))
         return True
     names = ("map_fn", "reduce_fn", "partition", "run_mapreduce")
     missing = [n for n in names if not callable(namespace.get(n))]
@@ -658,7 +659,7 @@ def self_check(namespace: dict) -> bool:
         )
         return False
     print("\n".join(lines))
-    print("all checks passed ✔" if ok else "some checks failed ✘ (see above)")
+    print(FRAME("passed") if ok else FRAME("fix"))
     return ok and ray_ok
 
 

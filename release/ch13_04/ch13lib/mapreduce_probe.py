@@ -280,7 +280,7 @@ def _task_id():
 # What the GCS holds of a task attempt: the times its core worker reported each state (RUNNING,
 # FINISHED, FAILED: common.proto's TaskStatus). The cell's code runs in the same processes as the
 # probes, so whatever the probes write (call logs, fault markers, a barrier's arrivals) it can write
-# too (red team, stop 26: a made-up barrier party, premade fault markers: full marks); the GCS is a
+# too, so none of it is evidence on its own; the GCS is a
 # process of its own, and the states of a task attempt are reported by Ray's C++ core workers.
 _STATES = {"running": 8, "finished": 11, "failed": 12}
 EVIDENCE_GUARD_S = 10.0  # how long to wait for the GCS to catch up (task events arrive every 100 ms)

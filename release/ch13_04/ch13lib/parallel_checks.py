@@ -20,6 +20,7 @@ import types
 from ch13lib import grading
 from ch13lib.collective_cases import SimFailure
 from ch13lib.collective_checks import replayed
+from ch13lib.lang import FRAME
 from ch13lib.parallel_cases import (
     PipeCase,
     TPCase,
@@ -49,7 +50,7 @@ def _report(title: str, problem: str | None) -> bool:
 
 def _run_all(checks) -> bool:
     if grading():
-        print("self-check skipped while grading: the hidden tests decide.")
+        print(FRAME("skipped"))
         return True
     ok = True
     try:
@@ -60,9 +61,9 @@ def _run_all(checks) -> bool:
                 problem = str(e)
             ok &= _report(title, problem)
     except NotImplementedError:
-        print("✘ not implemented yet: replace `raise NotImplementedError()` with your code")
+        print(FRAME("stub"))
         return False
-    print("all self-checks passed" if ok else "fix the ✘ above (each says how to replay it)")
+    print(FRAME("passed") if ok else FRAME("fix"))
     return ok
 
 

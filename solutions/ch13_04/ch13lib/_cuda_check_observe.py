@@ -8,6 +8,7 @@ functions run them in the grading subject, which the hidden graders reach by the
 from __future__ import annotations
 
 import re
+import sys
 import types
 
 import numpy as np
@@ -30,6 +31,7 @@ class CheckFailed(AssertionError):
     simulator's record of who touched what up to a fault, drawn by :attr:`picture`."""
 
     accesses: dict | None = None
+    replay: str | None = None  # the line that runs this check again here (:func:`replayable`)
 
     @property
     def picture(self) -> bytes:
@@ -41,9 +43,52 @@ class CheckFailed(AssertionError):
 
 
 def _replay(call: str) -> str:
+    """What the failing case ran, as lines a student can read (the replay line comes from
+    :func:`replayable`, which runs the same check on the checking simulator)."""
     makers = sorted(set(re.findall(r"\b((?:vec|mat|hist|dot)_inputs)\(", call)))
     head = f"from ch13lib.cuda_check import {', '.join(makers)}; " if makers else ""
-    return f"\nReplay it: {head}{call}"
+    return f"\nIt ran: {head}{call}"
+
+
+def replayable(check):
+    """A public check whose failure ends with its replay line: the same check on the same case, on
+    the checking simulator, over the notebook's own functions (:func:`here`), so pasting it shows
+    the same failure (numba's own simulator runs a race or a missing barrier without a word)."""
+    import functools
+    import inspect
+
+    sig = inspect.signature(check)
+
+    @functools.wraps(check)
+    def run(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except CheckFailed as e:
+            if e.replay is None:
+                bound = sig.bind(*args, **kwargs)
+                shown, keyword = [], False
+                for name, value in list(bound.arguments.items())[1:]:  # not ask: the replay observes here
+                    param = sig.parameters[name]
+                    if name == "device" or (param.default is not param.empty and value == param.default):
+                        keyword = True  # a parameter left out: the ones after it are named
+                        continue
+                    keyword = keyword or param.kind is param.KEYWORD_ONLY
+                    shown.append(f"{name}={value!r}" if keyword else repr(value))
+                e.replay = (
+                    f"from ch13lib.cuda_check import {check.__name__}, here; "
+                    f"{check.__name__}(here(), {', '.join(shown)})"
+                )
+                e.args = (f"{e.args[0]}\nReplay it: {e.replay}",)
+            raise
+
+    return run
+
+
+def here() -> "Ask":
+    """Observe the notebook's own functions (its ``__main__``) right here, on the checking simulator:
+    what a replay line runs."""
+    main = sys.modules["__main__"]
+    return Ask(lambda op, **case: OBSERVE[op](types.SimpleNamespace(**vars(main)), **case))
 
 
 def _fault_failed(e: KernelFault, replay: str, ran: list) -> CheckFailed:
@@ -153,7 +198,7 @@ def observe_config(ns, launcher: str, kernel_name: str, args, replay: str = "") 
     """``ns.<launcher>(*args)`` with its kernel recorded, not run: the launch configurations."""
     spy = Spy(None, kernel_name, "record")
     _spied(_lookup(ns, launcher), kernel_name, spy, tuple(args), replay)
-    return {"launches": _launches(spy, None, False)}
+    return {"launches": _launches(spy, None, False), "kernels": spy.ran}
 
 
 def observe_launcher(

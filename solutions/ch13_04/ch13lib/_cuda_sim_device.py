@@ -485,7 +485,7 @@ class _Atomic:
                 e = t.epoch
                 # atomics of one phase do not race with each other, but with another thread's plain
                 # store or load of the cell in the same phase they do (a cell zeroed by thread 0 with no
-                # barrier before the others' atomic adds: red team, stop 34)
+                # barrier before the others' atomic adds races with them)
                 if w_epoch[pos] == e and writer[pos] not in (t.tid, ATOMIC):
                     _fault(
                         f"atomically updated {array._label(idx)} in the same phase as "

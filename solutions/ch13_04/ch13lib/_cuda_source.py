@@ -15,12 +15,16 @@ import ast
 import builtins
 import functools
 import types
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 LIBRARIES = ("numba", "numba.cuda", "numba.types", "numpy", "math", "cmath")
 # what a constant's expression may call: numbers in, a number out
 _CALLS = frozenset({"int", "float", "abs", "min", "max", "round", "len", "pow"})
 _MAX_POW = 128  # exponent cap for a constant's ``**``: a constant is a size or a dtype, not a big number
+
+
+_EMPTY: Mapping = types.MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -33,15 +37,16 @@ class Lib:
 
 @dataclass(frozen=True)
 class KernelSource:
-    """What a cell defines for its kernels. ``kernels``/``devices``: name -> the name of the def
+    """What a cell defines for its kernels, read-only (the simulator builds every launch's kernel
+    from it, beside the cell's code). ``kernels``/``devices``: name -> the name of the def
     (``k = cuda.jit(f)`` names ``f``); ``values``: name -> a constant or a :class:`Lib`;
     ``unusable``: name -> why a kernel cannot read it."""
 
     code: types.CodeType | None
-    kernels: dict = field(default_factory=dict)
-    devices: dict = field(default_factory=dict)
-    values: dict = field(default_factory=dict)
-    unusable: dict = field(default_factory=dict)
+    kernels: Mapping = field(default_factory=lambda: _EMPTY)
+    devices: Mapping = field(default_factory=lambda: _EMPTY)
+    values: Mapping = field(default_factory=lambda: _EMPTY)
+    unusable: Mapping = field(default_factory=lambda: _EMPTY)
 
     def namespace(self, cuda, numba) -> dict:
         """The kernels' globals, with ``cuda`` and ``numba`` as given (numba's own to compile, the
@@ -87,7 +92,7 @@ def kernel_source(text: str, filename: str = "<cell>") -> KernelSource:
         tree = ast.parse(text, filename)
     except SyntaxError:
         return KernelSource(None)
-    src = KernelSource(None)
+    src = _Reading()
     defs: dict[str, ast.FunctionDef] = {}  # the defs kernels are made from
     plain: dict[str, ast.FunctionDef] = {}  # other defs (``k = cuda.jit(f)`` makes a kernel of one)
     declared_global = {name for n in ast.walk(tree) if isinstance(n, ast.Global) for name in n.names}
@@ -110,27 +115,38 @@ def kernel_source(text: str, filename: str = "<cell>") -> KernelSource:
                 a.annotation = None
         nodes.append(node)
     nodes.sort(key=lambda n: n.lineno)
-    if nodes:
-        code = compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec")
-        src = KernelSource(code, src.kernels, src.devices, src.values, src.unusable)
-    return src
+    code = compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec") if nodes else None
+    frozen = types.MappingProxyType
+    return KernelSource(
+        code, frozen(dict(src.kernels)), frozen(dict(src.devices)), frozen(dict(src.values)), frozen(dict(src.unusable))
+    )
 
 
-def _forget(src: KernelSource, name: str, why: str) -> None:
+@dataclass
+class _Reading:
+    """A KernelSource while the cell's statements are read, top to bottom."""
+
+    kernels: dict = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)
+    values: dict = field(default_factory=dict)
+    unusable: dict = field(default_factory=dict)
+
+
+def _forget(src: _Reading, name: str, why: str) -> None:
     src.values.pop(name, None)
     src.kernels.pop(name, None)
     src.devices.pop(name, None)
     src.unusable[name] = why
 
 
-def _bind(src: KernelSource, name: str, value) -> None:
+def _bind(src: _Reading, name: str, value) -> None:
     src.unusable.pop(name, None)
     src.kernels.pop(name, None)
     src.devices.pop(name, None)
     src.values[name] = value
 
 
-def _read_statement(node: ast.stmt, src: KernelSource, defs: dict, plain: dict) -> None:
+def _read_statement(node: ast.stmt, src: _Reading, defs: dict, plain: dict) -> None:
     if isinstance(node, ast.Import):
         for a in node.names:
             local = a.asname or a.name.split(".")[0]
@@ -189,7 +205,7 @@ def _bound_names(n: ast.AST):
             yield (a.asname or a.name).split(".")[0]
 
 
-def _assign(target, value, src: KernelSource, defs: dict, plain: dict) -> None:
+def _assign(target, value, src: _Reading, defs: dict, plain: dict) -> None:
     if isinstance(target, ast.Name):
         made = _jit_call(value, src, defs, plain) if value is not None else None
         if made is not None:  # k = cuda.jit(f), d = cuda.jit(device=True)(f)
@@ -225,7 +241,7 @@ def _dotted(node) -> tuple[str, ...] | None:
     return None
 
 
-def _lookup(parts, src: KernelSource):
+def _lookup(parts, src: _Reading):
     """The real library object a dotted name means in the cell, or None."""
     v = src.values.get(parts[0])
     if not isinstance(v, Lib):
@@ -236,7 +252,7 @@ def _lookup(parts, src: KernelSource):
     return obj
 
 
-def _is_cuda_jit(node, src: KernelSource) -> bool:
+def _is_cuda_jit(node, src: _Reading) -> bool:
     parts = _dotted(node)
     if parts is None or parts[-1] != "jit":
         return False
@@ -245,7 +261,7 @@ def _is_cuda_jit(node, src: KernelSource) -> bool:
     return obj is not None and module.startswith("numba.cuda")
 
 
-def _jit_kind(decorators, src: KernelSource) -> str | None:
+def _jit_kind(decorators, src: _Reading) -> str | None:
     """ "kernel" or "device" for a lone @cuda.jit decorator (with or without arguments), else None."""
     if len(decorators) != 1:
         return None
@@ -258,7 +274,7 @@ def _jit_kind(decorators, src: KernelSource) -> str | None:
     return "kernel" if _is_cuda_jit(d, src) else None
 
 
-def _jit_call(value, src: KernelSource, defs: dict, plain: dict):
+def _jit_call(value, src: _Reading, defs: dict, plain: dict):
     """(kind, def name) for ``cuda.jit(f)`` or ``cuda.jit(device=True)(f)`` of a plain def above."""
     if not (isinstance(value, ast.Call) and len(value.args) == 1 and isinstance(value.args[0], ast.Name)):
         return None
@@ -276,7 +292,7 @@ def _literal_defaults(node: ast.FunctionDef) -> bool:
     return all(isinstance(d, ast.Constant) for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
 
 
-def _constant(node, src: KernelSource):
+def _constant(node, src: _Reading):
     """The value of a constant's expression: numbers, strings, tuples, arithmetic, earlier constants,
     a library's types and numbers (np.float32, math.pi) and a few calls on them."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex, str, bool, type(None))):

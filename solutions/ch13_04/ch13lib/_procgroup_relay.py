@@ -311,7 +311,7 @@ class RemoteComm:
         """Charge ``ticks`` (a Fraction) of stage work to this rank's clock in the broker's world
         (the pipeline harness's TimedStage; SimWorld.advance). Sent at once, with the calls held
         back before it, never held back itself: a charge performed after later sends would date
-        them before the work that made them (a red-team cell moved its charges to the end)."""
+        them before the work that made them."""
         ticks = [int(ticks.numerator), int(ticks.denominator)]
         self._call("advance", ticks=ticks, label=[kind, first])
 

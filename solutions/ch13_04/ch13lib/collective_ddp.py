@@ -40,9 +40,9 @@ class Net(nn.Module):
 
 def _make(sc: dict, device) -> nn.Module:
     # The seed is hidden (graders/_hidden.py): the global generator must not keep it, or a cell reads
-    # it back with torch.initial_seed() and rebuilds every rank's batch with no communication at all
-    # (red team, stop 34: 5/5 instead of 0). fork_rng restores the CPU generator's state and seed on
-    # exit; devices=[] leaves the CUDA generators alone (torch.manual_seed would seed them too).
+    # it back and rebuilds every rank's batch with no communication at all. fork_rng restores the CPU
+    # generator's state and seed on exit; devices=[] leaves the CUDA generators alone (torch.manual_seed
+    # would seed them too).
     with torch.random.fork_rng(devices=[]):
         torch.random.default_generator.manual_seed(sc["seed"])
         net = Net(sc["d_in"], sc["hidden"], sc.get("frozen", False))

@@ -72,9 +72,8 @@ class Data:
     resume, whose weights come from the file) and the global batch of each step it trains.
 
     The grader draws them from a hidden seed and hands the subject these tensors, never the seed:
-    a cell that read a seed off the harness's generators (a TorchFunctionMode sees every
-    ``torch.randn(generator=g)``, and ``g.initial_seed()``) could replay the training and rebuild
-    Adam's state without the checkpoint holding it (red team, stop 38: 11 -> 17)."""
+    a cell that could read a seed off the harness's generators could replay the training and rebuild
+    Adam's state without the checkpoint holding it."""
 
     init: dict
     batches: dict  # step -> (x, y)

@@ -365,8 +365,8 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
     on. ``flow``: a relayed world's data flow (procgroup.SimWorld.flow), in each rank's call order.
     Rows are found by value: the gradients are those of the mean loss (each micro-batch's loss
     divided by m; the micro-batches are of equal size), or of that loss times m, the micro-batch
-    size or both (a right answer may divide by m at the end, or sum over rows: one that rescaled
-    its gradients at the end lost the schedule's points, red team, stop 35).
+    size or both (a right answer may divide by m at the end, or sum over rows, and keeps the
+    schedule's points).
     A charge made on other data (a stage called on zeros while the real work is done by hand)
     would otherwise let a schedule look pipelined that is not."""
     P, mr = case.stages, case.micro_rows
@@ -491,7 +491,7 @@ def tp_reference(case: TPCase) -> torch.Tensor:
 
 def _tp_tolerance(dtype) -> dict:
     """float64 cases are held to float64: a sum in another order differs by ~1e-15, a float32
-    intermediate by ~1e-7 (which allclose's defaults let pass: red team, stop 35)."""
+    intermediate by ~1e-7, which allclose's defaults would let pass."""
     return {"rtol": 1e-9, "atol": 1e-12} if dtype == torch.float64 else {}
 
 
@@ -793,7 +793,7 @@ def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") ->
         if n <= 0 and case.numel > 0:
             return f"{case.label()}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. {replay}"
         # exp_avg, exp_avg_sq, a master copy of the shard and a gradient buffer of the shard: 4·c
-        # (a buffer for the reduce-scatter kept beside a master shard is a right answer, stop 34)
+        # (a buffer for the reduce-scatter kept beside a master shard is a right answer)
         if isinstance(held, int) and held > 4 * case.shard and case.world_size > 1:
             return (
                 f"{case.label()}: between steps rank {r}'s optimizer holds tensors of {held} elements in all "
@@ -812,8 +812,8 @@ def zero_dataflow_problem(case: ZeroCase, flow: list, fn_name: str = "ZeroAdam")
     relayed world's record of each rank's collective inputs (procgroup.SimWorld.flow), kept by the
     judge as the broker. A rank that gathers anything else (the averaged gradient, to run Adam on all
     N parameters with the full state kept where no walk of its objects looks: a file, a module
-    object, a ContextVar, the comm...) fails here whatever it holds (red team, stop 34: 14 such
-    places scored 10/10)."""
+    object, a ContextVar, the comm...) fails here whatever it holds: no walk of objects can look
+    everywhere, the data flow can."""
     W, c, n = case.world_size, case.shard, case.numel
     if W == 1:
         return None

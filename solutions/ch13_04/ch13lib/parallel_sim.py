@@ -213,8 +213,8 @@ def _students(x) -> bool:
     """Whether the function or class ``x`` was written by the student: in an answer cell (its module
     ``answer_...``), a self-check's copy of one, or the notebook itself (``__main__``); or, whatever
     ``__module__`` it claims, a function compiled from the cell, or a class with one among its
-    methods (``__module__ = "zero_optim"`` in a class body, or ``__name__ = ...`` at the top of the
-    cell, hid every class attribute, closure and global from the walk: red team, stop 38)."""
+    methods: a ``__module__`` or ``__name__`` the cell sets cannot hide its class attributes,
+    closures and globals from the walk."""
     if _students_module(getattr(x, "__module__", None)):
         return True
     if isinstance(x, types.FunctionType):
@@ -247,7 +247,7 @@ def _students_module(module) -> bool:
 _MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
 # Python's text and numbers reached (str, int, float, complex objects) count by their memory past
 # this allowance (names, labels, a docstring, hyper-parameters): full moments packed into a str, an
-# int's digits or tuples of 8 floats were held by no element count (stop 38: 6 -> 10). Only a case
+# int's digits or tuples of 8 floats would be held by no element count. Only a case
 # with a large N can tell: zero1's last state case and last real case.
 PY_SCALARS_ALLOWANCE = 16 * 1024  # bytes
 # The modules loaded before any cell (this harness is imported first): the libraries. Kept, so that
@@ -268,8 +268,8 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
     bound to (``[full, full].copy``), what a str, int or float subclass's object carries, and what
     the cell set on ``comm`` (``comm_before``: its attributes before the cell had it; None: none). Library code,
     modules and the rest of ``comm`` are not entered. Every storage counts its elements once,
-    whatever its dtype: integer and bool tensors and arrays too (full moments kept as int64 bits
-    viewed as floats scored 10/10, red team, stop 34), except index-like ones (every value in [0,
+    whatever its dtype: integer and bool tensors and arrays too (state may not hide in another
+    dtype), except index-like ones (every value in [0,
     W·⌈N/W⌉]: a mask over the W·c positions, an index of the own shard) up to W·c + c elements in
     all; ``bytes``, ``bytearray`` and ``array.array`` count their bytes in elements of the
     parameters' size, Python numbers in a container one each past 8 per container (``betas`` is not
@@ -278,11 +278,11 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
     ``vector_to_parameters``' are, counts only its padding, and that padding up to W·c − N is
     excused too), the .grad of a Parameter of the optimizer's own (its gradient shard,
     as ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
-    one that shares a model parameter's storage, stop 34), and a few 0-d tensors (step counters,
+    one that shares a model parameter's storage: it is as big as the model), and a few 0-d tensors (step counters,
     running powers of the betas: two per parameter and two more). What no referent leads to is
     looked up too: the value a ``ContextVar`` holds in the rank's context, a ``threading.local``'s
-    attributes in its thread, and a module the cell made (full moments in a ContextVar scored 10/10,
-    red team, stop 36). Python's text and numbers (``str``, ``int``, ``float``, ``complex``
+    attributes in its thread, and a module the cell made (state there is held all the same).
+    Python's text and numbers (``str``, ``int``, ``float``, ``complex``
     objects) count by their memory past ``PY_SCALARS_ALLOWANCE`` bytes in all."""
     model = {p.untyped_storage().data_ptr() for p in params}
     elsize = params[0].element_size() if params else 4
@@ -338,7 +338,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
         if x is None or id(x) in visited:
             continue
         visited.add(id(x))
-        if x is comm:  # the harness's: only what the cell set on it (full buffers, red team, stop 37)
+        if x is comm:  # the harness's: only what the cell set on it, which the cell holds
             before = comm_before if comm_before is not None else getattr(comm, "__dict__", {})
             todo.extend(v for k, v in getattr(comm, "__dict__", {}).items() if k not in before or before[k] is not v)
             continue
@@ -351,7 +351,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             scalar_bytes += sys.getsizeof(x)
             continue
         if isinstance(x, types.ModuleType) or type(x) is bool:
-            continue  # (a subclass's object is walked: a Label(str) carried full buffers, stop 37)
+            continue  # (a subclass's object is walked: its attributes can hold anything)
         if isinstance(x, contextvars.ContextVar):  # its value lives in the context, not in the variable
             todo.append(x.get(None))  # (this is the rank's own thread: the context it set it in)
             continue
@@ -376,17 +376,17 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
                 if base.dtype.kind == "O":
                     todo.extend(flat.tolist())
             todo.append(base.base)  # an array on a bytes object...
-        elif isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):  # a storage with no tensor (stop 38)
+        elif isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):  # a storage with no tensor holds elements too
             untyped = x if isinstance(x, torch.UntypedStorage) else x.untyped_storage()
             held[untyped.data_ptr()] = (untyped.nbytes() // elsize, False)
             nbytes_of[untyped.data_ptr()] = untyped.nbytes()
         elif isinstance(x, (bytes, bytearray, array.array, memoryview)) or _buffer(x):
-            held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)  # and mmap, any buffer (stop 38)
+            held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)  # and mmap, any buffer
         elif isinstance(x, torch.Tensor):
             ptr = x.untyped_storage().data_ptr()
             if isinstance(x, nn.Parameter) and x.grad is not None and ptr not in model:
                 # its own shard's gradient, as shard.grad: its elements, not the rest of a storage it
-                # is a view of (full moments beside it in one buffer scored 10/10, red team, stop 35)
+                # is a view of (the rest of that buffer is state like any)
                 if id(x.grad) not in counted:
                     counted.add(id(x.grad))
                     cover(x.grad)
@@ -404,14 +404,14 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
             todo.extend(getattr(x, a, None) for a in dir(x) if a.startswith("_saved_") or a == "variable")
             todo.extend(fn for fn, _ in x.next_functions)
         elif type(x) is _MEMOIZED:  # the cache: referenced by the C object alone (gc: trusted code only),
-            todo.extend(gc.get_referents(x))  # whoever wrote the function (lru_cache(torch.zeros): stop 37)
+            todo.extend(gc.get_referents(x))  # whoever wrote the function (its cache holds what it returned)
         elif isinstance(x, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
             frame = getattr(x, "gi_frame", None) or getattr(x, "cr_frame", None) or getattr(x, "ag_frame", None)
             if frame is not None and _students_module(frame.f_globals.get("__name__")):
                 todo.append(dict(frame.f_locals))
         elif isinstance(x, types.FunctionType):
             if _students(x):  # where the student's function keeps things: closures, defaults, globals it uses
-                todo.append(getattr(x, "__dict__", None))  # and its attributes (f.v = ...: stop 38)
+                todo.append(getattr(x, "__dict__", None))  # and its attributes (f.v = ...)
                 todo.extend(closure_value(c) for c in x.__closure__ or ())
                 todo.extend((x.__defaults__, x.__kwdefaults__))
                 todo.extend(x.__globals__.get(n) for n in sorted(code_global_names(x.__code__)))
@@ -421,7 +421,7 @@ def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -
         elif isinstance(x, types.MethodType):
             todo.extend((x.__func__, x.__self__))
         elif isinstance(x, (types.BuiltinFunctionType, types.MethodWrapperType)):
-            todo.append(getattr(x, "__self__", None))  # [full, full].copy holds its list (stop 37)
+            todo.append(getattr(x, "__self__", None))  # [full, full].copy holds its list
         elif not isinstance(x, types.CodeType):
             # an object, a container, a C object: what it refers to (its __dict__, slots, items,
             # the iterable of an iterator, a partial's arguments, a cell's value...), and its class

@@ -22,6 +22,7 @@ import textwrap
 
 from ch13lib import grading, sched
 from ch13lib.cell import is_self_check_copy, self_check_filename
+from ch13lib.lang import FRAME, say
 
 # What the self-checks in the notebook may spend: every schedule with at most one deviation from the default order
 # (capped), then a few seeded random ones. Counted in schedules, never in seconds.
@@ -38,7 +39,7 @@ class Scenario:
     hints: tuple = ()  # (failure kind, what it usually means) pairs
     # A timed wait (sleep, acquire/wait/join with a timeout) may end at any scheduling point: a
     # running thread can always be slower than any sleep. Ordered time (it passes only when every
-    # thread waits) let staggered sleeps order unlocked sections like a lock (red team, stop 34);
+    # thread waits) would let staggered sleeps order unlocked sections like a lock;
     # only a scenario that checks a wakeup *before* a timeout turns it off.
     early_timeouts: bool = True
 
@@ -284,7 +285,7 @@ def _raised_in(failure: sched.Failure) -> str:
 
 def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
     if grading():
-        print(f"{title}: self-check skipped while grading (the hidden tests decide).")
+        print(f"{title}: " + FRAME("skipped"))
         return True
     try:
         source = sched.cell_source(obj)
@@ -324,12 +325,17 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
         try:
             from ch13lib.pictures import show, swimlanes
 
-            print("The same interleaving as swimlanes (one column per thread):")
+            print(
+                say(
+                    "同一个交错, 画成泳道图 (每个线程一列):",
+                    "The same interleaving as swimlanes (one column per thread):",
+                )
+            )
             show(swimlanes(lanes, msg.splitlines()[0]))
         except Exception as e:  # noqa: BLE001 - no matplotlib here: the story above says it all
-            print(f"(no picture: {type(e).__name__})")
+            print(FRAME("no_picture", why=type(e).__name__))
     if ok:
-        print(f"{title}: all self-checks passed. The hidden tests try more scenarios and more schedules.")
+        print(f"{title}: " + FRAME("passed"))
     return ok
 
 

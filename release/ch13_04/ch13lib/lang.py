@@ -1,0 +1,91 @@
+"""The language the kit speaks to students: ``zh``, ``en`` or ``both``.
+
+The course is taught in Chinese first, so ``both`` (the default) says every sentence in Chinese and
+then in English. The feedback of a grading follows the TA's choice (``c.Feedback.language`` in
+nbgrader_config.py, or ``CH13_LANG``: docs/ta.md); a notebook's self-checks follow the student's
+(``CH13_LANG`` in the environment Jupyter starts from, or ``ch13lib.lang.use("en")`` in a cell).
+
+Each module keeps its sentences in one :class:`Messages` table, each sentence in both languages
+with the same ``{fields}``: ``M = Messages(done=("{n} 个通过", "{n} passed"))``, then ``M("done", n=3)``.
+"""
+
+from __future__ import annotations
+
+import os
+import string
+
+LANGUAGES = ("zh", "en", "both")
+ENV = "CH13_LANG"
+ONE_LINE = 100  # both languages fit one line, "中文 / English", up to this many characters
+
+_chosen: str | None = None
+
+
+def use(language: str | None) -> None:
+    """Speak ``language`` in this process from now on (None: back to ``CH13_LANG`` or ``both``)."""
+    global _chosen
+    if language is not None and language not in LANGUAGES:
+        raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
+    _chosen = language
+
+
+def language() -> str:
+    """The language in force: :func:`use`'s, else ``CH13_LANG``'s, else ``both``."""
+    if _chosen is not None:
+        return _chosen
+    env = os.environ.get(ENV, "").strip().lower()
+    return env if env in LANGUAGES else "both"
+
+
+def say(zh: str, en: str) -> str:
+    """One sentence in the language in force; both: Chinese first, on one line when short."""
+    lang = language()
+    if lang == "zh":
+        return zh
+    if lang == "en":
+        return en
+    if "\n" not in zh + en and len(zh) + len(en) <= ONE_LINE:
+        return f"{zh} / {en}"
+    return f"{zh}\n{en}"
+
+
+def _fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+class Messages:
+    """One module's sentences: key -> (Chinese, English), both with the same ``{fields}``."""
+
+    tables: list[Messages] = []  # every table made, for the test that each says it in both languages
+
+    def __init__(self, **texts: tuple[str, str]) -> None:
+        for key, pair in texts.items():
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(t, str) and t for t in pair)):
+                raise ValueError(f"{key}: a message is a (Chinese, English) pair of non-empty strings")
+            if _fields(pair[0]) != _fields(pair[1]):
+                raise ValueError(f"{key}: the Chinese and English texts have different fields")
+        self.texts = texts
+        Messages.tables.append(self)
+
+    def __call__(self, key: str, **fields) -> str:
+        zh, en = self.texts[key]
+        return say(zh.format(**fields), en.format(**fields))
+
+    def both(self, key: str, **fields) -> tuple[str, str]:
+        """The sentence in each language, whatever is in force."""
+        zh, en = self.texts[key]
+        return zh.format(**fields), en.format(**fields)
+
+
+# The self-checks' frame, the same in every notebook: the lines around each check's own ✔ and ✘.
+FRAME = Messages(
+    skipped=("评分时跳过自检: 由隐藏测试决定。", "self-check skipped while grading: the hidden tests decide."),
+    stub=(
+        "✘ 尚未实现: 把 `raise NotImplementedError()` 换成你的代码",
+        "✘ not implemented yet: replace `raise NotImplementedError()` with your code",
+    ),
+    stub_named=("✘ {what}: 尚未实现", "✘ {what}: not implemented yet"),
+    passed=("全部自检通过 (隐藏测试会尝试更多情况)。", "All self-checks passed (the hidden tests try more cases)."),
+    fix=("请修正上面的 ✘ 行 (每行都说明了如何重现)。", "Fix the ✘ lines above (each says how to replay it)."),
+    no_picture=("(没有图: {why})", "(no picture: {why})"),
+)
