@@ -68,8 +68,7 @@ def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool, note: str = "") -> 
             t0 = time.perf_counter()
             v = grade_cell(gid, src, gpu=True, sandbox=sandbox)
             dt = time.perf_counter() - t0
-            got = sum(r["points"] for r in v.results)
-            total = sum(r["max_points"] for r in v.results)
+            got, total = v.score, v.max_score
             right = (got == total) if should_pass else (got < total)
             ok &= right
             print(
@@ -77,6 +76,6 @@ def grade_on_gpu(wrong: dict[str, list[str]], sandbox: bool, note: str = "") -> 
                 + (f"  [{v.problem}]" if v.problem else "")
             )
             for r in v.results:
-                if not r["passed"]:
-                    print(f"        {r['test']}: {r['message'].splitlines()[0][:160]}")
+                if not r.passed:
+                    print(f"        {r.test}: {r.message.splitlines()[0][:160]}")
     return ok

@@ -125,7 +125,7 @@ def main(argv=None, key: bytes | None = None) -> int:
     subject = None if refused or compile_error else _early_subject(args, source, options)
 
     from graders import load_grader
-    from graders.api import Result
+    from kit.result import Result
 
     grader = load_grader(args.grade_id)
     if args.budget:

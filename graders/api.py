@@ -18,6 +18,7 @@ from hypothesis._settings import local_settings
 from ch13lib import cell
 from ch13lib.lang import Messages
 from graders._hidden import keyed_to
+from kit.result import Result
 
 # The judge's own sentences around a test's verdict, in the course's language (ch13lib/lang.py).
 SAY = Messages(
@@ -67,20 +68,6 @@ class Fail(Exception):
         self.message = message
         self.example = example
         self.picture = picture
-
-
-@dataclasses.dataclass(frozen=True)
-class Result:
-    test: str
-    points: float  # points earned
-    max_points: float
-    passed: bool
-    message: str = ""  # why it failed (empty when passed)
-    example: str = ""  # the smallest failing input, replayable by the student
-    picture: str = ""  # a PNG that shows the failure, base64 (at most PICTURE_CAP bytes of PNG)
-
-    def to_json(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)

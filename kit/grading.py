@@ -20,6 +20,7 @@ from kit import ROOT, STEADY_ENV, judges, source_ch13lib
 from kit.config import Feedback, Judges, Sandbox
 from kit.jobs import Watchdog, kill_job, new_token, sandbox_uid
 from kit.judge import BACKSTOP
+from kit.result import Result
 
 source_ch13lib()
 from ch13lib.lang import ENV as LANG_ENV  # noqa: E402 - after the path to ch13lib
@@ -45,7 +46,7 @@ PICTURES_SHOWN = 3  # pictures a test cell shows under its report
 @dataclasses.dataclass
 class Verdict:
     grade_id: str
-    results: list[dict]  # graders.api.Result.to_json() of every test, in plan order
+    results: list[Result]  # every test's, in plan order
     problem: str = ""  # why some tests have no verdict of their own (hang, crash, missing cell)
     flags: list[str] = dataclasses.field(default_factory=list)  # the screen's early warnings, for the TA
     # the screen's refusals: the cell reaches into the grading process, so it was not graded and a
@@ -58,15 +59,15 @@ class Verdict:
 
     @property
     def score(self) -> float:
-        return round(sum(r["points"] for r in self.results), 6)
+        return round(sum(r.points for r in self.results), 6)
 
     @property
     def max_score(self) -> float:
-        return round(sum(r["max_points"] for r in self.results), 6)
+        return round(sum(r.max_points for r in self.results), 6)
 
     def pictures(self) -> list[tuple[str, str]]:
         """(test, base64 PNG) of the first failed tests that drew one: what the feedback shows."""
-        drawn = [(r["test"], r["picture"]) for r in self.results if not r["passed"] and r.get("picture")]
+        drawn = [(r.test, r.picture) for r in self.results if not r.passed and r.picture]
         return drawn[:PICTURES_SHOWN]
 
     def to_json(self) -> dict:
@@ -81,14 +82,14 @@ class Verdict:
             "flags": list(self.flags),
             "tampered": self.tampered,
             "refused": list(self.refused),
-            "results": [{k: r.get(k, d) for k, d in _RESULT_FIELDS.items()} for r in self.results],
+            "results": [r.to_json() for r in self.results],
         }
 
     @classmethod
     def from_json(cls, data: dict) -> "Verdict":
         if not isinstance(data, dict) or data.get("format") != VERDICTS_FORMAT:
             raise ValueError(f"not a verdict record of format {VERDICTS_FORMAT}")
-        results = [{k: r.get(k, d) for k, d in _RESULT_FIELDS.items()} for r in data["results"]]
+        results = [Result.from_json(r) for r in data["results"]]
         return cls(data["grade_id"], results, data["problem"], list(data["flags"]), list(data["refused"]))
 
     def report(self) -> str:
@@ -100,31 +101,19 @@ class Verdict:
             lines.append(SAY("flagged") + "; ".join(self.flags[:5]))
         previous = None
         for r in self.results:
-            mark = "PASS" if r["passed"] else "FAIL"
-            lines.append(f"[{mark}] {r['test']} ({r['points']:g}/{r['max_points']:g})")
-            if not r["passed"]:
-                if r.get("message") == previous:
+            mark = "PASS" if r.passed else "FAIL"
+            lines.append(f"[{mark}] {r.test} ({r.points:g}/{r.max_points:g})")
+            if not r.passed:
+                if r.message == previous:
                     lines.append(f"       {SAY('same')}")
                     continue
-                previous = r.get("message")
-                for line in (r.get("message") or "").splitlines():
+                previous = r.message
+                for line in r.message.splitlines():
                     lines.append(f"       {line}")
-                if r.get("example"):
+                if r.example:
                     lines.append(f"       {SAY('smallest')}")
-                    lines.extend(f"         {line}" for line in r["example"].splitlines())
+                    lines.extend(f"         {line}" for line in r.example.splitlines())
         return "\n".join(lines)
-
-
-# Every result's fields, with the value a record written without one gets.
-_RESULT_FIELDS = {
-    "test": "",
-    "points": 0.0,
-    "max_points": 0.0,
-    "passed": False,
-    "message": "",
-    "example": "",
-    "picture": "",
-}
 
 
 def write_verdicts(path: str, verdicts: dict[str, Verdict]) -> None:
@@ -350,16 +339,8 @@ def _death(returncode: int, output: bytes) -> str:
     return f"the grading process exited with status {returncode}" + (": " + " | ".join(tail) if tail else "")
 
 
-def _missing(test: dict, why: str) -> dict:
-    return {
-        "test": test["test"],
-        "points": 0.0,
-        "max_points": test["max_points"],
-        "passed": False,
-        "message": why,
-        "example": "",
-        "picture": "",
-    }
+def _missing(test: dict, why: str) -> Result:
+    return Result.missing(test["test"], test["max_points"], why)
 
 
 def _png(picture) -> str:
@@ -377,7 +358,7 @@ def _png(picture) -> str:
 
 
 def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, key: bytes) -> Verdict:
-    got: dict[str, dict] = {}
+    got: dict[str, Result] = {}
     try:
         with open(results_file, encoding="utf-8") as f:
             lines = f.read().splitlines()
@@ -406,17 +387,7 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
         # Only well-formed results for planned tests count, each once, never above its points.
         if not isinstance(item, dict) or item.get("test") not in names or item["test"] in got:
             continue
-        t = names[item["test"]]
-        passed = item.get("passed") is True
-        got[t["test"]] = {
-            "test": t["test"],
-            "max_points": t["max_points"],
-            "passed": passed,
-            "points": t["max_points"] if passed else 0.0,
-            "message": str(item.get("message", ""))[:4000],
-            "example": str(item.get("example", ""))[:2000],
-            "picture": _png(item.get("picture")),
-        }
+        got[item["test"]] = Result.read(item, names[item["test"]]["max_points"], _png(item.get("picture")))
     if forged:
         problem = (problem + "; " if problem else "") + (
             f"{forged} result line(s) not written by the grader were found and ignored (flagged for the TA)"

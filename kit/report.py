@@ -95,16 +95,16 @@ def _failures(course: Course, students: list[str], pictures: dict | None = None)
                 drawn = dict(v.pictures())  # those the feedback shows
                 previous = None
                 for r in v.results:
-                    if r["passed"]:
+                    if r.passed:
                         continue
-                    if r["message"] == previous:
+                    if r.message == previous:
                         continue
-                    previous = r["message"]
-                    reason = (r["message"].splitlines() or [""])[0].strip()
-                    key = (f"{gid}.{r['test']}", re.sub(r"\b\d+(?:\.\d+)?\b", "N", reason)[:140])
+                    previous = r.message
+                    reason = (r.message.splitlines() or [""])[0].strip()
+                    key = (f"{gid}.{r.test}", re.sub(r"\b\d+(?:\.\d+)?\b", "N", reason)[:140])
                     seen[key] += 1
-                    if pictures is not None and r["test"] in drawn and key not in pictures:
-                        pictures[key] = drawn[r["test"]]
+                    if pictures is not None and r.test in drawn and key not in pictures:
+                        pictures[key] = drawn[r.test]
     return seen
 
 

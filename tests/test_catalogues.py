@@ -109,9 +109,9 @@ def test_catalogue_entry(verdicts, grade_id, name, source, messages):
     # nothing that changes from run to run: an object's address (a dict keyed by id(obj)), a port
     assert not ADDRESS.search(verdict.report()), verdict.report()
     for r in verdict.results:  # every failure explains itself
-        assert r["passed"] or r["message"].strip(), f"{r['test']} failed without a message"
+        assert r.passed or r.message.strip(), f"{r.test} failed without a message"
     if (grade_id, name) in FAILS:  # a wrong answer that costs exactly these tests, the others pass
-        failed = tuple(sorted(r["test"] for r in verdict.results if not r["passed"]))
+        failed = tuple(sorted(r.test for r in verdict.results if not r.passed))
         assert failed == FAILS[(grade_id, name)], verdict.report()
 
 
@@ -164,10 +164,10 @@ def test_replay_lines_fail_the_same_way(verdicts, grade_id):
 
     cases, firsts = [], {}
     for e in entries(grade_id):
-        failed = [r for r in verdicts[(grade_id, e.name)].results if not r["passed"]]
-        if e.right or not failed or "Replay it: " not in failed[0]["message"]:
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
+        if e.right or not failed or "Replay it: " not in failed[0].message:
             continue
-        message = failed[0]["message"]
+        message = failed[0].message
         cases.append((e.name, e.source, message.split("Replay it: ", 1)[1].splitlines()[0]))
         firsts[e.name] = message.splitlines()[0]
     assert len(cases) >= 5, f"{grade_id}: too few wrong answers end with a replay line"

@@ -174,7 +174,7 @@ def test_a_grader_no_one_warmed_is_imported_for_the_next_judges(monkeypatch):
     for name, fresh in (("_ctl", None), ("_subjects", None), ("_broken", False)):
         monkeypatch.setattr(judges, name, fresh)  # a zygote pair of this test's own
     verdict = grade_cell("ddp_average", "def average_gradients(:\n", sandbox=False)  # loads the grader, runs nothing
-    assert verdict.score == 0 and "line 1" in verdict.results[0]["message"]
+    assert verdict.score == 0 and "line 1" in verdict.results[0].message
     maps = f"/proc/{_newest_zygote()}/maps"
     for _ in range(600):  # at most a minute: the zygote imports between requests, when idle
         with open(maps) as f:

@@ -54,12 +54,10 @@ def test_a_table_refuses_a_pair_whose_fields_differ():
 @pytest.mark.parametrize("choice", ["zh", "en", "both"])
 def test_the_report_speaks_the_chosen_language(choice):
     from kit.grading import Verdict
+    from kit.result import Result
 
     lang.use(choice)
-    results = [
-        {"test": "t1", "points": 0.0, "max_points": 2.0, "passed": False, "message": "m", "example": "n=1"},
-        {"test": "t2", "points": 0.0, "max_points": 1.0, "passed": False, "message": "m", "example": ""},
-    ]
+    results = [Result("t1", 0.0, 2.0, False, "m", "n=1"), Result("t2", 0.0, 1.0, False, "m")]
     text = Verdict("vec_add", results, flags=["x"]).report()
     assert text.startswith("vec_add: 0 / 3 ")
     has_zh, has_en = "最小的失败输入" in text and "原因同上" in text, "smallest failing input" in text

@@ -14,20 +14,13 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from kit import ASSIGNMENT
 from kit.grading import VERDICTS_FORMAT, Verdict, grade_cell, read_verdicts, write_verdicts
+from kit.result import Result
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 
 
 def _result(test, passed, message="", example="", picture="", max_points=1.0):
-    return {
-        "test": test,
-        "points": max_points if passed else 0.0,
-        "max_points": max_points,
-        "passed": passed,
-        "message": message,
-        "example": example,
-        "picture": picture,
-    }
+    return Result(test, max_points if passed else 0.0, max_points, passed, message, example, picture)
 
 
 def sample() -> Verdict:

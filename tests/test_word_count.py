@@ -159,7 +159,7 @@ def test_sandboxed_runner_grades_reference():
         "from kit.grading import grade_cell\n"
         "from kit.answers import reference_solutions\n"
         "v = grade_cell('word_count', reference_solutions()['word_count'])\n"
-        "print(sum(r['points'] for r in v.results), v.problem)\n"
+        "print(v.score, v.problem)\n"
     )
     assert _last_line_of(code, timeout=300) == "20.0"
 
