@@ -556,3 +556,20 @@ def test_the_cells_kernels_are_read_from_its_text_alone():
     ]:
         assert why in src.why_unreadable(name), (name, src.why_unreadable(name))
     assert "not defined at the top of the cell" in src.why_unreadable("missing")
+
+
+def test_a_constant_is_never_an_object_of_the_cells(monkeypatch):
+    """A cell that swaps numpy's int32 for a subclass of its own (whose operators could count across
+    threads) gets no constant from it: a constant is a plain number or the libraries' own scalar."""
+    kit_source = __import__("kit").source_ch13lib()
+    sys.path.insert(0, kit_source) if kit_source not in sys.path else None
+    import numpy as np
+
+    from ch13lib._cuda_source import kernel_source
+
+    class Counting(np.int32):
+        pass
+
+    monkeypatch.setattr(np, "int32", Counting)
+    src = kernel_source("import numpy as np\nN = np.int32(3)\nM = 3\n", "<answer cell subclass>")
+    assert "N" not in src.values and src.values["M"] == 3, src.unusable
