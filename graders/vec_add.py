@@ -19,11 +19,20 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ch13lib import cuda_check as cc
+from ch13lib.lang import Messages
 from graders.api import Answer, Fail, Grader, check_property
 from kit.judge import Raised
 from kit.kernel_compiler import Compiler
 
 grader = Grader("vec_add", timeout_s=180, harness=("ch13lib.cuda_check",))
+
+# What this grader says itself, in the course's language (ch13lib/lang.py).
+M = Messages(
+    unreported=(
+        "未评分: 模拟器没有报告它运行了哪些核函数",
+        "not graded: the simulator did not report which kernels it ran",
+    ),
+)
 
 TPBS = [1, 2, 3, 7, 32, 33, 64, 100, 128, 255, 256, 1000, 1024]
 DTYPES = ["float32", "float64", "int32", "int64"]
@@ -69,7 +78,7 @@ def compiled(answer: Answer):
             return  # as_is runs numba's own simulator; on a GPU numba compiles every launch itself
         ran = obs.get("kernels") if type(obs) is dict else None
         if type(ran) is not list:
-            raise cc.CheckFailed("not graded: the simulator did not report which kernels it ran")
+            raise cc.CheckFailed(M("unreported"))
         for item in ran:
             kernel, arg_types = item
             refused = _compiler.check(answer.source, answer.filename, str(kernel), arg_types)

@@ -24,7 +24,28 @@ import sys
 import threading
 import types
 
+from kit import source_ch13lib
+
+source_ch13lib()
+from ch13lib.lang import Messages  # noqa: E402 - after the path to ch13lib
+
 CC = (8, 0)
+# What the kit says around numba's own reason (which stays as numba says it), in the course's
+# language (ch13lib/lang.py): the grading's language reaches this process through CH13_LANG.
+M = Messages(
+    not_in_cell=(
+        "`{kernel}` 不是在单元格顶层用 @cuda.jit 定义的核函数",
+        "`{kernel}` is not a kernel defined with @cuda.jit at the top of the cell",
+    ),
+    refused=(
+        "numba 的 CUDA 编译器拒绝编译 `{kernel}` (参数类型 {signature}): {reason}。核函数只能读取它的参数, cuda、"
+        "math 和 numpy 的函数与类型, 单元格中的设备函数, 以及单元格用字面量赋值的常量; numba 在核函数中不编译 "
+        "list、dict、属性赋值或对象",
+        "numba's CUDA compiler refuses `{kernel}` for arguments ({signature}): {reason}. A kernel reads only its "
+        "arguments, cuda's, math's and numpy's functions and types, the cell's device functions, and constants "
+        "the cell assigns from literals; numba compiles no list, dict, attribute store or object in a kernel",
+    ),
+)
 # the compiler's stage names that lead its messages: noise to a student
 _PIPELINE_STEPS = tuple(
     f"Failed in cuda mode pipeline (step: {step})" for step in ("nopython frontend", "cuda native lowering")
@@ -83,7 +104,7 @@ def compile_kernel(text: str, filename: str, kernel: str, specs) -> str | None:
 
     src = kernel_source(text, filename)
     if kernel not in src.kernels.values():  # the simulator reports a kernel by its def's name
-        return f"`{kernel}` is not a kernel defined with @cuda.jit at the top of the cell"
+        return M("not_in_cell", kernel=kernel)
     ns = src.namespace(cuda, numba)
     pyfunc = ns[kernel]
     pyfuncs = {alias: ns[alias] for alias in {**src.kernels, **src.devices}}
@@ -98,12 +119,7 @@ def compile_kernel(text: str, filename: str, kernel: str, specs) -> str | None:
         named = [n for n in src.unusable if re.search(rf"\b{re.escape(n)}\b", reason)]
         if named:  # a name the cell defines, but not as something a kernel can read: say why
             reason += f" (`{named[0]}`: {src.why_unreadable(named[0])})"
-        return (
-            f"numba's CUDA compiler refuses `{kernel}` for arguments ({_signature(specs)}): {reason}. "
-            "A kernel reads only its arguments, cuda's, math's and numpy's functions and types, the cell's "
-            "device functions, and constants the cell assigns from literals; numba compiles no list, dict, "
-            "attribute store or object in a kernel"
-        )
+        return M("refused", kernel=kernel, signature=_signature(specs), reason=reason)
     return None
 
 

@@ -25,6 +25,12 @@ MODULES = [
     "ch13lib.parallel_checks",
     "ch13lib.mapreduce",
     "ch13lib._cuda_check_selfcheck",
+    "ch13lib._cuda_sim_device",
+    "ch13lib._cuda_sim_launch",
+    "ch13lib._cuda_check_observe",
+    "ch13lib.cuda_check",
+    "kit.kernel_compiler",
+    "graders.vec_add",
 ]
 
 
