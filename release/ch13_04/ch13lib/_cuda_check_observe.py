@@ -14,6 +14,10 @@ import types
 import numpy as np
 
 from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
+from ch13lib.lang import Messages
+
+# What an observation says itself (the checks' sentences are cuda_check's), in the course's language.
+M = Messages(not_defined=("`{name}` 未定义", "`{name}` is not defined"))
 
 REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
 # A kernel launched here directly gets the shared memory any block may use without opting in, so
@@ -139,7 +143,7 @@ def _lookup(ns, name: str):
     try:
         return getattr(ns, name)
     except AttributeError:
-        raise CheckFailed(f"`{name}` is not defined") from None
+        raise CheckFailed(M("not_defined", name=name)) from None
 
 
 def _param_name(kernel, pos: int):

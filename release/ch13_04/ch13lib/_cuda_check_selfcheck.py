@@ -75,6 +75,7 @@ def _run_checks(title, checks, functions=()) -> bool:
         return False
     ok, lines, picture = True, [], None  # printed at the end: no ✔ for a cell that turns out to be a stub
     for label, fn in checks:
+        label = " / ".join(label.splitlines())  # a case's name on its ✔ or ✘ line, both languages on one
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out):

@@ -20,6 +20,7 @@ from ch13lib import _cuda_sim_device as _device
 from ch13lib._cuda_sim_device import Dim3, FakeCuda, KernelFault, SimArray
 from ch13lib._cuda_source import kernel_source
 from ch13lib.cell import cell_source
+from ch13lib.lang import Both, Messages
 
 try:  # simulated threads as greenlets: no OS threads, so no per-user thread limit, and faster
     import greenlet as _greenlet
@@ -28,6 +29,89 @@ except ImportError:  # pragma: no cover - then OS threads, handing control over 
 
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SIMULATED_THREADS = 200_000  # beyond this a launch is refused: the simulator is for small grids
+
+# What a launch says of its configuration and of its threads, in the course's language
+# (ch13lib/lang.py); the accesses' own faults are _cuda_sim_device's.
+M = Messages(
+    griddim=("griddim (线程块数)", "griddim (blocks)"),
+    blockdim=("blockdim (每块线程数)", "blockdim (threads per block)"),
+    dims_count=("{name} 必须是 1 到 3 个整数, 得到的是 {dim}", "{name} must be 1 to 3 integers, got {dim}"),
+    dims_type=(
+        "{name} 必须是整数, 得到的是 {dim} (一个 {type}): 请用 // 或 math.ceil, 不要用 /",
+        "{name} must be integers, got {dim} (a {type}): use // or math.ceil, not /",
+    ),
+    dims_zero=(
+        "{name} {dim} 有一维小于 1: GPU 会拒绝这样的启动 (CUDA_ERROR_INVALID_VALUE)。没有工作要做时 (n == 0), "
+        "不要启动核函数。",
+        "{name} {dim} has a dimension below 1: a GPU refuses such a launch (CUDA_ERROR_INVALID_VALUE). With "
+        "nothing to do (n == 0), do not launch.",
+    ),
+    block_size=(
+        "blockdim {dim} 有 {n} 个线程: 一个线程块最多容纳 {most} 个",
+        "blockdim {dim} has {n} threads: a block holds at most {most}",
+    ),
+    where=(
+        "线程块 {block} 的线程 {thread} (threadIdx{x}={thread}, blockIdx{x}={block})",
+        "thread {thread} of block {block} (threadIdx{x}={thread}, blockIdx{x}={block})",
+    ),
+    same_block=("同一线程块的线程 {thread}", "thread {thread} of the same block"),
+    thread_of_block=("线程块 {block} 的线程 {thread}", "thread {thread} of block {block}"),
+    not_a_kernel=(
+        "{kernel} 不是核函数: 请用 @cuda.jit 修饰这个函数",
+        "{kernel} is not a kernel: decorate the function with @cuda.jit",
+    ),
+    not_in_cell=(
+        "`{name}` 不是在单元格顶层用 @cuda.jit 定义的核函数: 评分时按 numba 从单元格文本编译的方式运行单元格中的核函数",
+        "`{name}` is not a kernel defined with @cuda.jit at the top of the cell: the grading runs the cell's "
+        "kernels as numba compiles them from the cell's text",
+    ),
+    uninit=(
+        "{where}: 读取 {label} 时, 线程块中还没有任何线程写过它: GPU 上的共享内存一开始是垃圾值 (本模拟器不会把它"
+        "清零)。读取的每个单元都要先写入, 例如分块超出矩阵边缘的部分写 0。",
+        "{where}: read {label} before any thread of the block wrote it: shared memory starts as garbage on a GPU "
+        "(this simulator does not zero it). Write every cell you read, for example 0 where the tile hangs over "
+        "the edge of the matrix.",
+    ),
+    dynamic_shared=(
+        "启动的第四个参数是动态共享内存的字节数, 得到的是 {value}",
+        "the launch's fourth parameter is the bytes of dynamic shared memory, got {value}",
+    ),
+    too_many=(
+        "启动 {total} 个线程 ({grid} 个线程块, 每块 {block}): 超过了本模拟器能运行的 {most} 个; 线程块数算对了吗?",
+        "launch of {total} threads ({grid} blocks of {block}): more than the {most} this simulator runs; is the "
+        "number of blocks right?",
+    ),
+    arguments=(
+        "{kernel} 有 {n} 个参数 ({params}), 但启动时传了 {given} 个",
+        "{kernel} takes {n} arguments ({params}) but was launched with {given}",
+    ),
+    star_arguments=(
+        "{kernel} 有 {n} 个参数 ({params}), 但启动时传了 {given} 个 (核函数的参数要逐个命名: numba 不编译 *args)",
+        "{kernel} takes {n} arguments ({params}) but was launched with {given} (a kernel's parameters are named "
+        "one by one: numba compiles no *args)",
+    ),
+    argument_type=(
+        "核函数的参数 `{name}` 是一个 {type}: 核函数接受数组和数",
+        "the kernel's argument `{name}` is a {type}: a kernel takes arrays and numbers",
+    ),
+    unreadable=(
+        "{where} 读取了 `{name}`, 核函数不能读取它: {why}。核函数能读取的是它的参数, cuda、math 和 numpy 的函数"
+        "与类型, 单元格中的设备函数 (@cuda.jit(device=True)), 以及单元格用字面量赋值的常量",
+        "{where} reads `{name}`, which a kernel cannot read: {why}. A kernel reads its arguments, cuda's, math's "
+        "and numpy's functions and types, the cell's device functions (@cuda.jit(device=True)) and constants the "
+        "cell assigns from literals",
+    ),
+    raised=("{where} 抛出了 {type}: {error}", "{where} raised {type}: {error}"),
+    divergence=(
+        "屏障分歧: {done} 已执行完核函数, 而{waiting} 还在第 {number} 个 cuda.syncthreads() 处等待。线程块中"
+        "的每个线程都必须到达每一个 syncthreads (在 GPU 上这会挂起或破坏分块数据): 不要提前 `return`, 也不要把 "
+        "syncthreads 放在各线程结果不同的 `if` 之下; 应当改为保护加载和最后的写入。",
+        "barrier divergence: {done} finished the kernel while {waiting} waits at cuda.syncthreads() number "
+        "{number}. Every thread of a block must reach every syncthreads (on a GPU this hangs or corrupts the "
+        "tile): do not `return` early or put syncthreads under an `if` that differs between threads; guard the "
+        "loads and the final write instead.",
+    ),
+)
 
 
 class _Abort(BaseException):
@@ -45,29 +129,23 @@ class _NeedThreads(BaseException):
 def normalize_dims(griddim, blockdim) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Check a launch configuration as a GPU would; raise KernelFault with the reason."""
 
-    def norm(dim, name):
+    def norm(dim, key):
+        name = M.both(key)
         dims = list(dim) if isinstance(dim, (tuple, list)) else [dim]
         if not 1 <= len(dims) <= 3:
-            raise KernelFault(f"{name} must be 1 to 3 integers, got {dim!r}", "config")
+            raise KernelFault(M("dims_count", name=name, dim=repr(dim)), "config")
         for v in dims:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise KernelFault(
-                    f"{name} must be integers, got {dim!r} (a {type(v).__name__}): use // or math.ceil, not /", "config"
-                )
+                raise KernelFault(M("dims_type", name=name, dim=repr(dim), type=type(v).__name__), "config")
             if v < 1:
-                raise KernelFault(
-                    f"{name} {dim!r} has a dimension below 1: a GPU refuses such a launch "
-                    f"(CUDA_ERROR_INVALID_VALUE). With nothing to do (n == 0), do not launch.",
-                    "config",
-                )
+                raise KernelFault(M("dims_zero", name=name, dim=repr(dim)), "config")
         dims = [int(v) for v in dims] + [1] * (3 - len(dims))
         return tuple(dims)
 
-    g, b = norm(griddim, "griddim (blocks)"), norm(blockdim, "blockdim (threads per block)")
+    g, b = norm(griddim, "griddim"), norm(blockdim, "blockdim")
     if b[0] * b[1] * b[2] > MAX_THREADS_PER_BLOCK:
         raise KernelFault(
-            f"blockdim {blockdim!r} has {b[0] * b[1] * b[2]} threads: a block holds at most {MAX_THREADS_PER_BLOCK}",
-            "config",
+            M("block_size", dim=repr(blockdim), n=b[0] * b[1] * b[2], most=MAX_THREADS_PER_BLOCK), "config"
         )
     return g, b
 
@@ -124,12 +202,13 @@ class _SimThread:
         self.abort = False
         self.last_read = None  # (writer list, flat position) of the last global element read
 
-    def where(self) -> str:
+    def where(self) -> Both:
         nd = self.launch.ndim
-        return (
-            f"thread {_fmt3(tuple(self.threadIdx), nd)} of block {_fmt3(tuple(self.blockIdx), nd)}"
-            f" (threadIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.threadIdx), nd)},"
-            f" blockIdx{'.x' if nd == 1 else ''}={_fmt3(tuple(self.blockIdx), nd)})"
+        return M.both(
+            "where",
+            thread=_fmt3(tuple(self.threadIdx), nd),
+            block=_fmt3(tuple(self.blockIdx), nd),
+            x=".x" if nd == 1 else "",
         )
 
 
@@ -148,7 +227,7 @@ def python_function(kernel) -> Callable:
     if fn is None and isinstance(kernel, types.FunctionType):
         fn = kernel
     if not isinstance(fn, types.FunctionType):
-        raise KernelFault(f"{kernel!r} is not a kernel: decorate the function with @cuda.jit", "config")
+        raise KernelFault(M("not_a_kernel", kernel=repr(kernel)), "config")
     return fn
 
 
@@ -191,11 +270,7 @@ def _kernel(fn: types.FunctionType, fake: FakeCuda, source: tuple[str, str] | No
         if fn.__name__ in src.kernels.values():
             return src.namespace(fake, _numba_for(fake))[fn.__name__], src
         if source is not None:
-            raise KernelFault(
-                f"`{fn.__name__}` is not a kernel defined with @cuda.jit at the top of the cell: the grading "
-                "runs the cell's kernels as numba compiles them from the cell's text",
-                "config",
-            )
+            raise KernelFault(M("not_in_cell", name=fn.__name__), "config")
     return _with_fake(fn, fake, {}), None
 
 
@@ -325,26 +400,26 @@ class _Launch:
         z = linear // (dims[0] * dims[1])
         return (x, y, z)
 
-    def thread_name(self, t: _SimThread, tid: int) -> str:
+    def thread_name(self, t: _SimThread, tid: int) -> Both:
         nd = self.ndim
-        return f"thread {_fmt3(self._coords(tid, self.blockdim), nd)} of the same block"
+        return M.both("same_block", thread=_fmt3(self._coords(tid, self.blockdim), nd))
 
-    def thread_name_gid(self, gid: int) -> str:
+    def thread_name_gid(self, gid: int) -> Both:
         per_block = self.blockdim[0] * self.blockdim[1] * self.blockdim[2]
         b, t = divmod(gid, per_block)
         nd = self.ndim
-        return f"thread {_fmt3(self._coords(t, self.blockdim), nd)} of block {_fmt3(self._coords(b, self.griddim), nd)}"
+        return M.both(
+            "thread_of_block",
+            thread=_fmt3(self._coords(t, self.blockdim), nd),
+            block=_fmt3(self._coords(b, self.griddim), nd),
+        )
 
     def end_phase(self):
         """Reads of shared cells nobody had written, and nobody wrote later in the phase either."""
         pending, self.pending_uninit = self.pending_uninit, []
         if pending:
-            fault = KernelFault(
-                f"{pending[0]} before any thread of the block wrote it: shared memory starts as garbage "
-                f"on a GPU (this simulator does not zero it). Write every cell you read, for example 0 "
-                f"where the tile hangs over the edge of the matrix.",
-                "uninit",
-            )
+            t, label = pending[0]
+            fault = KernelFault(M("uninit", where=t.where(), label=label), "uninit")
             self.fault = self.fault or fault
             raise fault
 
@@ -430,9 +505,7 @@ def launch(
     fn = python_function(kernel)
     g, b = normalize_dims(griddim, blockdim)
     if isinstance(dynamic_shared, bool) or not isinstance(dynamic_shared, (int, np.integer)) or dynamic_shared < 0:
-        raise KernelFault(
-            f"the launch's fourth parameter is the bytes of dynamic shared memory, got {dynamic_shared!r}", "config"
-        )
+        raise KernelFault(M("dynamic_shared", value=repr(dynamic_shared)), "config")
     if ndim is None:
         ndim = (
             1
@@ -444,19 +517,16 @@ def launch(
         )
     total = g[0] * g[1] * g[2] * b[0] * b[1] * b[2]
     if total > MAX_SIMULATED_THREADS:
-        raise KernelFault(
-            f"launch of {total} threads ({g} blocks of {b}): more than the {MAX_SIMULATED_THREADS} "
-            f"this simulator runs; is the number of blocks right?",
-            "config",
-        )
+        raise KernelFault(M("too_many", total=total, grid=g, block=b, most=MAX_SIMULATED_THREADS), "config")
     params = _kernel_params(fn)
     if len(params) != len(args) or fn.__code__.co_flags & (0x04 | 0x08):
         raise KernelFault(
-            f"{fn.__name__} takes {len(params)} arguments ({', '.join(params)}) but was launched with {len(args)}"
-            + (
-                " (a kernel's parameters are named one by one: numba compiles no *args)"
-                if fn.__code__.co_flags & 0x0C
-                else ""
+            M(
+                "star_arguments" if fn.__code__.co_flags & 0x0C else "arguments",
+                kernel=fn.__name__,
+                n=len(params),
+                params=", ".join(params),
+                given=len(args),
             ),
             "config",
         )
@@ -494,9 +564,7 @@ def _arg_type(a, name: str) -> dict:
     for t, dtype in ((bool, "bool"), (int, "int64"), (float, "float64"), (complex, "complex128")):
         if isinstance(a, t):
             return {"dtype": dtype, "ndim": 0}
-    raise KernelFault(
-        f"the kernel's argument `{name}` is a {type(a).__name__}: a kernel takes arrays and numbers", "config"
-    )
+    raise KernelFault(M("argument_type", name=name, type=type(a).__name__), "config")
 
 
 def _launch(fn, g, b, ndim, args, params, readonly, limits, dynamic_shared, source, ran) -> LaunchRecord:
@@ -608,13 +676,11 @@ def _raise_thread_error(launch, t, e):
     if isinstance(e, (KernelFault, NotImplementedError)):
         raise e
     if type(e) is NameError and launch.source is not None and e.name:
-        raise KernelFault(
-            f"{t.where()} reads `{e.name}`, which a kernel cannot read: {launch.source.why_unreadable(e.name)}. "
-            "A kernel reads its arguments, cuda's, math's and numpy's functions and types, the cell's device "
-            "functions (@cuda.jit(device=True)) and constants the cell assigns from literals",
-            "global",
-        )
-    raise KernelFault(f"{t.where()} raised {type(e).__name__}: {e}", "exception").with_traceback(e.__traceback__)
+        why = launch.source.why_unreadable(e.name)
+        raise KernelFault(M("unreadable", where=t.where(), name=e.name, why=why), "global")
+    raise KernelFault(M("raised", where=t.where(), type=type(e).__name__, error=str(e)), "exception").with_traceback(
+        e.__traceback__
+    )
 
 
 def _run_block(launch, threads):
@@ -634,12 +700,7 @@ def _run_block(launch, threads):
             if waiting and finished:
                 t_done, t_wait = finished[0], waiting[0]
                 fault = KernelFault(
-                    f"barrier divergence: {t_done.where()} finished the kernel while {t_wait.where()} "
-                    f"waits at cuda.syncthreads() number {phase + 1}. Every thread of a block must reach "
-                    f"every syncthreads (on a GPU this hangs or corrupts the tile): do not `return` early "
-                    f"or put syncthreads under an `if` that differs between threads; guard the loads and the "
-                    f"final write instead.",
-                    "divergence",
+                    M("divergence", done=t_done.where(), waiting=t_wait.where(), number=phase + 1), "divergence"
                 )
                 launch.fault = fault
                 raise fault

@@ -56,6 +56,7 @@ from ch13lib._cuda_check_observe import (
     subject_launcher,
 )
 from ch13lib._cuda_check_selfcheck import _self_check
+from ch13lib.lang import Both, Messages
 
 __all__ = [
     "TILE",
@@ -100,6 +101,417 @@ __all__ = [
     "print_traffic",
 ]
 
+# What the checks say, in the course's language (ch13lib/lang.py). A failing check's message is one
+# of these, then the lines that replay it (``_replay``, ``replayable``), which stay as code.
+M = Messages(
+    unreadable=("它已无法作为数组读回", "it can no longer be read back as an array"),
+    reshaped=("它的形状现在是 {now}, 原来是 {was}", "its shape is now {now}, it was {was}"),
+    wrong_elements=(
+        "{count} 个元素中有 {bad} 个是错的; 第一个是 [{index}]: 得到 {got}, 应为 {want}",
+        "{bad} of {count} elements are wrong; the first is [{index}]: got {got}, expected {want}",
+    ),
+    out_c=("它的第三个参数 c (长度为 n)", "its third argument c (length n)"),
+    out_C=("它的第三个参数 C (m x n)", "its third argument C (m x n)"),
+    out_partial=("它的第三个参数 partial", "its third argument partial"),
+    no_writers=(
+        "无法判断 {kernel} 的哪个线程写了{what}的每个元素: 核函数要逐个命名参数, 并通过它们写输出",
+        "could not tell which thread of {kernel} wrote each element of {what}: a kernel names its parameters one "
+        "by one and writes its output through them",
+    ),
+    unwritten=(
+        "输出中有 {count} 个元素从未被任何线程写入 (第一个: {first})",
+        "{count} element(s) of the output were never written by any thread (first: {first})",
+    ),
+    not_an_array=("输出不是数组", "the output was not an array"),
+    no_launch=(
+        "{launcher} 从未启动核函数 `{name}` (必须以 {name}[blocks, threads_per_block](...) 的形式启动它, 使用全局"
+        "名称 `{name}`)",
+        "{launcher} never launched the kernel `{name}` (it must launch it as {name}[blocks, threads_per_block](...), "
+        "using the global name `{name}`)",
+    ),
+    returned_type=(
+        "{name} 返回了 {type}, 而不是 numpy 数组: 把结果复制回主机 (d_c.copy_to_host()) 并返回它",
+        "{name} returned {type}, not a numpy array: copy the result back to the host (d_c.copy_to_host()) and "
+        "return it",
+    ),
+    returned_shape=(
+        "{name} 返回的数组形状是 {shape}, 应为 {want}",
+        "{name} returned an array of shape {shape}, expected {want}",
+    ),
+    returned_dtype=(
+        "{name} 返回的 dtype 是 {dtype}, 应为 {want} (输入的 dtype): 让输出与输入一致 (np.empty_like(a))",
+        "{name} returned dtype {dtype}, expected {want} (the inputs' dtype): make the output like the inputs "
+        "(np.empty_like(a))",
+    ),
+    returned_shares=(
+        "{name} 返回的数组与它的输入 {input} 共享内存: 请返回一个新数组, 并保持输入不变",
+        "{name} returned an array that shares memory with its input {input}: return a NEW array and leave the "
+        "inputs unchanged",
+    ),
+    invalid_config=(
+        "{launcher} 以 {kernel}[{g}, {b}] 启动: 不是有效的启动配置 (线程块数和每块线程数必须是 >= 1 的整数)。",
+        "{launcher} launched {kernel}[{g}, {b}]: not a valid launch configuration (blocks and threads per block "
+        "must be integers >= 1).",
+    ),
+    invalid_config_zero=(
+        "{launcher} 以 {kernel}[{g}, {b}] 启动: 不是有效的启动配置 (线程块数和每块线程数必须是 >= 1 的整数)。"
+        "n == 0 时公式给出 0 个线程块, GPU 会拒绝这样的启动: 不启动核函数, 直接返回一个空数组。",
+        "{launcher} launched {kernel}[{g}, {b}]: not a valid launch configuration (blocks and threads per block "
+        "must be integers >= 1). For n == 0 the formula gives 0 blocks, which a GPU refuses: return an empty "
+        "array without launching.",
+    ),
+    default_tpb=(
+        "调用时没有给 threads_per_block, 它的默认值必须是 {tpb}",
+        "called without threads_per_block, whose default must be {tpb}",
+    ),
+    asked_tpb=("要求的是 threads_per_block={tpb}", "threads_per_block={tpb} was asked for"),
+    block_threads=(
+        "{launcher} 启动的线程块有 {n} 个线程 (blockdim {b}); {asked}",
+        "{launcher} launched blocks of {n} threads (blockdim {b}); {asked}",
+    ),
+    blocks_asked=(
+        "{launcher} 启动了 {g} 个线程块; 要求的是 blocks={blocks}: 使用调用者选定的网格 (循环能覆盖任意 n)",
+        "{launcher} launched {g} blocks; blocks={blocks} was asked for: use the grid the caller chose (the loop "
+        "covers any n)",
+    ),
+    too_few_blocks=(
+        "{g} 个线程块 x {tpb} 个线程 = {threads} 个线程, 覆盖不了 n = {n} 个元素: 尾部永远不会被计算。向上取整: "
+        "blocks = (n + threads_per_block - 1) // threads_per_block",
+        "{g} blocks x {tpb} threads = {threads} threads cannot cover n = {n} elements: the tail is never computed. "
+        "Round up: blocks = (n + threads_per_block - 1) // threads_per_block",
+    ),
+    too_many_blocks=(
+        "n = {n} 时用了 {g} 个线程块, 每块 {tpb} 个线程: 其中 {idle} 个线程块没有元素可处理。请用 blocks = "
+        "(n + threads_per_block - 1) // threads_per_block = {want}",
+        "{g} blocks of {tpb} threads for n = {n}: {idle} block(s) have no element to work on. Use blocks = (n + "
+        "threads_per_block - 1) // threads_per_block = {want}",
+    ),
+    launched_why=("{launcher} 以 {kernel}[{g}, {b}] 启动: {why}", "{launcher} launched {kernel}[{g}, {b}]: {why}"),
+    for_n=(" (n={n} 时)", " for n={n}"),
+    enough_blocks=("用足够多的线程块覆盖每个元素", "with enough blocks for every element"),
+    tile_grid=("用二维的分块网格", "with a 2-D grid of tiles"),
+    launched_times=(
+        "{launcher} 启动了 {kernel} {times} 次{where}: 只启动一次, {how}",
+        "{launcher} launched {kernel} {times} times{where}: launch it once, {how}",
+    ),
+    changed_input=(
+        "{launcher} 修改了它的输入 {name} ({diff}): 输入必须保持原样",
+        "{launcher} changed its input {name} ({diff}): the inputs must stay as they were",
+    ),
+    how_block=("i 里算上线程块索引了吗? 线程块够多吗?", "is the block index part of i, and are there enough blocks?"),
+    how_loop=(
+        "调用者为 n = {n} 选定了 {blocks} x {tpb} = {total} 个线程, 所以每个线程要循环: i = cuda.grid(1), 然后在 "
+        "i < n 时 i += cuda.gridsize(1)。",
+        "the caller chose {blocks} x {tpb} = {total} threads for n = {n}, so each thread loops: i = cuda.grid(1), "
+        "then i += cuda.gridsize(1) while i < n.",
+    ),
+    how_loop_one=(
+        "调用者为 n = {n} 选定了 {blocks} x {tpb} = {total} 个线程, 所以每个线程要循环: i = cuda.grid(1), 然后在 "
+        "i < n 时 i += cuda.gridsize(1)。",
+        "the caller chose {blocks} x {tpb} = {total} thread for n = {n}, so each thread loops: i = cuda.grid(1), "
+        "then i += cuda.gridsize(1) while i < n.",
+    ),
+    missing=(
+        "{kernel} 之后: {miss}。每个下标 0 <= i < n 都需要一个线程: {how}",
+        "after {kernel}: {miss}. Every index 0 <= i < n needs a thread: {how}",
+    ),
+    wrong_values=("{launcher} 返回了错误的值: {diff}", "{launcher} returned wrong values: {diff}"),
+    kernel_missing=("{kernel}[{blocks}, {tpb}], n = {n} 时: {miss}", "{kernel}[{blocks}, {tpb}] with n = {n}: {miss}"),
+    kernel_changed=("{kernel} 修改了它的输入 {name} ({diff})", "{kernel} changed its input {name} ({diff})"),
+    c_unreadable=(
+        "{kernel}: 输出 c 已无法按传入时的样子读回",
+        "{kernel}: the output c can no longer be read back as it was passed",
+    ),
+    past_n=(
+        "{kernel} 写了 c[{i}], 但 n = {n}: 任何线程都不能写下标 >= n 的位置 (用 `if i < n` 保护, 用 n, 而不是数组的"
+        "大小)",
+        "{kernel} wrote c[{i}] although n = {n}: no thread may write at index >= n (guard with `if i < n`, using n, "
+        "not the array's size)",
+    ),
+    kernel_wrong=("{kernel} 算出了错误的值: {diff}", "{kernel} computed wrong values: {diff}"),
+    as_is_inputs=("{launcher} 在 numba 的后端上修改了它的输入", "{launcher} changed its inputs on numba's backend"),
+    as_is_wrong=(
+        "在 numba 自己的后端上, {launcher} 返回了错误的值: {diff}",
+        "on numba's own backend {launcher} returned wrong values: {diff}",
+    ),
+    must_write_c=("{kernel} 必须写它的第三个参数 c (长度为 n)", "{kernel} must write its third argument c (length n)"),
+    no_thread=("没有线程", "no thread"),
+    global_thread=("全局线程 {t}", "global thread {t}"),
+    not_grid_stride=(
+        "不是网格跨步循环: c[{i}] 由{who}写入, 但在网格跨步循环中应由全局线程 i % (blocks * threads_per_block) = "
+        "{want} 计算它 (从 cuda.grid(1) 开始, 步长为 cuda.gridsize(1))。这样相邻线程访问相邻元素, GPU 会把这些"
+        "访问合并成一次内存事务 (合并访问)。",
+        "not a grid-stride loop: c[{i}] was written by {who}, but in a grid-stride loop global thread i % (blocks "
+        "* threads_per_block) = {want} computes it (start at cuda.grid(1), step by cuda.gridsize(1)). Neighbouring "
+        "threads then touch neighbouring elements, which a GPU coalesces into one memory transaction.",
+    ),
+    mm_invalid=(
+        "{launcher} 以 {kernel}[{g}, {b}] 启动: 不是有效的启动配置 (>= 1 的整数)",
+        "{launcher} launched {kernel}[{g}, {b}]: not a valid launch configuration (integers >= 1)",
+    ),
+    mm_block=(
+        "{launcher} 启动的线程块形状是 {b}: 每个线程块计算 C 的一个 TILE x TILE 分块, 所以 blockdim 必须是 "
+        "(TILE, TILE) = ({tile}, {tile})",
+        "{launcher} launched blocks of shape {b}: each block computes one TILE x TILE tile of C, so blockdim must "
+        "be (TILE, TILE) = ({tile}, {tile})",
+    ),
+    mm_grid=(
+        "{launcher} 为形状 ({m}, {n}) 的 C 启动了 {g} 个线程块的网格: 沿列 (x) 需要 ceil({n}/{tile}) = {tn} 个线程"
+        "块, 沿行 (y) 需要 ceil({m}/{tile}) = {tm} 个, 即 ({tn}, {tm})",
+        "{launcher} launched a grid of {g} blocks for C of shape ({m}, {n}): it needs ceil({n}/{tile}) = {tn} "
+        "blocks along the columns (x) and ceil({m}/{tile}) = {tm} along the rows (y), i.e. ({tn}, {tm})",
+    ),
+    shape_is=("它的形状是 {shape}", "its shape is {shape}"),
+    wrote_at=(
+        "在 {index} 处它写的是 {wrote}, 而启动函数返回的是 {returned}",
+        "at {index} it wrote {wrote} where the launcher returned {returned}",
+    ),
+    not_the_kernels=(
+        "{launcher} 返回的值是对的, 但不是 {kernel} 写进它的输出参数的值 ({where}): 值必须由核函数计算, 启动函数"
+        "返回核函数写出的结果{tail}",
+        "{launcher} returned the right values, but not the ones {kernel} wrote into its output argument "
+        "({where}): the kernel must compute them, and the launcher return what it wrote{tail}",
+    ),
+    # Said where the output held values before the launch that the kernel, run again on the
+    # launcher's own inputs from a zeroed output, does not make (cuda_sim.Spy._own_outputs).
+    prefilled=(
+        "。(在启动函数给它的同一组输入上把输出清零后再次启动, 核函数写出的是那样的值: 启动前输出里的值来自主机, "
+        "而不是核函数。)",
+        ". (Launched again on the very inputs the launcher gave it, with its output zeroed, the kernel wrote "
+        "that: what the output held before the launch came from the host, not from the kernel.)",
+    ),
+    mm_inputs=(
+        "{launcher} 修改了它的输入 A 或 B: 它们必须保持原样",
+        "{launcher} changed its input A or B: they must stay as they were",
+    ),
+    mm_missing=(
+        "{kernel} 之后: {miss}。每个线程计算 C[row, col], 其中 row = blockIdx.y * TILE + threadIdx.y, col = "
+        "blockIdx.x * TILE + threadIdx.x",
+        "after {kernel}: {miss}. Each thread computes C[row, col] with row = blockIdx.y * TILE + threadIdx.y, col "
+        "= blockIdx.x * TILE + threadIdx.x",
+    ),
+    mm_type=("{launcher} 返回了 {type}, 而不是 numpy 数组", "{launcher} returned {type}, not a numpy array"),
+    mm_shape=(
+        "{launcher} 返回的形状是 {shape}, 应为 ({m}, {n})",
+        "{launcher} returned shape {shape}, expected ({m}, {n})",
+    ),
+    mm_dtype=(
+        "{launcher} 返回的 dtype 是 {dtype}, 应为 float32",
+        "{launcher} returned dtype {dtype}, expected float32",
+    ),
+    mm_wrong=("{launcher} 返回了错误的 C = A @ B: {diff}。", "{launcher} returned a wrong C = A @ B: {diff}."),
+    mm_wrong_tiles=(
+        "{launcher} 返回了错误的 C = A @ B: {diff}。K = {k} > TILE 时, 求和要跨越 {tiles} 个分块: 对每个分块都要"
+        "加载一对新的 A 和 B 的分块 (本章的核函数只加载了一个分块)。",
+        "{launcher} returned a wrong C = A @ B: {diff}. With K = {k} > TILE the sum runs over {tiles} tiles: load a "
+        "new pair of tiles of A and B for each one (the chapter's kernel loads one tile only).",
+    ),
+    mm_alone=(
+        "{kernel} 单独启动时 ({kernel}[{g}, {b}], 与你的启动函数的启动方式相同), 在其他输入和清零的 C 上得到了错误的 "
+        "C = A @ B: {diff}。核函数必须由 A 和 B 计算 C, 不管启动函数在 C 里放了什么",
+        "{kernel} launched on its own ({kernel}[{g}, {b}], as your launcher launches it) on other inputs and a "
+        "zeroed C left a wrong C = A @ B: {diff}. The kernel must compute C from A and B, whatever the launcher "
+        "put in C",
+    ),
+    traffic=(
+        "{kernel} 为 A ({m}x{k}) @ B ({k}x{n}) 读取了 {reads} 次全局内存; 分块核函数最多读取 {bound} 次 ({blocks} "
+        "个线程块中的每一个各加载 A 和 B 的 {tiles} 个分块, 每个线程每个分块读一个元素); 朴素核函数读取 {naive} 次。"
+        "线程块 {block} 的线程 {thread} 进行了 {count} 次全局读取。在 k 循环内只读共享内存中的分块, 并把累加和保存"
+        "在局部变量中。",
+        "{kernel} read global memory {reads} times for A ({m}x{k}) @ B ({k}x{n}); a tiled kernel reads at most "
+        "{bound} (each of the {blocks} block(s) loads {tiles} tile(s) of A and of B, one element per thread per "
+        "tile); a naive kernel reads {naive}. Thread {thread} of block {block} made {count} global reads. Inside "
+        "the k loop read only the shared tiles, and keep the running sum in a local variable.",
+    ),
+    writes_many=(
+        "线程块 {block} 的线程 {thread} 写了 {count} 次全局内存: 在局部变量中累加, 最后只写一次 C[row, col]",
+        "thread {thread} of block {block} wrote global memory {count} times: accumulate the sum in a local "
+        "variable and write C[row, col] once, at the end",
+    ),
+    global_reads=("全局读取", "global reads"),
+    global_atomics=("全局内存的原子更新", "atomic updates of global memory"),
+    spread=(
+        "线程块 {block} 的线程 {thread} 进行了 {count} 次{what}, 而 {launcher} 这次启动的 {threads} 个线程每个只有 "
+        "{each} 个元素要计数: 每个线程计数自己的元素 (每个元素一个线程, 或用网格跨步循环), 对 bins 使用 "
+        "cuda.atomic.add",
+        "thread {thread} of block {block} made {count} {what}, where the {threads} threads of {launcher}'s launch "
+        "have {each} element(s) each to count: every thread counts its own element(s) (one thread per element, or "
+        "a grid-stride loop), with cuda.atomic.add on the bins",
+    ),
+    hist_input=(
+        "{launcher} 修改了它的输入 data: 它必须保持原样",
+        "{launcher} changed its input data: it must stay as it was",
+    ),
+    hist_block=(
+        "{launcher} 以 {kernel}[{g}, {b}] 启动: 线程块应有 threads_per_block = {tpb} 个线程 (由调用者选定)",
+        "{launcher} launched {kernel}[{g}, {b}]: launch blocks of threads_per_block = {tpb} threads (the caller's "
+        "choice)",
+    ),
+    hist_type=(
+        "{launcher} 返回了 {type}, 而不是计数的 numpy 数组",
+        "{launcher} returned {type}, not a numpy array of counts",
+    ),
+    hist_shape=(
+        "{launcher} 返回的数组形状是 {shape}, dtype 是 {dtype}: 计数应是一个新的 int32 数组, 有 n_bins = {bins} 个"
+        "元素 (np.zeros({bins}, np.int32))",
+        "{launcher} returned an array of shape {shape} and dtype {dtype}: the counts are a NEW int32 array of "
+        "n_bins = {bins} elements (np.zeros({bins}, np.int32))",
+    ),
+    hist_shares=(
+        "{launcher} 返回了它的输入 data: 请返回一个新的计数数组",
+        "{launcher} returned its input data: return a NEW array of counts",
+    ),
+    hist_again=(
+        "{launcher}: 对同一数据的第 {call} 次调用返回的计数与第一次不同 ({diff}): 每次调用都从零开始计数; 调用之间"
+        "不要保留状态 (每次调用用一个新的、清零的 bins 数组)",
+        "{launcher}: call {call} on the same data returned different counts than the first ({diff}): each call "
+        "counts from zero; keep no state between calls (a new bins array per call, zeroed)",
+    ),
+    hist_few=(
+        "{launcher}: 只计数了 {n} 个元素中的 {total} 个 ({diff}): 有些元素没有线程处理。n 不是 threads_per_block "
+        "的倍数时, 线程块数要向上取整 (或使用网格跨步循环)",
+        "{launcher}: it counted {total} of the {n} elements ({diff}): some elements got no thread. With n not a "
+        "multiple of threads_per_block, round the number of blocks up (or loop with a grid-stride loop)",
+    ),
+    hist_many=(
+        "{launcher}: 为 {n} 个元素计数了 {total} 个值: 有的计了两次, 或保留了之前调用的计数 (每次调用都从零开始) "
+        "({diff})",
+        "{launcher}: it counted {total} values for {n} elements, some twice, or counts kept from an earlier call "
+        "(each call starts from zeros) ({diff})",
+    ),
+    hist_wrong=("{launcher}: 计数错误 ({diff})", "{launcher}: wrong counts ({diff})"),
+    hist_alone=(
+        "{kernel} 单独启动时 ({kernel}[{g}, {b}], 与你的启动函数第一次启动的方式相同), 在其他数据和清零的 bins 上"
+        "计数错误: {diff}。核函数必须在一次启动中, 从零开始把 data 的每个元素计入 bins",
+        "{kernel} launched on its own ({kernel}[{g}, {b}], as your launcher first launches it) on other data and "
+        "zeroed bins counted wrong: {diff}. The kernel must count every element of data into bins, from zero, in "
+        "one launch",
+    ),
+    dot_alone=(
+        "{kernel} 单独启动时 ({kernel}[{blocks}, {tpb}]), 在其他输入和清零的 partial 上留下 partial[{k}] = {got}, "
+        "而不是它的线程块之和 {want}: 核函数必须由 a 和 b 计算每个线程块的和, 不管启动函数在 partial 里放了什么",
+        "{kernel} launched on its own ({kernel}[{blocks}, {tpb}]) on other inputs and a zeroed partial left "
+        "partial[{k}] = {got}, not its block's sum {want}: the kernel must compute each block's sum from a and b, "
+        "whatever the launcher put in partial",
+    ),
+    dot_input=(
+        "{launcher} 修改了它的输入 {name}: 输入必须保持原样",
+        "{launcher} changed its input {name}: the inputs must stay as they were",
+    ),
+    dot_times=(
+        "{launcher} 启动了 {kernel} {times} 次: 只启动一次",
+        "{launcher} launched {kernel} {times} times: launch it once",
+    ),
+    dot_config=(
+        "{launcher} 为 n = {n} 以 {kernel}[{g}, {b}] 启动: 应恰好启动 ceil(n / threads_per_block) = {blocks} 个"
+        "线程块, 每块 threads_per_block = {tpb} 个线程, 每个线程块一个部分和",
+        "{launcher} launched {kernel}[{g}, {b}] for n = {n}: launch exactly ceil(n / threads_per_block) = "
+        "{blocks} block(s) of threads_per_block = {tpb} threads, one partial sum per block",
+    ),
+    dot_shared_dtype=(
+        "{kernel} 的共享数组 {name} 是 {dtype}: 请在 float64 共享数组 (cuda.shared.array(size, numba.float64)) "
+        "中累加乘积, 这样和才能保留足够的有效数字",
+        "{kernel}'s shared array {name} is {dtype}: accumulate the products in a float64 shared array "
+        "(cuda.shared.array(size, numba.float64)) so the sum keeps its digits",
+    ),
+    dot_shared_size=(
+        "{kernel} 的共享数组 {name} 只有 {cells} 个单元, 而线程块有 {tpb} 个线程: 每个线程一个单元, 所以至少要有"
+        "最大线程块的大小 (1024)",
+        "{kernel}'s shared array {name} has {cells} cells for blocks of {tpb} threads: one cell per thread, so at "
+        "least the largest block (1024)",
+    ),
+    dot_reads=(
+        "线程块 {block} 的线程 {thread} 从全局内存读取了 a 和 b 的 {count} 个元素: 每个线程只读一次自己的 a[i] 和 "
+        "b[i], 由线程块在共享内存中用 cuda.syncthreads() 按树形把乘积相加 (而不是让一个线程循环累加)",
+        "thread {thread} of block {block} read {count} elements of a and b from global memory: each thread reads "
+        "its own a[i] and b[i] once, and the block adds the products in shared memory, in a tree with "
+        "cuda.syncthreads() (not one thread looping over them)",
+    ),
+    dot_unwritten=(
+        "{kernel} 之后: partial[{k}] 从未被写入{tail}",
+        "after {kernel}: partial[{k}] was never written{tail}",
+    ),
+    dot_writer=(
+        "partial[{k}] 由全局线程 {t} 写入, 而不是线程块 {k} 的线程 0: 树形归约之后, 由线程 0 独自 "
+        "(`if cuda.threadIdx.x == 0:`) 写出它的线程块之和",
+        "partial[{k}] was written by global thread {t}, not by thread 0 of block {k}: after the tree, thread 0 "
+        "alone (`if cuda.threadIdx.x == 0:`) writes its block's sum",
+    ),
+    dot_block_sum=(
+        "partial[{k}] = {got}, 但线程块 {k} 的乘积 (元素 {lo} 到 {hi}) 之和是 {want}: 线程块的每个乘积都必须进入"
+        "归约树, 而且归约树必须把每个单元恰好加一次{tail}",
+        "partial[{k}] = {got}, but the products of block {k} (elements {lo} to {hi}) sum to {want}: every product "
+        "of the block must reach the tree, and the tree must add every cell once{tail}",
+    ),
+    dot_type=(
+        "{launcher} 返回了 {type}: 请把点积作为 Python float 返回",
+        "{launcher} returned {type}: return the dot product as a Python float",
+    ),
+    dot_empty=(
+        "{launcher} 对两个空数组返回了 {got}, 而不是 0.0",
+        "{launcher} of two empty arrays returned {got}, not 0.0",
+    ),
+    dot_error=(
+        "{launcher} 返回了 {got}, 但 a . b = {want} (相对误差 {err} > {tol}): 请在主机上用 float64 把部分和相加",
+        "{launcher} returned {got}, but a . b = {want} (relative error {err} > {tol}): sum the partials on the "
+        "host in float64",
+    ),
+    traffic_figures=(
+        "    全局读取 {reads} 次 (分块上限 {bound}, 朴素 {naive}), 共享读取 {shared} 次, 线程 {threads} 个",
+        "    global reads {reads} (tiled bound {bound}, naive {naive}), shared reads {shared}, threads {threads}",
+    ),
+    # the self-checks' cases, as each ✔ or ✘ line names them
+    va_config=(
+        "启动配置: n=1000, 每块 256 个线程 -> 4 个线程块",
+        "launch config: n=1000, 256 threads/block -> 4 blocks",
+    ),
+    va_default=(
+        "不给 threads_per_block 调用 launch_vec_add(a, b): 每块 256 个线程 (n=600 -> 3 个线程块)",
+        "launch_vec_add(a, b) without threads_per_block: 256 threads/block (n=600 -> 3 blocks)",
+    ),
+    va_tail=("尾部: n=37, 每块 16 个线程", "tail: n=37, 16 threads/block"),
+    va_one=("n=1, 每块 1024 个线程, int32", "n=1 with 1024 threads/block, int32"),
+    va_empty=("n=0 返回空数组", "n=0 returns an empty array"),
+    va_kernel=(
+        "核函数不访问 i >= n 的位置 (缓冲区比 n 长)",
+        "kernel touches nothing at i >= n (buffers longer than n)",
+    ),
+    gs_exact=("恰好启动 blocks x threads", "launches exactly blocks x threads"),
+    gs_small=("网格比 n 小: 2 个线程块 x 8 个线程, n=50", "grid smaller than n: 2 blocks x 8 threads, n=50"),
+    gs_large=("网格比 n 大: 3 个线程块 x 8 个线程, n=5", "grid larger than n: 3 blocks x 8 threads, n=5"),
+    gs_pattern=("网格跨步模式 (合并访问)", "grid-stride pattern (coalesced)"),
+    gs_kernel=(
+        "核函数不访问 i >= n 的位置: 2 个线程块 x 4 个线程, n=19, 缓冲区长 24",
+        "kernel touches nothing at i >= n: 2 blocks x 4 threads, n=19, buffers of 24",
+    ),
+    mm_case_config=("C 为 20 x 40 时的启动配置", "launch config for C 20 x 40"),
+    mm_case_one=("一个分块: 16 x 16 @ 16 x 16", "one tile: 16 x 16 @ 16 x 16"),
+    mm_case_ragged=(
+        "不整齐的边缘和 K 方向的两个分块: 5 x 20 @ 20 x 3",
+        "ragged edges and two tiles of K: 5 x 20 @ 20 x 3",
+    ),
+    mm_case_traffic=(
+        "分块核函数的全局内存流量: 16 x 48 @ 48 x 16",
+        "global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
+    ),
+    hi_tail=("300 个值分到 7 个桶, 每块 64 个线程 (有尾部)", "300 values into 7 bins, 64 threads/block (a tail)"),
+    hi_one_bin=("所有值落在一个桶里: 40 个值, 1 个桶", "every value in one bin: 40 values, 1 bin"),
+    hi_default=(
+        "threads_per_block 默认为 256: 600 个值, 10 个桶",
+        "threads_per_block defaults to 256: 600 values, 10 bins",
+    ),
+    hi_empty=("没有数据: n = 0 时不启动核函数, 返回全零", "no data: n = 0 launches nothing and returns zeros"),
+    hi_twice=("调用两次: 每次调用都从零开始计数", "called twice: each call counts from zero"),
+    dot_case_one=("n = 64, 一个 64 线程的线程块", "n = 64, one block of 64 threads"),
+    dot_case_tail=("n = 1000, 每块 256 个线程 (尾部 232 个)", "n = 1000, blocks of 256 (a tail of 232)"),
+    dot_case_f32=("n = 5, 每块 8 个线程, float32 输入", "n = 5, blocks of 8, float32 inputs"),
+    dot_case_largest=("n = 1500, 每块 1024 个线程 (最大的线程块)", "n = 1500, blocks of 1024 (the largest block)"),
+    dot_case_default=("threads_per_block 默认为 256: n = 300", "threads_per_block defaults to 256: n = 300"),
+    dot_case_empty=("没有数据: n = 0 时不启动核函数, 返回 0.0", "no data: n = 0 launches nothing and returns 0.0"),
+)
+
+NONE = Both("", "")  # an empty field: no hint, no tail
+
 TILE = 16  # the tiled matmul's tile edge (the notebook's module constant)
 SENTINEL = -7  # what the grader puts in output cells a kernel must not touch
 
@@ -127,18 +539,23 @@ def mat_inputs(m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def _first_diff(got: np.ndarray, want: np.ndarray) -> str:
+def _first_diff(got: np.ndarray, want: np.ndarray) -> Both | str:
+    """Where ``got`` differs from ``want``, a phrase in both languages ("" where it does not)."""
     if got is None:
-        return "it can no longer be read back as an array"
+        return M.both("unreadable")
     if got.shape != want.shape:
-        return f"its shape is now {got.shape}, it was {want.shape}"
+        return M.both("reshaped", now=got.shape, was=want.shape)
     bad = np.argwhere(got != want)
     if not len(bad):
         return ""
     idx = tuple(int(v) for v in bad[0])
-    return (
-        f"{len(bad)} of {want.size} elements are wrong; the first is [{', '.join(map(str, idx))}]: "
-        f"got {got[idx]!r}, expected {want[idx]!r}"
+    return M.both(
+        "wrong_elements",
+        bad=len(bad),
+        count=want.size,
+        index=", ".join(map(str, idx)),
+        got=repr(got[idx]),
+        want=repr(want[idx]),
     )
 
 
@@ -151,28 +568,22 @@ def _writers(launch: dict, shape, kernel_name: str, what: str, call: str) -> np.
     never passes a launch it did not see."""
     out = launch.get("writers")
     if not isinstance(out, np.ndarray) or out.ndim != len(shape):
-        raise CheckFailed(
-            f"could not tell which thread of {kernel_name} wrote each element of {what}: a kernel names "
-            "its parameters one by one and writes its output through them" + _replay(call)
-        )
+        raise CheckFailed(M("no_writers", kernel=kernel_name, what=M.both(what)) + _replay(call))
     return out
 
 
-def _unwritten(writer: np.ndarray, limit=None) -> str:
+def _unwritten(writer: np.ndarray, limit=None) -> Both | str:
     w = writer if limit is None else writer[:limit]
     missing = np.argwhere(w == -1)
     if not len(missing):
         return ""
     first = [tuple(int(v) for v in m) for m in missing[:5]]
     shown = ", ".join(str(f[0]) if len(f) == 1 else str(f) for f in first)
-    return f"{len(missing)} element(s) of the output were never written by any thread (first: {shown})"
+    return M.both("unwritten", count=len(missing), first=shown)
 
 
 def _no_launch_msg(name, launcher):
-    return (
-        f"{launcher} never launched the kernel `{name}` (it must launch it as "
-        f"{name}[blocks, threads_per_block](...), using the global name `{name}`)"
-    )
+    return M("no_launch", launcher=launcher, name=name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,22 +592,13 @@ def _no_launch_msg(name, launcher):
 
 def _check_returned(res: dict, n_shape, dtype, name, names=("a", "b")):
     if res["type"] != "ndarray":
-        raise CheckFailed(
-            f"{name} returned {res['type']}, not a numpy array: copy the result back "
-            f"to the host (d_c.copy_to_host()) and return it"
-        )
+        raise CheckFailed(M("returned_type", name=name, type=res["type"]))
     if tuple(res["shape"]) != n_shape:
-        raise CheckFailed(f"{name} returned an array of shape {tuple(res['shape'])}, expected {n_shape}")
+        raise CheckFailed(M("returned_shape", name=name, shape=tuple(res["shape"]), want=n_shape))
     if res["dtype"] != str(np.dtype(dtype)):
-        raise CheckFailed(
-            f"{name} returned dtype {res['dtype']}, expected {np.dtype(dtype)} (the inputs' dtype): "
-            f"make the output like the inputs (np.empty_like(a))"
-        )
+        raise CheckFailed(M("returned_dtype", name=name, dtype=res["dtype"], want=np.dtype(dtype)))
     for i in res["shares"]:
-        raise CheckFailed(
-            f"{name} returned an array that shares memory with its input {names[i]}: return a NEW "
-            f"array and leave the inputs unchanged"
-        )
+        raise CheckFailed(M("returned_shares", name=name, input=names[i]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,45 +637,31 @@ def check_vec_add_launch(
     if n == 0 and not launches:
         return (0,)  # nothing to do: not launching at all is right
     g, bd, raw_g, raw_b = _one_launch(
-        launches, kernel_name, launcher, call, f" for n={n}", "with enough blocks for every element"
+        launches, kernel_name, launcher, call, M.both("for_n", n=n), M.both("enough_blocks")
     )
     if g is None:
-        zero = ""
-        if n == 0:
-            zero = (
-                " For n == 0 the formula gives 0 blocks, which a GPU refuses: return an empty array without launching."
-            )
-        raise CheckFailed(
-            f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
-            f"configuration (blocks and threads per block must be integers >= 1).{zero}" + _replay(call)
-        )
+        invalid = "invalid_config_zero" if n == 0 else "invalid_config"
+        raise CheckFailed(M(invalid, launcher=launcher, kernel=kernel_name, g=raw_g, b=raw_b) + _replay(call))
     g, bd = tuple(g), tuple(bd)
     if bd != (tpb, 1, 1):
-        asked = (
-            f"called without threads_per_block, whose default must be {tpb}"
-            if default_tpb
-            else f"threads_per_block={tpb} was asked for"
-        )
+        asked = M.both("default_tpb" if default_tpb else "asked_tpb", tpb=tpb)
         raise CheckFailed(
-            f"{launcher} launched blocks of {bd[0] * bd[1] * bd[2]} threads (blockdim {raw_b}); {asked}" + _replay(call)
+            M("block_threads", launcher=launcher, n=bd[0] * bd[1] * bd[2], b=raw_b, asked=asked) + _replay(call)
         )
     if n == 0 and blocks is None:
         return g[:1]
     if g[1:] != (1, 1) or g[0] != want_blocks:
         if blocks is not None:
-            raise CheckFailed(
-                f"{launcher} launched {raw_g} blocks; blocks={blocks} was asked for: use the "
-                f"grid the caller chose (the loop covers any n)" + _replay(call)
-            )
+            raise CheckFailed(M("blocks_asked", launcher=launcher, g=raw_g, blocks=blocks) + _replay(call))
         few = g[0] * tpb < n
         why = (
-            f"{g[0]} blocks x {tpb} threads = {g[0] * tpb} threads cannot cover n = {n} elements: the tail "
-            f"is never computed. Round up: blocks = (n + threads_per_block - 1) // threads_per_block"
+            M.both("too_few_blocks", g=g[0], tpb=tpb, threads=g[0] * tpb, n=n)
             if few
-            else f"{g[0]} blocks of {tpb} threads for n = {n}: {g[0] - want_blocks} block(s) have no element "
-            f"to work on. Use blocks = (n + threads_per_block - 1) // threads_per_block = {want_blocks}"
+            else M.both("too_many_blocks", g=g[0], tpb=tpb, n=n, idle=g[0] - want_blocks, want=want_blocks)
         )
-        raise CheckFailed(f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: {why}" + _replay(call))
+        raise CheckFailed(
+            M("launched_why", launcher=launcher, kernel=kernel_name, g=raw_g, b=raw_b, why=why) + _replay(call)
+        )
     return g[:1]
 
 
@@ -303,35 +691,29 @@ def check_vec_add_results(
     for arr, orig, nm in zip(obs["inputs"], (a0, b0), "ab"):
         if not _same(arr, orig):
             raise CheckFailed(
-                f"{launcher} changed its input {nm} ({_first_diff(arr, orig)}): the inputs must "
-                f"stay as they were" + _replay(call)
+                M("changed_input", launcher=launcher, name=nm, diff=_first_diff(arr, orig)) + _replay(call)
             )
     launches = obs["launches"]
     if n > 0 and not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     if device == "cpu":
         for item in launches:
-            out = _writers(item, (n,), kernel_name, "its third argument c (length n)", call)
+            out = _writers(item, (n,), kernel_name, "out_c", call)
             if out.shape == (n,):
                 miss = _unwritten(out)
                 if miss:
                     if blocks is None:
-                        how = "is the block index part of i, and are there enough blocks?"
+                        how = M.both("how_block")
                     else:
                         total = blocks * tpb
-                        how = (
-                            f"the caller chose {blocks} x {tpb} = {total} thread{'s' if total > 1 else ''} "
-                            f"for n = {n}, so each thread loops: i = cuda.grid(1), then "
-                            f"i += cuda.gridsize(1) while i < n."
-                        )
-                    raise CheckFailed(
-                        f"after {kernel_name}: {miss}. Every index 0 <= i < n needs a thread: {how}" + _replay(call)
-                    )
+                        loop = "how_loop" if total > 1 else "how_loop_one"
+                        how = M.both(loop, blocks=blocks, tpb=tpb, total=total, n=n)
+                    raise CheckFailed(M("missing", kernel=kernel_name, miss=miss, how=how) + _replay(call))
     _check_returned(obs["result"], (n,), dtype, launcher)
     want = a0 + b0
     c = obs["result"]["value"]
     if not np.array_equal(c, want):
-        raise CheckFailed(f"{launcher} returned wrong values: {_first_diff(c, want)}" + _replay(call))
+        raise CheckFailed(M("wrong_values", launcher=launcher, diff=_first_diff(c, want)) + _replay(call))
     return {"launches": len(launches)}
 
 
@@ -376,24 +758,25 @@ def check_vec_add_kernel(
     a, b, c = obs["args"]
     if device == "cpu":
         writers = obs["writers"]
-        miss = _unwritten(writers, n) if writers is not None else "the output was not an array"
+        miss = _unwritten(writers, n) if writers is not None else M.both("not_an_array")
         if miss:
-            raise CheckFailed(f"{kernel_name}[{blocks}, {tpb}] with n = {n}: {miss}" + _replay(call))
+            raise CheckFailed(
+                M("kernel_missing", kernel=kernel_name, blocks=blocks, tpb=tpb, n=n, miss=miss) + _replay(call)
+            )
     for arr, orig, nm in ((a, a0, "a"), (b, b0, "b")):
         if not _same(arr, orig):
-            raise CheckFailed(f"{kernel_name} changed its input {nm} ({_first_diff(arr, orig)})" + _replay(call))
+            raise CheckFailed(
+                M("kernel_changed", kernel=kernel_name, name=nm, diff=_first_diff(arr, orig)) + _replay(call)
+            )
     if c is None or c.shape != (size,):
-        raise CheckFailed(f"{kernel_name}: the output c can no longer be read back as it was passed" + _replay(call))
+        raise CheckFailed(M("c_unreadable", kernel=kernel_name) + _replay(call))
     tail = c[n:]
     if not np.all(tail == SENTINEL):
         i = int(np.argwhere(tail != SENTINEL)[0][0]) + n
-        raise CheckFailed(
-            f"{kernel_name} wrote c[{i}] although n = {n}: no thread may write at index >= n "
-            f"(guard with `if i < n`, using n, not the array's size)" + _replay(call)
-        )
+        raise CheckFailed(M("past_n", kernel=kernel_name, i=i, n=n) + _replay(call))
     want = a0[:n] + b0[:n]
     if not np.array_equal(c[:n], want):
-        raise CheckFailed(f"{kernel_name} computed wrong values: {_first_diff(c[:n], want)}" + _replay(call))
+        raise CheckFailed(M("kernel_wrong", kernel=kernel_name, diff=_first_diff(c[:n], want)) + _replay(call))
     return {"threads": blocks * tpb, "writers": obs["writers"]}
 
 
@@ -407,13 +790,11 @@ def check_launcher_as_is(ask, n: int, tpb: int, dtype="float32", *, launcher="la
     a0, b0 = vec_inputs(n, dtype)
     obs = ask("as_is", launcher=launcher, args=args)
     if not all(_same(arr, orig) for arr, orig in zip(obs["inputs"], (a0, b0))):
-        raise CheckFailed(f"{launcher} changed its inputs on numba's backend" + _replay(call))
+        raise CheckFailed(M("as_is_inputs", launcher=launcher) + _replay(call))
     _check_returned(obs["result"], (n,), dtype, launcher)
     c = obs["result"]["value"]
     if not np.array_equal(c, a0 + b0):
-        raise CheckFailed(
-            f"on numba's own backend {launcher} returned wrong values: {_first_diff(c, a0 + b0)}" + _replay(call)
-        )
+        raise CheckFailed(M("as_is_wrong", launcher=launcher, diff=_first_diff(c, a0 + b0)) + _replay(call))
 
 
 @replayable
@@ -435,19 +816,14 @@ def check_grid_stride_pattern(
     first = obs["launches"][0]
     out = first.get("writers")
     if out is None or out.shape != (n,):
-        raise CheckFailed(f"{kernel_name} must write its third argument c (length n)" + _replay(call))
+        raise CheckFailed(M("must_write_c", kernel=kernel_name) + _replay(call))
     stride = first["griddim"][0] * first["blockdim"][0]
     want = np.arange(n) % stride
     bad = np.argwhere(out != want)
     if len(bad):
         i = int(bad[0][0])
-        who = "no thread" if out[i] < 0 else f"global thread {int(out[i])}"
-        raise CheckFailed(
-            f"not a grid-stride loop: c[{i}] was written by {who}, but in a grid-stride loop global thread "
-            f"i % (blocks * threads_per_block) = {i % stride} computes it (start at cuda.grid(1), step by "
-            f"cuda.gridsize(1)). Neighbouring threads then touch neighbouring elements, which a GPU "
-            f"coalesces into one memory transaction." + _replay(call)
-        )
+        who = M.both("no_thread") if out[i] < 0 else M.both("global_thread", t=int(out[i]))
+        raise CheckFailed(M("not_grid_stride", i=i, who=who, want=i % stride) + _replay(call))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,15 +834,16 @@ def _mm_call(m, k, n, launcher="launch_tiled_matmul"):
     return f"A, B = mat_inputs({m}, {k}, {n}); {launcher}(A, B)"
 
 
-def _one_launch(launches, kernel_name, launcher, call, where: str, how: str) -> tuple:
+def _one_launch(launches, kernel_name, launcher, call, where: Both, how: Both) -> tuple:
     """The one launch a launcher must make: (griddim, blockdim, and both as the cell wrote them);
     no launch or several fail with their message (``where``: " for n=...", ``how``: what one
-    launch must cover)."""
+    launch must cover, phrases in both languages)."""
     if not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     if len(launches) > 1:
         raise CheckFailed(
-            f"{launcher} launched {kernel_name} {len(launches)} times{where}: launch it once, {how}" + _replay(call)
+            M("launched_times", launcher=launcher, kernel=kernel_name, times=len(launches), where=where, how=how)
+            + _replay(call)
         )
     raw_g, raw_b = launches[0]["raw"]
     return launches[0]["griddim"], launches[0]["blockdim"], raw_g, raw_b
@@ -486,24 +863,16 @@ def check_matmul_launch(
         if m == 0 or n == 0:
             return ()
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
-    g, bd, raw_g, raw_b = _one_launch(launches, kernel_name, launcher, call, "", "with a 2-D grid of tiles")
+    g, bd, raw_g, raw_b = _one_launch(launches, kernel_name, launcher, call, NONE, M.both("tile_grid"))
     if g is None:
-        raise CheckFailed(
-            f"{launcher} launched {kernel_name}[{raw_g}, {raw_b}]: not a valid launch "
-            f"configuration (integers >= 1)" + _replay(call)
-        )
+        raise CheckFailed(M("mm_invalid", launcher=launcher, kernel=kernel_name, g=raw_g, b=raw_b) + _replay(call))
     g, bd = tuple(g), tuple(bd)
     if bd != (TILE, TILE, 1):
-        raise CheckFailed(
-            f"{launcher} launched blocks of shape {raw_b}: each block computes one "
-            f"TILE x TILE tile of C, so blockdim must be (TILE, TILE) = ({TILE}, {TILE})" + _replay(call)
-        )
+        raise CheckFailed(M("mm_block", launcher=launcher, b=raw_b, tile=TILE) + _replay(call))
     tiles_n, tiles_m = -(-n // TILE), -(-m // TILE)
     if g not in ((tiles_n, tiles_m, 1), (tiles_m, tiles_n, 1)):
         raise CheckFailed(
-            f"{launcher} launched a grid of {raw_g} blocks for C of shape ({m}, {n}): it needs "
-            f"ceil({n}/{TILE}) = {tiles_n} blocks along the columns (x) and ceil({m}/{TILE}) = "
-            f"{tiles_m} along the rows (y), i.e. ({tiles_n}, {tiles_m})" + _replay(call)
+            M("mm_grid", launcher=launcher, g=raw_g, m=m, n=n, tile=TILE, tn=tiles_n, tm=tiles_m) + _replay(call)
         )
     return g
 
@@ -520,23 +889,16 @@ def _not_the_kernels(launches, got: np.ndarray, kernel_name: str, launcher: str)
     if out.ndim == got.ndim and all(a >= b for a, b in zip(out.shape, got.shape)):
         if np.array_equal(out[tuple(slice(0, s) for s in got.shape)], got):
             return ""
-    where = "its shape is " + str(out.shape)
+    where = M.both("shape_is", shape=str(out.shape))
     if out.shape == got.shape:
         i = tuple(int(v) for v in np.argwhere(out != got)[0])
-        where = f"at {list(i)} it wrote {out[i].item()!r} where the launcher returned {got[i].item()!r}"
-    return (
-        f"{launcher} returned the right values, but not the ones {kernel_name} wrote into its output "
-        f"argument ({where}): the kernel must compute them, and the launcher return what it wrote"
-        + (PREFILLED if prefilled else "")
-    )
+        where = M.both("wrote_at", index=list(i), wrote=repr(out[i].item()), returned=repr(got[i].item()))
+    return M("not_the_kernels", launcher=launcher, kernel=kernel_name, where=where, tail=_prefilled(prefilled))
 
 
-# Said where the output held values before the launch that the kernel, run again on the launcher's
-# own inputs from a zeroed output, does not make (cuda_sim.Spy._own_outputs).
-PREFILLED = (
-    ". (Launched again on the very inputs the launcher gave it, with its output zeroed, the kernel "
-    "wrote that: what the output held before the launch came from the host, not from the kernel.)"
-)
+def _prefilled(prefilled) -> Both:
+    """The tail said where the output held values before the launch (M's ``prefilled``)."""
+    return M.both("prefilled") if prefilled else NONE
 
 
 @replayable
@@ -566,38 +928,33 @@ def check_matmul_results(
         stats=stats,
     )
     if not all(_same(arr, orig) for arr, orig in zip(obs["inputs"], (A0, B0))):
-        raise CheckFailed(f"{launcher} changed its input A or B: they must stay as they were" + _replay(call))
+        raise CheckFailed(M("mm_inputs", launcher=launcher) + _replay(call))
     launches = obs["launches"]
     if m and n and not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     first = launches[0] if launches else None
     if first is not None:
-        out = _writers(first, (m, n), kernel_name, "its third argument C (m x n)", call)
+        out = _writers(first, (m, n), kernel_name, "out_C", call)
         if out.shape == (m, n):
             miss = _unwritten(out)
             if miss:
-                raise CheckFailed(
-                    f"after {kernel_name}: {miss}. Each thread computes C[row, col] with "
-                    f"row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + "
-                    f"threadIdx.x" + _replay(call)
-                )
+                raise CheckFailed(M("mm_missing", kernel=kernel_name, miss=miss) + _replay(call))
     want = (A0.astype(np.float64) @ B0.astype(np.float64)).astype(np.float32)
     res = obs["result"]
     if res["type"] != "ndarray":
-        raise CheckFailed(f"{launcher} returned {res['type']}, not a numpy array" + _replay(call))
+        raise CheckFailed(M("mm_type", launcher=launcher, type=res["type"]) + _replay(call))
     if tuple(res["shape"]) != (m, n):
-        raise CheckFailed(f"{launcher} returned shape {tuple(res['shape'])}, expected ({m}, {n})" + _replay(call))
+        raise CheckFailed(M("mm_shape", launcher=launcher, shape=tuple(res["shape"]), m=m, n=n) + _replay(call))
     if res["dtype"] != "float32":
-        raise CheckFailed(f"{launcher} returned dtype {res['dtype']}, expected float32" + _replay(call))
+        raise CheckFailed(M("mm_dtype", launcher=launcher, dtype=res["dtype"]) + _replay(call))
     C = res["value"]
     if not np.array_equal(C, want):
-        hint = ""
+        diff = _first_diff(C, want)
         if k > TILE:
-            hint = (
-                f" With K = {k} > TILE the sum runs over {-(-k // TILE)} tiles: load a new pair of "
-                f"tiles of A and B for each one (the chapter's kernel loads one tile only)."
-            )
-        raise CheckFailed(f"{launcher} returned a wrong C = A @ B: {_first_diff(C, want)}.{hint}" + _replay(call))
+            wrong = M("mm_wrong_tiles", launcher=launcher, diff=diff, k=k, tiles=-(-k // TILE))
+        else:
+            wrong = M("mm_wrong", launcher=launcher, diff=diff)
+        raise CheckFailed(wrong + _replay(call))
     why = _not_the_kernels(launches, C, kernel_name, launcher)
     if why:
         raise CheckFailed(why + _replay(call))
@@ -629,11 +986,7 @@ def _check_matmul_kernel_alone(ask, m, k, n, launch, kernel_name, stats: bool = 
     )
     C, want = obs["args"][2], (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
     if not np.array_equal(C, want):
-        raise CheckFailed(
-            f"{kernel_name} launched on its own ({kernel_name}[{g}, {b}], as your launcher launches it) on other "
-            f"inputs and a zeroed C left a wrong C = A @ B: {_first_diff(C, want)}. The kernel must compute "
-            f"C from A and B, whatever the launcher put in C" + _replay(call)
-        )
+        raise CheckFailed(M("mm_alone", kernel=kernel_name, g=g, b=b, diff=_first_diff(C, want)) + _replay(call))
     return obs
 
 
@@ -674,19 +1027,34 @@ def check_matmul_traffic(
     if reads > bound:
         w = int(np.argmax(st["global_reads"]))
         raise CheckFailed(
-            f"{kernel_name} read global memory {reads} times for A ({m}x{k}) @ B ({k}x{n}); a tiled kernel "
-            f"reads at most {bound} (each of the {blocks} block(s) loads {tiles} tile(s) of A and of B, one "
-            f"element per thread per tile); a naive kernel reads {naive}. Thread {_coords(st['thread'], w)} of "
-            f"block {_coords(st['block'], w)} made {int(st['global_reads'][w])} global reads. Inside the k loop "
-            f"read only the shared tiles, and keep the running sum in a local variable." + _replay(call)
+            M(
+                "traffic",
+                kernel=kernel_name,
+                reads=reads,
+                m=m,
+                k=k,
+                n=n,
+                bound=bound,
+                blocks=blocks,
+                tiles=tiles,
+                naive=naive,
+                thread=_coords(st["thread"], w),
+                block=_coords(st["block"], w),
+                count=int(st["global_reads"][w]),
+            )
+            + _replay(call)
         )
     if len(st["global_writes"]):
         w = int(np.argmax(st["global_writes"]))
         if st["global_writes"][w] > 1:
             raise CheckFailed(
-                f"thread {_coords(st['thread'], w)} of block {_coords(st['block'], w)} wrote global memory "
-                f"{int(st['global_writes'][w])} times: accumulate the sum in a local variable and write "
-                f"C[row, col] once, at the end" + _replay(call)
+                M(
+                    "writes_many",
+                    thread=_coords(st["thread"], w),
+                    block=_coords(st["block"], w),
+                    count=int(st["global_writes"][w]),
+                )
+                + _replay(call)
             )
     return figures
 
@@ -723,16 +1091,23 @@ def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher:
     each = -(-n // threads)
     plain = reads - atomics
     for counts, share, what in (
-        (plain, 3 * each + 4, "global reads"),
-        (atomics, each + n_bins + 4, "atomic updates of global memory"),
+        (plain, 3 * each + 4, "global_reads"),
+        (atomics, each + n_bins + 4, "global_atomics"),
     ):
         t = int(counts.argmax())
         if int(counts[t]) > share:
             raise CheckFailed(
-                f"thread {t % tpb} of block {t // tpb} made {int(counts[t])} {what}, where the {threads} threads "
-                f"of {launcher}'s launch have {each} element(s) each to count: every thread counts its "
-                f"own element(s) (one thread per element, or a grid-stride loop), with cuda.atomic.add on the "
-                f"bins" + _replay(call)
+                M(
+                    "spread",
+                    thread=t % tpb,
+                    block=t // tpb,
+                    count=int(counts[t]),
+                    what=M.both(what),
+                    threads=threads,
+                    launcher=launcher,
+                    each=each,
+                )
+                + _replay(call)
             )
 
 
@@ -769,53 +1144,42 @@ def check_histogram(
             stats=device == "cpu",
         )
         if not _same(obs["inputs"][0] if obs["inputs"] else None, hist_inputs(n, n_bins)):
-            raise CheckFailed(f"{launcher} changed its input data: it must stay as it was" + _replay(call))
+            raise CheckFailed(M("hist_input", launcher=launcher) + _replay(call))
         launches = obs["launches"]
         if n > 0 and not launches:
             raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
         want_tpb = 256 if tpb is None else tpb
         for item in launches:
             if item["blockdim"] is not None and tuple(item["blockdim"]) != (want_tpb, 1, 1):
+                g, b = item["raw"]
                 raise CheckFailed(
-                    f"{launcher} launched {kernel_name}[{item['raw'][0]}, {item['raw'][1]}]: launch "
-                    f"blocks of threads_per_block = {want_tpb} threads (the caller's choice)" + _replay(call)
+                    M("hist_block", launcher=launcher, kernel=kernel_name, g=g, b=b, tpb=want_tpb) + _replay(call)
                 )
         for item in launches:
             _check_spread(item, n, n_bins, kernel_name, launcher, call)
         res = obs["result"]
         if res["type"] != "ndarray":
-            raise CheckFailed(f"{launcher} returned {res['type']}, not a numpy array of counts" + _replay(call))
+            raise CheckFailed(M("hist_type", launcher=launcher, type=res["type"]) + _replay(call))
         if tuple(res["shape"]) != (n_bins,) or res["dtype"] != "int32":
             raise CheckFailed(
-                f"{launcher} returned an array of shape {tuple(res['shape'])} and dtype {res['dtype']}: "
-                f"the counts are a NEW int32 array of n_bins = {n_bins} elements "
-                f"(np.zeros({n_bins}, np.int32))" + _replay(call)
+                M("hist_shape", launcher=launcher, shape=tuple(res["shape"]), dtype=res["dtype"], bins=n_bins)
+                + _replay(call)
             )
         if res["shares"]:
-            raise CheckFailed(f"{launcher} returned its input data: return a NEW array of counts" + _replay(call))
+            raise CheckFailed(M("hist_shares", launcher=launcher) + _replay(call))
         got = res["value"]
         if not np.array_equal(got, want):
             total = int(got.sum())
+            diff = _first_diff(got, want)
             if k > 0:
-                why = (
-                    f"call {k + 1} on the same data returned different counts than the first "
-                    f"({_first_diff(got, want)}): each call counts from zero; keep no state between calls "
-                    f"(a new bins array per call, zeroed)"
-                )
+                why = M("hist_again", launcher=launcher, call=k + 1, diff=diff)
             elif total < n:
-                why = (
-                    f"it counted {total} of the {n} elements ({_first_diff(got, want)}): some elements got "
-                    f"no thread. With n not a multiple of threads_per_block, round the number of blocks up "
-                    f"(or loop with a grid-stride loop)"
-                )
+                why = M("hist_few", launcher=launcher, total=total, n=n, diff=diff)
             elif total > n:
-                why = (
-                    f"it counted {total} values for {n} elements, some twice, or counts kept from an earlier call "
-                    f"(each call starts from zeros) ({_first_diff(got, want)})"
-                )
+                why = M("hist_many", launcher=launcher, total=total, n=n, diff=diff)
             else:
-                why = f"wrong counts ({_first_diff(got, want)})"
-            raise CheckFailed(f"{launcher}: {why}" + _replay(call))
+                why = M("hist_wrong", launcher=launcher, diff=diff)
+            raise CheckFailed(why + _replay(call))
         why = _not_the_kernels(launches, got, kernel_name, launcher)
         if why:
             raise CheckFailed(why + _replay(call))
@@ -851,11 +1215,7 @@ def _check_histogram_kernel_alone(ask, n, n_bins, launch, kernel_name, launcher)
     )
     got, want = obs["args"][1], np.bincount(data, minlength=n_bins).astype(np.int32)
     if not np.array_equal(got, want):
-        raise CheckFailed(
-            f"{kernel_name} launched on its own ({kernel_name}[{g}, {b}], as your launcher first launches it) on "
-            f"other data and zeroed bins counted wrong: {_first_diff(got, want)}. The kernel must count every "
-            f"element of data into bins, from zero, in one launch" + _replay(call)
-        )
+        raise CheckFailed(M("hist_alone", kernel=kernel_name, g=g, b=b, diff=_first_diff(got, want)) + _replay(call))
     _check_spread({"griddim": g, "blockdim": b, "stats": obs.get("stats")}, n, n_bins, kernel_name, launcher, call)
 
 
@@ -892,9 +1252,16 @@ def _check_dot_kernel_alone(ask, n, tpb, dtype, blocks, kernel_name) -> None:
         block_sum = _exact_dot(a[lo:hi], b[lo:hi])
         if _rel(float(part[k]), block_sum) > _dot_tol(dtype):
             raise CheckFailed(
-                f"{kernel_name} launched on its own ({kernel_name}[{blocks}, {tpb}]) on other inputs and a zeroed "
-                f"partial left partial[{k}] = {float(part[k])!r}, not its block's sum {block_sum!r}: the kernel "
-                f"must compute each block's sum from a and b, whatever the launcher put in partial" + _replay(call)
+                M(
+                    "dot_alone",
+                    kernel=kernel_name,
+                    blocks=blocks,
+                    tpb=tpb,
+                    k=k,
+                    got=repr(float(part[k])),
+                    want=repr(block_sum),
+                )
+                + _replay(call)
             )
 
 
@@ -951,80 +1318,76 @@ def check_dot(
     )
     for arr, orig, nm in zip(obs["inputs"], (a0, b0), "ab"):
         if not _same(arr, orig):
-            raise CheckFailed(f"{launcher} changed its input {nm}: the inputs must stay as they were" + _replay(call))
+            raise CheckFailed(M("dot_input", launcher=launcher, name=nm) + _replay(call))
     launches = obs["launches"]
     blocks = -(-n // want_tpb)
     if n > 0 and not launches:
         raise CheckFailed(_no_launch_msg(kernel_name, launcher) + _replay(call))
     if len(launches) > 1:
-        raise CheckFailed(f"{launcher} launched {kernel_name} {len(launches)} times: launch it once" + _replay(call))
+        raise CheckFailed(M("dot_times", launcher=launcher, kernel=kernel_name, times=len(launches)) + _replay(call))
     for item in launches:
         g, bd = item["griddim"], item["blockdim"]
         if g is not None and (tuple(g), tuple(bd)) != ((blocks, 1, 1), (want_tpb, 1, 1)):
+            raw_g, raw_b = item["raw"]
             raise CheckFailed(
-                f"{launcher} launched {kernel_name}[{item['raw'][0]}, {item['raw'][1]}] for n = {n}: launch "
-                f"exactly ceil(n / threads_per_block) = {blocks} block(s) of threads_per_block = {want_tpb} "
-                f"threads, one partial sum per block" + _replay(call)
+                M(
+                    "dot_config",
+                    launcher=launcher,
+                    kernel=kernel_name,
+                    g=raw_g,
+                    b=raw_b,
+                    n=n,
+                    blocks=blocks,
+                    tpb=want_tpb,
+                )
+                + _replay(call)
             )
         for name, shape, dt in item.get("shared") or ():
             if dt != "float64":
-                raise CheckFailed(
-                    f"{kernel_name}'s shared array {name} is {dt}: accumulate the products in a float64 "
-                    f"shared array (cuda.shared.array(size, numba.float64)) so the sum keeps its digits" + _replay(call)
-                )
+                raise CheckFailed(M("dot_shared_dtype", kernel=kernel_name, name=name, dtype=dt) + _replay(call))
             if shape and shape[0] < want_tpb:
                 raise CheckFailed(
-                    f"{kernel_name}'s shared array {name} has {shape[0]} cells for blocks of {want_tpb} threads: "
-                    f"one cell per thread, so at least the largest block (1024)" + _replay(call)
+                    M("dot_shared_size", kernel=kernel_name, name=name, cells=shape[0], tpb=want_tpb) + _replay(call)
                 )
         reads = (item.get("stats") or {}).get("global_reads")
         if isinstance(reads, np.ndarray) and reads.size and int(reads.max()) > 4:  # a[i], b[i], some slack
             t = int(reads.argmax())
             raise CheckFailed(
-                f"thread {t % want_tpb} of block {t // want_tpb} read {int(reads[t])} elements of a and b from "
-                f"global memory: each thread reads its own a[i] and b[i] once, and the block adds the products "
-                f"in shared memory, in a tree with cuda.syncthreads() (not one thread looping over them)"
-                + _replay(call)
+                M("dot_reads", thread=t % want_tpb, block=t // want_tpb, count=int(reads[t])) + _replay(call)
             )
         if device == "cpu":
-            _writers(item, (blocks,), kernel_name, "its third argument partial", call)
+            _writers(item, (blocks,), kernel_name, "out_partial", call)
         w, part = item.get("writers"), item.get("out")
         if device == "cpu" and part is not None and w.ndim == 1 and len(w) >= blocks:
             for k in range(blocks):
                 lo, hi = k * want_tpb, min(n, (k + 1) * want_tpb)
-                tail = PREFILLED if item.get("prefilled") else ""
+                tail = _prefilled(item.get("prefilled"))
                 if w[k] == -1:
-                    raise CheckFailed(f"after {kernel_name}: partial[{k}] was never written" + tail + _replay(call))
+                    raise CheckFailed(M("dot_unwritten", kernel=kernel_name, k=k, tail=tail) + _replay(call))
                 if w[k] != k * want_tpb:
-                    raise CheckFailed(
-                        f"partial[{k}] was written by global thread {int(w[k])}, not by thread 0 of block {k}: "
-                        f"after the tree, thread 0 alone (`if cuda.threadIdx.x == 0:`) writes its block's sum"
-                        + _replay(call)
-                    )
+                    raise CheckFailed(M("dot_writer", k=k, t=int(w[k])) + _replay(call))
                 block_sum = _exact_dot(a0[lo:hi], b0[lo:hi])
                 if _rel(float(part[k]), block_sum) > _dot_tol(dtype):
+                    got = repr(float(part[k]))
                     raise CheckFailed(
-                        f"partial[{k}] = {float(part[k])!r}, but the products of block {k} (elements {lo} to "
-                        f"{hi - 1}) sum to {block_sum!r}: every product of the block must reach the tree, "
-                        f"and the tree must add every cell once" + tail + _replay(call)
+                        M("dot_block_sum", k=k, got=got, lo=lo, hi=hi - 1, want=repr(block_sum), tail=tail)
+                        + _replay(call)
                     )
     if device == "cpu" and n > 0 and launches and launches[0]["griddim"] is not None:
         _check_dot_kernel_alone(ask, n, want_tpb, dtype, blocks, kernel_name)
     res = obs["result"]
     if res["type"] not in ("float", "float64") or "value" not in res:
-        raise CheckFailed(
-            f"{launcher} returned {res['type']}: return the dot product as a Python float" + _replay(call)
-        )
+        raise CheckFailed(M("dot_type", launcher=launcher, type=res["type"]) + _replay(call))
     want = _exact_dot(a0, b0)
     got = res["value"]
     tol = _dot_tol(dtype)
     if n == 0:
         if got != 0.0:
-            raise CheckFailed(f"{launcher} of two empty arrays returned {got!r}, not 0.0" + _replay(call))
+            raise CheckFailed(M("dot_empty", launcher=launcher, got=repr(got)) + _replay(call))
     elif not _rel(got, want) <= tol:
+        err, bound = f"{_rel(got, want):.1e}", f"{tol:.0e}"
         raise CheckFailed(
-            f"{launcher} returned {got!r}, but a . b = {want!r} (relative error {_rel(got, want):.1e} > {tol:.0e}): "
-            f"sum the partials on the host in float64" + _replay(call)
+            M("dot_error", launcher=launcher, got=repr(got), want=repr(want), err=err, tol=bound) + _replay(call)
         )
     return {"blocks": blocks}
 
@@ -1034,15 +1397,15 @@ def self_check_vec_add(vec_add, launch_vec_add) -> bool:
         "vec_add",
         dict(vec_add=vec_add, launch_vec_add=launch_vec_add),
         lambda ask: [
-            ("launch config: n=1000, 256 threads/block -> 4 blocks", lambda: check_vec_add_launch(ask, 1000, 256)),
+            (M("va_config"), lambda: check_vec_add_launch(ask, 1000, 256)),
             (
-                "launch_vec_add(a, b) without threads_per_block: 256 threads/block (n=600 -> 3 blocks)",
+                M("va_default"),
                 lambda: check_vec_add_launch(ask, 600, 256, default_tpb=True),
             ),
-            ("tail: n=37, 16 threads/block", lambda: check_vec_add_results(ask, 37, 16)),
-            ("n=1 with 1024 threads/block, int32", lambda: check_vec_add_results(ask, 1, 1024, "int32")),
-            ("n=0 returns an empty array", lambda: check_vec_add_results(ask, 0, 32)),
-            ("kernel touches nothing at i >= n (buffers longer than n)", lambda: check_vec_add_kernel(ask, 20, 8)),
+            (M("va_tail"), lambda: check_vec_add_results(ask, 37, 16)),
+            (M("va_one"), lambda: check_vec_add_results(ask, 1, 1024, "int32")),
+            (M("va_empty"), lambda: check_vec_add_results(ask, 0, 32)),
+            (M("va_kernel"), lambda: check_vec_add_kernel(ask, 20, 8)),
         ],
     )
 
@@ -1053,15 +1416,15 @@ def self_check_vec_add_grid_stride(vec_add_grid_stride, launch_vec_add_grid_stri
         "vec_add_grid_stride",
         dict(vec_add_grid_stride=vec_add_grid_stride, launch_vec_add_grid_stride=launch_vec_add_grid_stride),
         lambda ask: [
-            ("launches exactly blocks x threads", lambda: check_vec_add_launch(ask, 50, 8, blocks=2, **kw)),
+            (M("gs_exact"), lambda: check_vec_add_launch(ask, 50, 8, blocks=2, **kw)),
             (
-                "grid smaller than n: 2 blocks x 8 threads, n=50",
+                M("gs_small"),
                 lambda: check_vec_add_results(ask, 50, 8, blocks=2, **kw),
             ),
-            ("grid larger than n: 3 blocks x 8 threads, n=5", lambda: check_vec_add_results(ask, 5, 8, blocks=3, **kw)),
-            ("grid-stride pattern (coalesced)", lambda: check_grid_stride_pattern(ask, 40, 2, 4)),
+            (M("gs_large"), lambda: check_vec_add_results(ask, 5, 8, blocks=3, **kw)),
+            (M("gs_pattern"), lambda: check_grid_stride_pattern(ask, 40, 2, 4)),
             (
-                "kernel touches nothing at i >= n: 2 blocks x 4 threads, n=19, buffers of 24",
+                M("gs_kernel"),
                 lambda: check_vec_add_kernel(ask, 19, 4, 5, blocks=2, kernel_name="vec_add_grid_stride"),
             ),
         ],
@@ -1073,11 +1436,11 @@ def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> bool:
         "tiled_matmul",
         dict(tiled_matmul=tiled_matmul, launch_tiled_matmul=launch_tiled_matmul),
         lambda ask: [
-            ("launch config for C 20 x 40", lambda: check_matmul_launch(ask, 20, 8, 40)),
-            ("one tile: 16 x 16 @ 16 x 16", lambda: check_matmul_results(ask, 16, 16, 16)),
-            ("ragged edges and two tiles of K: 5 x 20 @ 20 x 3", lambda: check_matmul_results(ask, 5, 20, 3)),
+            (M("mm_case_config"), lambda: check_matmul_launch(ask, 20, 8, 40)),
+            (M("mm_case_one"), lambda: check_matmul_results(ask, 16, 16, 16)),
+            (M("mm_case_ragged"), lambda: check_matmul_results(ask, 5, 20, 3)),
             (
-                "global traffic of a tiled kernel: 16 x 48 @ 48 x 16",
+                M("mm_case_traffic"),
                 lambda: print_traffic(check_matmul_traffic(ask, 16, 48, 16)),
             ),
         ],
@@ -1086,8 +1449,14 @@ def self_check_tiled_matmul(tiled_matmul, launch_tiled_matmul) -> bool:
 
 def print_traffic(fig: dict) -> None:
     print(
-        f"    global reads {fig['global_reads']} (tiled bound {fig['tiled_bound']}, naive {fig['naive']}), "
-        f"shared reads {fig['shared_reads']}, threads {fig['threads']}"
+        M(
+            "traffic_figures",
+            reads=fig["global_reads"],
+            bound=fig["tiled_bound"],
+            naive=fig["naive"],
+            shared=fig["shared_reads"],
+            threads=fig["threads"],
+        )
     )
 
 
@@ -1096,11 +1465,11 @@ def self_check_histogram(histogram_kernel, launch_histogram) -> bool:
         "histogram",
         dict(histogram_kernel=histogram_kernel, launch_histogram=launch_histogram),
         lambda ask: [
-            ("300 values into 7 bins, 64 threads/block (a tail)", lambda: check_histogram(ask, 300, 7, 64)),
-            ("every value in one bin: 40 values, 1 bin", lambda: check_histogram(ask, 40, 1, 32)),
-            ("threads_per_block defaults to 256: 600 values, 10 bins", lambda: check_histogram(ask, 600, 10, None)),
-            ("no data: n = 0 launches nothing and returns zeros", lambda: check_histogram(ask, 0, 5, 32)),
-            ("called twice: each call counts from zero", lambda: check_histogram(ask, 50, 4, 16, calls=2)),
+            (M("hi_tail"), lambda: check_histogram(ask, 300, 7, 64)),
+            (M("hi_one_bin"), lambda: check_histogram(ask, 40, 1, 32)),
+            (M("hi_default"), lambda: check_histogram(ask, 600, 10, None)),
+            (M("hi_empty"), lambda: check_histogram(ask, 0, 5, 32)),
+            (M("hi_twice"), lambda: check_histogram(ask, 50, 4, 16, calls=2)),
         ],
     )
 
@@ -1110,11 +1479,11 @@ def self_check_dot_reduction(dot_kernel, launch_dot) -> bool:
         "dot_reduction",
         dict(dot_kernel=dot_kernel, launch_dot=launch_dot),
         lambda ask: [
-            ("n = 64, one block of 64 threads", lambda: check_dot(ask, 64, 64)),
-            ("n = 1000, blocks of 256 (a tail of 232)", lambda: check_dot(ask, 1000, 256)),
-            ("n = 5, blocks of 8, float32 inputs", lambda: check_dot(ask, 5, 8, "float32")),
-            ("n = 1500, blocks of 1024 (the largest block)", lambda: check_dot(ask, 1500, 1024)),
-            ("threads_per_block defaults to 256: n = 300", lambda: check_dot(ask, 300, None)),
-            ("no data: n = 0 launches nothing and returns 0.0", lambda: check_dot(ask, 0, 32)),
+            (M("dot_case_one"), lambda: check_dot(ask, 64, 64)),
+            (M("dot_case_tail"), lambda: check_dot(ask, 1000, 256)),
+            (M("dot_case_f32"), lambda: check_dot(ask, 5, 8, "float32")),
+            (M("dot_case_largest"), lambda: check_dot(ask, 1500, 1024)),
+            (M("dot_case_default"), lambda: check_dot(ask, 300, None)),
+            (M("dot_case_empty"), lambda: check_dot(ask, 0, 32)),
         ],
     )

@@ -7,6 +7,8 @@ nbgrader_config.py, or ``CH13_LANG``: docs/ta.md); a notebook's self-checks foll
 
 Each module keeps its sentences in one :class:`Messages` table, each sentence in both languages
 with the same ``{fields}``: ``M = Messages(done=("{n} 个通过", "{n} passed"))``, then ``M("done", n=3)``.
+A phrase that fills a field of another sentence is a :class:`Both`, ``M.both("key")``: each language's
+sentence takes that language's phrase.
 """
 
 from __future__ import annotations
@@ -53,6 +55,26 @@ def _fields(text: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
+class Both(tuple):
+    """A phrase in both languages, (Chinese, English): as a field of a :class:`Messages` sentence, each
+    language's sentence takes its own side; anywhere else it reads as :func:`say` says it."""
+
+    __slots__ = ()
+
+    def __new__(cls, zh: str, en: str) -> Both:
+        return super().__new__(cls, (zh, en))
+
+    def __str__(self) -> str:
+        return say(*self)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _side(fields: dict, i: int) -> dict:
+    return {k: v[i] if isinstance(v, Both) else v for k, v in fields.items()}
+
+
 class Messages:
     """One module's sentences: key -> (Chinese, English), both with the same ``{fields}``."""
 
@@ -68,13 +90,13 @@ class Messages:
         Messages.tables.append(self)
 
     def __call__(self, key: str, **fields) -> str:
-        zh, en = self.texts[key]
-        return say(zh.format(**fields), en.format(**fields))
+        return say(*self.both(key, **fields))
 
-    def both(self, key: str, **fields) -> tuple[str, str]:
-        """The sentence in each language, whatever is in force."""
+    def both(self, key: str, **fields) -> Both:
+        """The sentence in each language, whatever is in force (a field that is a :class:`Both`
+        gives each language its own side)."""
         zh, en = self.texts[key]
-        return zh.format(**fields), en.format(**fields)
+        return Both(zh.format(**_side(fields, 0)), en.format(**_side(fields, 1)))
 
 
 # The self-checks' frame, the same in every notebook: the lines around each check's own ✔ and ✘.

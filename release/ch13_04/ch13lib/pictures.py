@@ -8,12 +8,41 @@ graders attach them to a failure's feedback; the self-checks show them under a �
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
-import textwrap
+import logging
+import re
+import unicodedata
+import warnings
 
 MAX_ARRAYS = 4  # panels in a picture of CUDA accesses
+MAX_PHASES = 3  # barrier phases shown for a race on shared memory (the racing one last)
 BLOCK_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
 FAULT = "#d62728"
+OTHER = "#ff7f0e"
+# fonts with Chinese glyphs, tried after DejaVu Sans (the first one installed draws what DejaVu cannot;
+# with none, matplotlib draws boxes for the Chinese characters and nothing fails)
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans SC",
+    "Source Han Sans SC",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "SimHei",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "Heiti SC",
+    "Arial Unicode MS",
+)
+# fixed words on a picture, Chinese first (the course's language), each short
+THIS_THREAD = "这个线程 / this thread"
+OTHER_THREAD = "另一个线程 / the other thread"
+KINDS = {"r": "read", "w": "write", "a": "atomic"}
+WIDE = 1.7  # columns a Chinese character takes
+TITLE_PT = 9
+CAPTION_PT = 7.5
+CAPTION_LINES = 4  # per language: whole sentences that fit; the text beside the picture says the rest
 
 
 def _figure(width: float, height: float):
@@ -25,99 +54,446 @@ def _figure(width: float, height: float):
     return Figure(figsize=(width, height), dpi=80, layout="constrained")
 
 
+@functools.lru_cache(maxsize=1)
+def _cjk_fonts() -> tuple:
+    try:
+        from matplotlib import font_manager
+
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+    except Exception:  # noqa: BLE001 - no font list: DejaVu alone, Chinese as boxes
+        return ()
+    return tuple(name for name in CJK_FONTS if name in installed)
+
+
+@contextlib.contextmanager
+def _fonts():
+    """DejaVu Sans, then a Chinese font if one is installed (matplotlib falls back glyph by glyph);
+    the warnings about a missing glyph or weight stay out of the student's output."""
+    import matplotlib
+
+    fm_log = logging.getLogger("matplotlib.font_manager")
+    level = fm_log.level
+    fm_log.setLevel(logging.ERROR)
+    try:
+        with matplotlib.rc_context({"font.family": ["DejaVu Sans", *_cjk_fonts()]}), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Glyph .* missing")
+            warnings.filterwarnings("ignore", message="findfont")
+            yield
+    finally:
+        fm_log.setLevel(level)
+
+
+def _drawn(draw):
+    """A drawing function run with the fonts above (text takes its font when it is made, so the whole
+    drawing runs inside)."""
+
+    @functools.wraps(draw)
+    def run(*args, **kwargs):
+        with _fonts():
+            return draw(*args, **kwargs)
+
+    return run
+
+
+_CHINESE_HALF = re.compile(r"(?:[\u2e80-\u9fff\uff00-\uffef]+\s*)+/\s*")
+
+
+def english(text: str) -> str:
+    """A fixed label "中文 / English" as its English half (for a machine with no Chinese font)."""
+    return _CHINESE_HALF.sub("", text)
+
+
 def png(fig) -> bytes:
     out = io.BytesIO()
-    fig.savefig(out, format="png")
+    if not _cjk_fonts():  # the fixed labels' English halves rather than boxes
+        from matplotlib.text import Text
+
+        for t in fig.findobj(Text):
+            t.set_text(english(t.get_text()))
+    with _fonts():
+        fig.savefig(out, format="png")
     return out.getvalue()
 
 
-def _title(text: str, width: int = 110, lines: int = 3) -> str:
-    first = (text or "").strip().splitlines()[:1]
-    return "\n".join(textwrap.wrap(first[0], width)[:lines]) if first else ""
+# ---- text: whole words, whole sentences ----------------------------------------------------------
+
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+_CLOSING = "，。、：；！？）》」』】,.:;!?)"
+_TOKEN = re.compile(
+    r"\s+|[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef][%s]*|[^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+"
+    % re.escape(_CLOSING)
+)  # noqa: E501
+_SENTENCE_END = re.compile(r"(?<=[。！？])\s*|(?<=[.!?])\s+(?=[A-Z\u2e80-\u9fff])")
 
 
+def columns(text: str) -> float:
+    """How wide ``text`` draws, in columns (a column: an average Latin character, about 0.6 of the
+    font size); a Chinese character (East Asian wide) takes a whole em, 1.7 columns."""
+    return sum(WIDE if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def columns_for(width_in: float, fontsize: float) -> int:
+    """Columns of ``fontsize``-point text a ``width_in``-inch figure holds (DejaVu Sans: a column is
+    about 0.6 of the size; margins kept)."""
+    return max(20, int(width_in * 72 * 0.92 / (0.6 * fontsize)))
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken between words (and between Chinese
+    characters, never before a closing punctuation mark); a single word wider than a line is the only
+    thing ever broken inside."""
+    lines: list[str] = []
+    for para in (text or "").splitlines():
+        line = ""
+        for tok in _TOKEN.findall(para):
+            if tok.isspace():
+                if line:
+                    line += " "
+                continue
+            while columns(tok) > width:  # a path or a number longer than the line: nothing else to do
+                if line.strip():
+                    lines.append(line.rstrip())
+                    line = ""
+                cut = len(tok)
+                while columns(tok[:cut]) > width:
+                    cut -= 1
+                lines.append(tok[:cut])
+                tok = tok[cut:]
+            if columns(line + tok) > width and line.strip():
+                lines.append(line.rstrip())
+                line = ""
+            line += tok
+        if line.strip():
+            lines.append(line.rstrip())
+    return lines
+
+
+def sentences(text: str) -> list[str]:
+    """``text``'s sentences (after 。！？, or after . ! ? before a capital or a Chinese character)."""
+    return [s.strip() for s in _SENTENCE_END.split((text or "").strip()) if s and s.strip()]
+
+
+def _has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text or ""))
+
+
+def headline(message: str) -> list[str]:
+    """The sentence(s) a picture's title is made of: the message's first line, and in a message that
+    says it in both languages (Chinese line, then English line) the second line too; without a Chinese
+    font, only the English one."""
+    lines = [x.strip() for x in (message or "").strip().splitlines()]
+    if not lines or not lines[0]:
+        return []
+    said = [lines[0]]
+    if len(lines) > 1 and _has_cjk(lines[0]) and lines[1] and not _has_cjk(lines[1]):
+        said.append(lines[1])
+        if not _cjk_fonts():
+            said = said[1:]
+    return said
+
+
+def title_and_caption(message: str, width: int, caption_width: int | None = None) -> tuple[list[str], list[str]]:
+    """A picture's title (the first sentence of each language, wrapped to ``width`` columns, never
+    cut) and its caption below the figure (the sentences after it, wrapped, as many whole sentences
+    as fit in CAPTION_LINES lines per language)."""
+    title: list[str] = []
+    caption: list[str] = []
+    caption_width = caption_width or width
+    for said in headline(message):
+        parts = sentences(said)
+        if not parts:
+            continue
+        title += wrap(parts[0], width)
+        kept: list[str] = []
+        for s in parts[1:]:
+            trial = wrap(" ".join([*kept, s]) if not _has_cjk(s) else "".join(kept) + s, caption_width)
+            if len(trial) > CAPTION_LINES:
+                break
+            kept.append(s)
+        if kept:
+            caption += wrap(" ".join(kept) if not _has_cjk(kept[0]) else "".join(kept), caption_width)
+    return title, caption
+
+
+def _heading(fig, message: str, width_in: float, fallback: str = "", colour=FAULT, below: str = "") -> float:
+    """Title (and caption) of ``fig`` from ``message``; ``below``: a fixed line of the picture's own
+    under the title. Returns the height in inches they take, for the figure to grow by."""
+    title, caption = title_and_caption(message, columns_for(width_in, TITLE_PT), columns_for(width_in, CAPTION_PT))
+    head = "\n".join(title) or fallback
+    if below:
+        head = (head + "\n" if head else "") + "\n".join(wrap(below, columns_for(width_in, TITLE_PT)))
+    if head:
+        fig.suptitle(head, fontsize=TITLE_PT, color=colour if title else "black")
+    if caption:
+        fig.supxlabel("\n".join(caption), fontsize=CAPTION_PT, color="#444444", x=0.01, ha="left")
+    n_title = head.count("\n") + 1 if head else 0
+    return (n_title * TITLE_PT + len(caption) * CAPTION_PT) * 1.35 / 72
+
+
+# ---- CUDA accesses --------------------------------------------------------------------------------
+
+
+def phases(events: list, per_block: int) -> list[int]:
+    """The barrier phase of each logged access, derived from the log's order: the checking simulator
+    runs a block's threads one after another up to their next cuda.syncthreads(), in thread order, so
+    within a block a phase ends where the thread number drops. (Phases in which the next phase's first
+    thread comes after the last one's thread show as one.)"""
+    out: list[int] = []
+    block = last = None
+    phase = 0
+    for e in events:
+        b, t = divmod(int(e[1]), max(per_block, 1))
+        if b != block:
+            block, phase = b, 0
+        elif t < last:
+            phase += 1
+        last = t
+        out.append(phase)
+    return out
+
+
+def race(accesses: dict, message: str = "") -> dict | None:
+    """Where the fault the message reports happened, from the access record: ``array`` (index into
+    ``arrays``), ``pos`` (flat element), ``thread`` (global id of the faulting thread), ``others``
+    (the other threads' conflicting accesses of that element: events ``[array, gid, pos, kind]``,
+    in the fault's barrier phase for shared memory) and ``phase`` (that phase, or None). The array and
+    element are those the message names (``bins[4]``): the out-of-bounds index, else the first
+    ``name[i]`` in the message that names a recorded array. None when neither is known."""
+    arrays = accesses.get("arrays") or []
+    events = accesses.get("events") or []
+    fault_thread = accesses.get("fault_thread")
+    if fault_thread is None or not arrays:
+        return None
+    per_block = 1
+    for d in accesses.get("blockdim") or [1]:
+        per_block *= int(d)
+    bad = accesses.get("bad_index")
+    names = [a[0] for a in arrays]
+    if bad:
+        if bad[0] not in names:
+            return None
+        index, idx = names.index(bad[0]), [int(i) for i in bad[2]]
+    else:
+        found = None
+        for i, name in enumerate(names):
+            m = re.search(r"(?<![\w.])%s\[(-?\d+(?:,\s*-?\d+)*)\]" % re.escape(name), message or "")
+            if m and (found is None or m.start() < found[0]):
+                found = (m.start(), i, [int(x) for x in m.group(1).split(",")])
+        if found is None:
+            return None
+        _, index, idx = found
+    size = int(arrays[index][3])
+    shared = arrays[index][1] == "shared"
+    block = int(fault_thread) // per_block
+    phase_of = phases(events, per_block)
+    mine = [e for e in events if e[1] == fault_thread]
+    own = mine[-1] if mine and mine[-1][0] == index and mine[-1][3] in "wa" else None  # a write logs first
+    pos = None
+    if bad:
+        pos = idx[0] if len(idx) == 1 else None
+    elif len(idx) == 1:
+        pos = idx[0] + size if idx[0] < 0 else idx[0]
+    elif own is not None:
+        pos = own[2]
+    elif len(idx) == 2:  # a row length that divides the size and puts another thread's write there
+        writes = {e[2] for e in events if e[0] == index and e[1] != fault_thread and e[3] in "wa"}
+        fits = [idx[0] * c + idx[1] for c in range(idx[1] + 1, size + 1) if size % c == 0]
+        pos = next((p for p in fits if p in writes), None)
+    phase = None
+    others: list = []
+    if pos is not None and not bad:
+        wrote = own is not None and own[2] == pos
+        in_block = [(e, ph) for e, ph in zip(events, phase_of) if int(e[1]) // per_block == block]
+        if shared:
+            phase = in_block[-1][1] if in_block else 0
+            cands = [e for e, ph in in_block if ph == phase]
+        else:
+            cands = events
+        cands = [e for e in cands if e[0] == index and e[2] == pos and e[1] != fault_thread]
+        if not wrote or not shared:  # a read races with writes; on global memory the record keeps writers
+            cands = [e for e in cands if e[3] in "wa"] or ([] if shared else cands)
+        others = [list(e) for e in cands]
+    return {
+        "array": index,
+        "pos": pos,
+        "index": idx,
+        "thread": int(fault_thread),
+        "others": others,
+        "phase": phase,
+        "shared": shared,
+        "out_of_bounds": bool(bad),
+    }
+
+
+def _scatter_kinds(ax, mine, y, per_block, fault_thread):
+    for kind, marker, size_pt in (("r", ".", 30), ("w", "s", 22), ("a", "^", 26)):
+        for b in sorted({e[1] // per_block for e in mine}):
+            pts = [e for e in mine if e[3] == kind and e[1] // per_block == b and e[1] != fault_thread]
+            if pts:
+                ax.scatter(
+                    [e[2] for e in pts],
+                    [y(e[1]) for e in pts],
+                    s=size_pt,
+                    marker=marker,
+                    color=BLOCK_COLOURS[b % len(BLOCK_COLOURS)],
+                    label=f"{KINDS[kind]}, block {b}",
+                    alpha=0.8,
+                )
+        pts = [e for e in mine if e[3] == kind and e[1] == fault_thread]
+        if pts:
+            ax.scatter(
+                [e[2] for e in pts],
+                [y(e[1]) for e in pts],
+                s=size_pt * 1.6,
+                marker=marker,
+                color=FAULT,
+                label=f"{KINDS[kind]}, {THIS_THREAD}",
+            )
+
+
+def _mark_race(ax, where: dict, name: str, y, size: int) -> None:
+    """The faulting access (a red cross, at the element the message names) and the other thread's
+    conflicting accesses (orange circles), with the legend saying which is which."""
+    x = where["pos"] if where["pos"] is not None else size
+    ax.scatter([x], [y(where["thread"])], s=260, marker="x", color=FAULT, label=THIS_THREAD, zorder=5)
+    label = f"{name}[{', '.join(map(str, where['index']))}]"
+    ax.annotate(
+        label, (x, y(where["thread"])), xytext=(10, -4), textcoords="offset points", va="top", color=FAULT, fontsize=8
+    )
+    if where["others"]:
+        ax.scatter(
+            [e[2] for e in where["others"]],
+            [y(e[1]) for e in where["others"]],
+            s=240,
+            marker="o",
+            facecolors="none",
+            edgecolors=OTHER,
+            linewidths=2,
+            label=OTHER_THREAD,
+            zorder=5,
+        )
+
+
+def _panel_axes(ax, mine, size, extra=()):
+    touched = max([e[2] for e in mine] + list(extra) + [0])
+    if size <= 1.5 * (touched + 1) + 4:
+        ax.axvline(size - 0.5, color="gray", linestyle="--", linewidth=0.8)
+        return f"{size}"
+    ax.set_xlim(-0.5, touched + 1.5)  # a big array touched at its start (a shared array of 1024 cells)
+    return f"{size}; 0–{touched + 1}"
+
+
+def _legend(ax):
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        seen = {}
+        for h, lab in zip(handles, labels):
+            seen.setdefault(lab, h)
+        marks = [lab for lab in seen if lab in (THIS_THREAD, OTHER_THREAD)]
+        rest = [lab for lab in seen if lab not in marks][: 6 - len(marks)]
+        keep = marks + rest
+        ax.legend([seen[k] for k in keep], keep, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+@_drawn
 def cuda_accesses(accesses: dict, message: str = "") -> bytes:
     """Which thread read (dot), wrote (square) or atomically updated (triangle) which element, one
     panel per array (global arrays by global thread id, shared arrays by thread of the block), up
-    to a fault of the checking simulator (ch13lib.cuda_sim): the faulting thread in red, its last
-    access (or the out-of-bounds index) marked with a cross."""
+    to a fault of the checking simulator (ch13lib.cuda_sim): the faulting thread in red, its access of
+    the element the message names marked with a red cross on that array's panel, the other thread's
+    conflicting access of it with an orange circle. A race on shared memory shows that array phase by
+    phase (between cuda.syncthreads()), the racing phase last."""
     arrays = accesses.get("arrays") or []
     events = accesses.get("events") or []
     per_block = 1
     for d in accesses.get("blockdim") or [1]:
         per_block *= int(d)
     fault_thread = accesses.get("fault_thread")
-    bad = accesses.get("bad_index")
-    used = sorted({e[0] for e in events})
-    by_name = {arrays[i][0]: i for i in used}
+    where = race(accesses, message)
+    used = sorted({e[0] for e in events} | ({where["array"]} if where else set()))
     last_fault = next((e for e in reversed(events) if e[1] == fault_thread), None)
-    first = by_name.get(bad[0]) if bad else (last_fault[0] if last_fault else None)
+    first = where["array"] if where else (last_fault[0] if last_fault else None)
     order = ([first] if first is not None else []) + [i for i in used if i != first]
     order = order[:MAX_ARRAYS] or [None]
-    fig = _figure(9, 1.2 + 2.1 * len(order))
-    axes = fig.subplots(len(order), 1, squeeze=False)[:, 0]
-    fig.suptitle(_title(message) or "accesses of one launch", fontsize=9, color=FAULT if message else "black")
-    for ax, index in zip(axes, order):
-        if index is None:
+    # a race on shared memory: that array by phase (between barriers), the racing phase last
+    by_phase: list = []
+    if where and where["shared"] and where["phase"] is not None and not where["out_of_bounds"]:
+        block = where["thread"] // per_block
+        phase_of = phases(events, per_block)
+        shown = sorted(
+            {ph for e, ph in zip(events, phase_of) if e[0] == where["array"] and e[1] // per_block == block}
+            | {where["phase"]}
+        )
+        shown = [ph for ph in shown if ph <= where["phase"]][-MAX_PHASES:]
+        by_phase = [
+            (
+                ph,
+                [
+                    e
+                    for e, p in zip(events, phase_of)
+                    if p == ph and e[0] == where["array"] and e[1] // per_block == block
+                ],
+            )
+            for ph in shown
+        ]
+    from matplotlib.ticker import MaxNLocator
+
+    panels = [("phase", p) for p in by_phase] + [("array", i) for i in order if not (by_phase and i == first)]
+    panels = panels[: MAX_ARRAYS + MAX_PHASES - 1]
+    width = 9.5
+    fig = _figure(width, 1 + 2.1 * len(panels))
+    grow = _heading(fig, message, width, "accesses of one launch")
+    fig.set_figheight(1 + 2.1 * len(panels) + grow)
+    axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
+    for ax, (what, item) in zip(axes, panels):
+        if what == "array" and item is None:
             ax.text(0.5, 0.5, "no array access was recorded", ha="center", va="center")
             ax.set_axis_off()
             continue
+        index = where["array"] if what == "phase" else item
         name, space, block, size = arrays[index]
         shared = space == "shared"
-        mine = [e for e in events if e[0] == index]
-        for kind, marker, size_pt in (("r", ".", 30), ("w", "s", 22), ("a", "^", 26)):
-            for b in sorted({e[1] // per_block for e in mine}):
-                pts = [e for e in mine if e[3] == kind and e[1] // per_block == b and e[1] != fault_thread]
-                if pts:
-                    ax.scatter(
-                        [e[2] for e in pts],
-                        [(e[1] % per_block) if shared else e[1] for e in pts],
-                        s=size_pt,
-                        marker=marker,
-                        color=BLOCK_COLOURS[b % len(BLOCK_COLOURS)],
-                        label=f"{ {'r': 'read', 'w': 'write', 'a': 'atomic'}[kind] }, block {b}",
-                        alpha=0.8,
-                    )
-            pts = [e for e in mine if e[3] == kind and e[1] == fault_thread]
-            if pts:
-                ax.scatter(
-                    [e[2] for e in pts],
-                    [(e[1] % per_block) if shared else e[1] for e in pts],
-                    s=size_pt * 1.6,
-                    marker=marker,
-                    color=FAULT,
-                    label=f"{ {'r': 'read', 'w': 'write', 'a': 'atomic'}[kind] }, the faulting thread",
-                )
-        touched = max([e[2] for e in mine] + ([bad[2][-1]] if bad and bad[0] == name and len(bad[2]) == 1 else []))
-        if size <= 1.5 * (touched + 1) + 4:
-            ax.axvline(size - 0.5, color="gray", linestyle="--", linewidth=0.8)
-        else:  # a big array touched at its start (a shared array of 1024 cells): show what was touched
-            ax.set_xlim(-0.5, touched + 1.5)
-        if last_fault is not None and last_fault[0] == index and not (bad and bad[0] == name):
-            ax.scatter(
-                [last_fault[2]],
-                [(last_fault[1] % per_block) if shared else last_fault[1]],
-                s=260,
-                marker="x",
-                color=FAULT,
-            )
-        if bad and bad[0] == name and fault_thread is not None:
-            flat = bad[2][-1] if len(bad[2]) == 1 else None
-            x = flat if flat is not None else size
-            ax.scatter([x], [(fault_thread % per_block) if shared else fault_thread], s=260, marker="x", color=FAULT)
-            ax.annotate(f"{name}{bad[2]}", (x, (fault_thread % per_block) if shared else fault_thread), color=FAULT)
-        where = f"shared memory of block {block}" if shared else "global memory"
-        shown = "dashed line: its end" if size <= 1.5 * (touched + 1) + 4 else f"elements 0 to {touched + 1} shown"
-        ax.set_title(f"{name} ({where}, {size} elements; {shown})", fontsize=9)
-        ax.set_xlabel("element (flat index)", fontsize=8)
-        ax.set_ylabel("thread of the block" if shared else "global thread id", fontsize=8)
+
+        def y(gid, shared=shared):
+            return (gid % per_block) if shared else gid
+
+        mine = item[1] if what == "phase" else [e for e in events if e[0] == index]
+        _scatter_kinds(ax, mine, y, per_block, fault_thread)
+        is_fault_panel = (
+            where is not None and index == where["array"] and (what == "array" or item[0] == where["phase"])
+        )
+        extra = [where["pos"]] if is_fault_panel and where["pos"] is not None else []
+        shown_size = _panel_axes(ax, mine, size, extra)
+        if is_fault_panel:
+            _mark_race(ax, where, name, y, size)
+        elif where is None and last_fault is not None and last_fault[0] == index and what == "array":
+            ax.scatter([last_fault[2]], [y(last_fault[1])], s=260, marker="x", color=FAULT, label=THIS_THREAD)
+        space_words = f"共享 / shared, block {block}" if shared else "全局 / global"
+        if what == "phase":
+            ph = item[0]
+            race_words = " — 竞争 / race" if ph == where["phase"] else ""
+            ax.set_title(f"{name} ({space_words}, {shown_size}) · 阶段 / phase {ph + 1}{race_words}", fontsize=9)
+        else:
+            ax.set_title(f"{name} ({space_words}, {shown_size})", fontsize=9)
+        ax.set_xlabel("元素 / element", fontsize=8)
+        ax.set_ylabel("线程 / thread" if shared else "线程 / thread (global)", fontsize=8)
         ax.tick_params(labelsize=7)
-        handles, labels = ax.get_legend_handles_labels()
-        if handles:
-            ax.legend(handles[:6], labels[:6], fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        _legend(ax)
     return png(fig)
 
 
+def _short(text: str, n: int) -> str:
+    """``text`` in at most ``n`` characters: whole words, "…" where some were left off."""
+    text = text or ""
+    if len(text) <= n:
+        return text
+    cut = text.rfind(" ", 0, n)
+    return (text[:cut] if cut > n // 2 else text[: n - 1]).rstrip() + "…"
+
+
+@_drawn
 def swimlanes(events: list, title: str = "") -> bytes:
     """A thread interleaving as swimlanes: one column per thread, one row per step of the story the
     scheduler prints (ch13lib.sched), each step in its thread's lane with its line and what it did;
@@ -130,9 +506,10 @@ def swimlanes(events: list, title: str = "") -> bytes:
     from matplotlib.patches import Rectangle
 
     rows = len(events)
-    fig = _figure(2.0 + 3.9 * len(threads), 1.2 + 0.24 * rows)
+    width = 2.0 + 3.9 * len(threads)
+    fig = _figure(width, 1.2 + 0.24 * rows)
+    fig.set_figheight(1.0 + 0.24 * rows + _heading(fig, title, width, "the interleaving"))
     ax = fig.subplots()
-    fig.suptitle(_title(title, 40 * len(threads) + 20) or "the interleaving", fontsize=9, color=FAULT)
     ax.set_xlim(0, len(threads))
     ax.set_ylim(rows, -0.5)
     ax.set_xticks([i + 0.5 for i in range(len(threads))], threads, fontsize=9)
@@ -151,13 +528,13 @@ def swimlanes(events: list, title: str = "") -> bytes:
         if previous is not None and previous != name:
             ax.axhline(row - 0.5, color="#ff7f0e", linewidth=0.8)
         last = row == rows - 1
-        label = (f"{line}: {text[:26]}  → " if line else "") + (action or "")
+        label = (f"{line}: {_short(text, 26)}  → " if line else "") + (action or "")
         ax.add_patch(
             Rectangle(
                 (lane + 0.03, row - 0.42), 0.94, 0.84, color=FAULT if last else BLOCK_COLOURS[lane % 4], alpha=0.18
             )
         )
-        ax.text(lane + 0.06, row, label[:64], va="center", fontsize=6.5, color=FAULT if last else "black")
+        ax.text(lane + 0.06, row, _short(label, 64), va="center", fontsize=6.5, color=FAULT if last else "black")
         previous = name
     ax.tick_params(length=0)
     for side in ("right", "bottom", "left"):
@@ -165,6 +542,7 @@ def swimlanes(events: list, title: str = "") -> bytes:
     return png(fig)
 
 
+@_drawn
 def zero_memory(n_params: float, n_gpus: int, bytes_param=2, bytes_grad=2, bytes_optim=12) -> bytes:
     """Per-GPU memory of parameters, gradients and optimizer state under DDP and ZeRO-1/2/3 (the
     memory calculator of notebook 05): stacked bars, GB."""
@@ -193,11 +571,13 @@ def zero_memory(n_params: float, n_gpus: int, bytes_param=2, bytes_grad=2, bytes
     return png(fig)
 
 
+@_drawn
 def pipeline(timeline: list, stages: int, length: float, bound: float | None = None, title: str = "") -> bytes:
     """A pipeline schedule as ranks × ticks (ch13lib.parallel_sim's timeline: rank, start, end, "F" or "B",
     first micro-batch): forward cells blue, backward orange, each labelled with its micro-batch; the
     idle rank-ticks (the bubble) stay white; GPipe's 2(m + P − 1) as a dashed line."""
-    fig = _figure(min(14, 2.5 + 0.32 * max(length, 1)), 1.3 + 0.55 * stages)
+    width = min(14, max(8, 2.5 + 0.32 * max(length, 1)))
+    fig = _figure(width, 1.3 + 0.55 * stages)
     ax = fig.subplots()
     busy = 0.0
     for ev in timeline:
@@ -218,9 +598,9 @@ def pipeline(timeline: list, stages: int, length: float, bound: float | None = N
     ax.set_yticks(range(stages), [f"rank {r}" for r in range(stages)], fontsize=8)
     ax.set_xlabel("tick", fontsize=8)
     ax.tick_params(labelsize=7)
-    bubble = f"; bubble {idle / (stages * length):.0%} of the rank-ticks" if length else ""
-    head = _title(title, 120, 2) + "\n" if title else ""
-    fig.suptitle(f"{head}{length:g} ticks{bubble} (F = forward, B = backward of a micro-batch)", fontsize=9)
+    bubble = f"; 空闲 / bubble {idle / (stages * length):.0%}" if length else ""
+    ours = f"{length:g} 拍 / ticks{bubble} (F = forward, B = backward)"
+    fig.set_figheight(1.0 + 0.55 * stages + _heading(fig, title, width, below=ours))
     return png(fig)
 
 
@@ -230,6 +610,7 @@ def _rect(xy, w, h, colour):
     return Rectangle(xy, w, h, color=colour, alpha=0.9)
 
 
+@_drawn
 def ring(messages: list, world_size: int, numel: int, title: str = "") -> bytes:
     """Who sent what at each step of a collective built from messages: one row per rank, one column
     per send of that rank, each cell the destination and which chunk of the rank's own tensor it was
@@ -256,10 +637,8 @@ def ring(messages: list, world_size: int, numel: int, title: str = "") -> bytes:
     ax.set_xlabel("the rank's n-th send", fontsize=8)
     ax.tick_params(labelsize=7)
     bound = 2 * (world_size - 1) * chunk
-    head = _title(title, int(width * 13), 2) + "\n" if title else ""
-    fig.suptitle(
-        f"{head}a ring sends at most 2·(W−1)·⌈n/W⌉ = {bound} elements per rank (red: more than a chunk)", fontsize=8
-    )
+    ours = f"环 / ring: ≤ 2·(W−1)·⌈n/W⌉ = {bound} el. / rank (红 / red: > 1 chunk)"
+    fig.set_figheight(1.3 + 0.6 * world_size + _heading(fig, title, width, below=ours))
     return png(fig)
 
 

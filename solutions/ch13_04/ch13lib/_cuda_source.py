@@ -358,32 +358,51 @@ def _no():
     raise ValueError("its value is not a small constant")
 
 
+_PLAIN = (int, float, complex, bool, str, type(None))
+
+
 def _apply(f):
     try:
         v = f()
     except (ArithmeticError, TypeError, ValueError) as e:
         raise ValueError(f"its value cannot be computed ({type(e).__name__})") from None
-    if isinstance(v, int) and v.bit_length() > 4096:
+    if type(v) is int and v.bit_length() > 4096:
         raise ValueError("its value is too large to be a constant")
+    if not (type(v) in _PLAIN or _library_scalar(v) or _is_type(v)):  # never an object with methods of its own
+        raise ValueError(f"its value is a {type(v).__name__}, not a number")
     return v
 
 
+def _libraries_own(obj) -> bool:
+    """Defined by numpy or numba themselves (by the module its class names; the cell's own classes,
+    which could compute anything in an operator, are never)."""
+    module = getattr(obj, "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "numba")
+
+
+def _library_scalar(v) -> bool:
+    import numpy as np
+
+    return isinstance(v, np.generic) and _libraries_own(type(v)) and type(v).__module__ == "numpy"
+
+
 def _is_type(obj) -> bool:
-    """A numpy scalar type, a numpy dtype or a numba type: what a kernel names as a dtype."""
+    """A numpy scalar type, a numpy dtype or a numba type, the libraries' own: what a kernel names as
+    a dtype."""
     import numpy as np
 
     if isinstance(obj, type) and issubclass(obj, np.generic):
-        return True
-    if isinstance(obj, np.dtype):
+        return obj.__module__ == "numpy"
+    if type(obj) is np.dtype or (isinstance(obj, np.dtype) and _libraries_own(type(obj))):
         return True
     try:
         from numba.core import types as numba_types
     except ImportError:  # pragma: no cover - numba is part of the kit
         return False
-    return isinstance(obj, numba_types.Type)
+    return isinstance(obj, numba_types.Type) and _libraries_own(type(obj))
 
 
 def _number_like(obj, label: str):
-    if isinstance(obj, (int, float, complex)) or _is_type(obj):
+    if type(obj) in _PLAIN or _library_scalar(obj) or _is_type(obj):
         return obj
     raise ValueError(f"its value reads `{label}`, which is not a number or a type")
