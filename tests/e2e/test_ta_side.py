@@ -102,7 +102,7 @@ def test_feedback_html_is_readable(page, course, artifacts):
     where = f"(screenshot and text: {folder})"
     problems = []
     for gid, name in WRONG.items():
-        m = re.search(rf"{gid}: ([\d.]+) / ([\d.]+) points", text)
+        m = re.search(rf"{gid}: ([\d.]+) / ([\d.]+) (?:分 / )?points", text)  # in the course's language
         if not m:
             problems.append(f"{gid}: no score line '{gid}: x / y points'")
         elif float(m.group(1)) >= float(m.group(2)):

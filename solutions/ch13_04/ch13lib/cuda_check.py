@@ -104,6 +104,11 @@ __all__ = [
 # What the checks say, in the course's language (ch13lib/lang.py). A failing check's message is one
 # of these, then the lines that replay it (``_replay``, ``replayable``), which stay as code.
 M = Messages(
+    no_traffic=(
+        "无法读到 {launcher} 这次启动中每个线程的访存计数, 所以无法检查线程是否分担了工作",
+        "could not read the per-thread memory traffic of {launcher}'s launch, so the threads' share of the work "
+        "cannot be checked",
+    ),
     unreadable=("它已无法作为数组读回", "it can no longer be read back as an array"),
     reshaped=("它的形状现在是 {now}, 原来是 {was}", "its shape is now {now}, it was {was}"),
     wrong_elements=(
@@ -1083,10 +1088,10 @@ def _check_spread(launch: dict, n: int, n_bins: int, kernel_name: str, launcher:
     merge passes."""
     stats, g, b = launch.get("stats") or {}, launch["griddim"], launch["blockdim"]
     reads, atomics = stats.get("global_reads"), stats.get("global_atomics")
-    if not isinstance(reads, np.ndarray) or not isinstance(atomics, np.ndarray) or not reads.size:
-        return
-    if not g or not b or n == 0:
-        return
+    if n == 0:
+        return  # nothing to share out
+    if not (isinstance(reads, np.ndarray) and isinstance(atomics, np.ndarray) and reads.size and g and b):
+        raise CheckFailed(M("no_traffic", launcher=launcher) + _replay(call))  # a check that cannot see, fails
     threads, tpb = int(np.prod(g)) * int(np.prod(b)), int(np.prod(b))
     each = -(-n // threads)
     plain = reads - atomics
@@ -1155,7 +1160,7 @@ def check_histogram(
                 raise CheckFailed(
                     M("hist_block", launcher=launcher, kernel=kernel_name, g=g, b=b, tpb=want_tpb) + _replay(call)
                 )
-        for item in launches:
+        for item in launches if device == "cpu" else ():  # per-thread traffic is the simulator's to see
             _check_spread(item, n, n_bins, kernel_name, launcher, call)
         res = obs["result"]
         if res["type"] != "ndarray":
