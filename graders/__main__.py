@@ -128,6 +128,10 @@ def main(argv=None, key: bytes | None = None) -> int:
     from kit.result import Result
 
     grader = load_grader(args.grade_id)
+    if subject is not None and "ch13lib.cuda_check" in grader.harness:
+        from graders.vec_add import start_compiler
+
+        start_compiler()  # numba's CUDA compiler imports while the subject starts and loads the cell
     if args.budget:
         grader.timeout_s = args.budget
     results = open(args.results_file, "w", buffering=1, encoding="utf-8")

@@ -67,6 +67,11 @@ def _required(answer: Answer, *names):
 _compiler = Compiler()  # one per judge process, which grades one cell
 
 
+def start_compiler() -> None:
+    """Start the compiler's process now (graders/__main__.py: beside the subject's start)."""
+    _compiler.start()
+
+
 def compiled(answer: Answer):
     """The cell's ``ask``, whose observations count only for kernels numba's CUDA compiler compiles
     from the cell's text for the argument types they ran with (kit/kernel_compiler.py): the

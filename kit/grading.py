@@ -199,6 +199,15 @@ def _env(token: str, base: dict | None = None) -> dict:
     return env
 
 
+def _compiler(info: dict) -> dict:
+    """For a CUDA cell's judge: this process's shared kernel compiler (kit/kernel_compiler.py)."""
+    if "ch13lib.cuda_check" not in info.get("harness", ()):
+        return {}
+    from kit import kernel_compiler
+
+    return {kernel_compiler.ENV: kernel_compiler.shared_socket()}
+
+
 def grade_cell(
     grade_id: str,
     source: str | None,
@@ -258,7 +267,7 @@ def grade_cell(
         # judge itself was killed (a watchdog kill, a hang)
         judge = judges.start(
             argv,
-            env={**_env(token), "TMPDIR": work, LANG_ENV: feedback.language},
+            env={**_env(token), "TMPDIR": work, LANG_ENV: feedback.language, **_compiler(info)},
             cwd=ROOT,
             log=log,
             key=key,

@@ -16,12 +16,16 @@ runs with the simulator on; that process runs none of the cell: it makes functio
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 import types
 
 from kit import source_ch13lib
@@ -123,47 +127,113 @@ def compile_kernel(text: str, filename: str, kernel: str, specs) -> str | None:
     return None
 
 
-def serve() -> None:
-    """One request a line on stdin ({"text", "filename", "kernel", "args"}), one answer a line."""
-    cache: dict = {}
-    for line in sys.stdin:
+ENV = "CH13_KERNEL_COMPILER"  # the socket of the compiler a grading process's judges share
+
+
+def _serve(lines, out, cache: dict, lock: threading.Lock) -> None:
+    """One request a line ({"text", "filename", "kernel", "args"}), one answer a line."""
+    for line in lines:
         req = json.loads(line)
         key = (req["text"], req["kernel"], json.dumps(req["args"], sort_keys=True))
-        if key not in cache:
-            cache[key] = compile_kernel(req["text"], req["filename"], req["kernel"], req["args"])
-        sys.stdout.write(json.dumps({"refused": cache[key]}) + "\n")
-        sys.stdout.flush()
+        with lock:  # one compilation at a time: numba compiles under a lock of its own anyway
+            if key not in cache:
+                cache[key] = compile_kernel(req["text"], req["filename"], req["kernel"], req["args"])
+        out.write(json.dumps({"refused": cache[key]}) + "\n")
+        out.flush()
+
+
+def _warm() -> None:
+    """numba's imports and NVVM's first start (about two seconds), before the first judge asks."""
+    text = "from numba import cuda\n\n@cuda.jit\ndef k(a):\n    a[0] = 1\n"
+    compile_kernel(text, "<warm>", "k", [{"dtype": "int32", "ndim": 1, "layout": "C"}])
+
+
+def _serve_socket(path: str) -> None:
+    """Answer every judge that connects to ``path``, each on a thread of its own, from one cache."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    os.chmod(path, 0o600)
+    server.listen(64)
+    cache, lock = {}, threading.Lock()
+    threading.Thread(target=_warm, daemon=True).start()
+
+    def connection(conn: socket.socket) -> None:
+        with conn, conn.makefile("r", encoding="utf-8") as lines, conn.makefile("w", encoding="utf-8") as out:
+            _serve(lines, out, cache, lock)
+
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=connection, args=(conn,), daemon=True).start()
+
+
+def _env() -> dict:
+    import kit
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", ENV)}
+    env["PYTHONPATH"] = os.pathsep.join([kit.source_ch13lib(), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+_shared: tuple[subprocess.Popen, str] | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_socket() -> str:
+    """The socket of this process's one compiler, started at its first need: every judge this
+    process starts (kit/grading.py hands it down as CH13_KERNEL_COMPILER) asks it, so numba and NVVM
+    load once per grading process, not once per cell."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared[0].poll() is not None:
+            path = os.path.join(tempfile.mkdtemp(prefix="ch13-compiler-"), "socket")
+            proc = subprocess.Popen([sys.executable, "-m", "kit.kernel_compiler", "--socket", path], env=_env())
+            atexit.register(proc.kill)
+            _shared = (proc, path)
+        return _shared[1]
 
 
 # ---------------------------------------------------------------------------------------------- the judge's side
 
 
 class Compiler:
-    """The judge's handle: ``check(text, filename, kernel, specs)`` -> None or numba's reason. The
-    process starts at the first question (or at :meth:`start`, so its imports overlap other work)
-    and answers from its cache for a kernel asked before."""
+    """The judge's handle: ``check(text, filename, kernel, specs)`` -> None or numba's reason. It asks
+    the grading process's shared compiler (``CH13_KERNEL_COMPILER``) or, without one, a process of
+    its own, started at the first question (or at :meth:`start`, so its imports overlap other work)."""
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
+        self._io = None  # (reader, writer)
         self._lock = threading.Lock()
         self._answers: dict = {}
 
     def start(self) -> None:
         with self._lock:
-            if self._proc is None:
-                import kit
+            if self._io is None:
+                self._io = self._connect() or self._spawn()
 
-                env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-                env["PYTHONPATH"] = os.pathsep.join([kit.source_ch13lib(), env.get("PYTHONPATH", "")]).rstrip(
-                    os.pathsep
-                )
-                self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "kit.kernel_compiler"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    env=env,
-                    text=True,
-                )
+    def _connect(self):
+        path = os.environ.get(ENV)
+        if not path:
+            return None
+        for _ in range(200):  # the shared compiler binds its socket first thing: it is there within seconds
+            try:
+                conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                conn.connect(path)
+                return conn.makefile("r", encoding="utf-8"), conn.makefile("w", encoding="utf-8")
+            except OSError:
+                conn.close()
+                time.sleep(0.05)  # not bound yet
+        return None  # then a process of our own: slower, the same answers
+
+    def _spawn(self):
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "kit.kernel_compiler"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=_env(),
+            text=True,
+        )
+        return self._proc.stdout, self._proc.stdin
 
     def check(self, text: str, filename: str, kernel: str, specs) -> str | None:
         key = (text, kernel, json.dumps(specs, sort_keys=True))
@@ -171,21 +241,18 @@ class Compiler:
             return self._answers[key]
         self.start()
         with self._lock:
-            proc = self._proc
-            proc.stdin.write(json.dumps({"text": text, "filename": filename, "kernel": kernel, "args": specs}) + "\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline()
+            reader, writer = self._io
+            writer.write(json.dumps({"text": text, "filename": filename, "kernel": kernel, "args": specs}) + "\n")
+            writer.flush()
+            line = reader.readline()
         if not line:
             raise RuntimeError("the kernel compiler (python -m kit.kernel_compiler) ended without an answer")
         self._answers[key] = json.loads(line)["refused"]
         return self._answers[key]
 
-    def close(self) -> None:
-        if self._proc is not None:
-            self._proc.stdin.close()
-            self._proc.wait(timeout=30)
-            self._proc = None
-
 
 if __name__ == "__main__":
-    serve()
+    if sys.argv[1:2] == ["--socket"]:
+        _serve_socket(sys.argv[2])
+    else:
+        _serve(sys.stdin, sys.stdout, {}, threading.Lock())
