@@ -103,6 +103,18 @@ class Answer:
             self.subject.sibling().start()  # all at once: their sandboxes build side by side
         return self.subject.group[1 : n + 1]
 
+    def fresh_siblings(self, n: int) -> list:
+        """As :meth:`siblings`, every one a new process with a new sandbox (new /tmp, /dev/shm and
+        namespaces where the tier has them): nothing the cell's earlier requests left in memory or
+        on disk reaches them. The job's processes are stopped first (stopping one stops all)."""
+        running = next((s for s in self.subject.group if s.proc is not None), None)
+        if running is not None:
+            running.stop()
+        fresh = self.siblings(n)
+        for s in fresh:  # all at once: their sandboxes build side by side
+            s.start()
+        return fresh
+
     def run_fresh(self, harness: str, *args, **kwargs):
         """As :meth:`run`, in a sibling subject (:meth:`siblings`): a process and sandbox that ran
         none of the cell's other requests, so nothing they left in memory or on disk reaches it

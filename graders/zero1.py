@@ -1,32 +1,41 @@
 """Hidden grader of `zero1`: ``ZeroAdam(params, comm, lr, betas, eps)`` (ZeRO stage 1).
 
 The subject runs the answer for k steps on the simulated process group, every rank with its own
-gradients (ch13lib.parallel_sim.observe_zero): it records each rank's parameters after every step,
-``state_numel()``, the elements the optimizer object holds, and every comm call; then unchanged on
-a real gloo world (NCCL too with --gpu). This judge computes DDP (gradients averaged over the ranks)
-+ ``torch.optim.Adam`` itself and compares (float64 within 1e-10, float32 within 1e-6), and checks
-the state (at most 2·⌈N/W⌉) and the traffic (one reduce_scatter_tensor and one
-all_gather_into_tensor of ⌈N/W⌉-element shards per step) (ch13lib.parallel_cases).
-The passes rest on relayed cases (each rank a subject process of its own and this judge the broker,
-which keeps the call log: graders/_parallelism.py): a grid case per W = 2-4, the tiny-gradient
-cases, and every state and traffic check.
+gradients, each step by a new optimizer object that continues from the last one's ``state_dict()``
+(ch13lib.parallel_sim.observe_zero): it records each rank's parameters after every step,
+``state_numel()`` and every comm call; then unchanged on a real gloo world (NCCL too with --gpu).
+This judge computes DDP (gradients averaged over the ranks) + ``torch.optim.Adam`` itself and
+compares (float64 within 1e-10, float32 within 1e-6), and checks the traffic (one
+reduce_scatter_tensor and one all_gather_into_tensor of ⌈N/W⌉-element shards per step) and the
+state (ch13lib.parallel_cases). The passes rest on relayed cases (each rank a subject process of
+its own and this judge the broker, which keeps the call log: graders/_parallelism.py). The state
+test takes every step after the first in fresh processes (:func:`observe_steps`), so what a rank
+keeps between steps is what its ``state_dict()`` hands this judge, which measures it.
 """
 
+import dataclasses
+
+import torch
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import (
     ZeroCase,
+    adam_reference,
+    rank_inputs,
+    state_elements,
     zero_dataflow_problem,
     zero_state_problem,
     zero_traffic_problem,
     zero_verdict,
 )
+from graders._collectives import calls_by_rank, run_relayed
 from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("zero1", timeout_s=150, harness=HARNESS)
 FN = "ZeroAdam"
+STEP_HARNESS = "ch13lib.parallel_sim:rank_zero_step"
 WHAT = f"a class `{FN}(params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)`"
 EXAMPLES = 20
 
@@ -128,37 +137,30 @@ def tiny_gradients(answer: Answer) -> None:
         check_values(answer, case, relayed=True)
 
 
+# Every state case takes each step after the first in fresh processes (observe_steps), which stops
+# the job's processes: these run last, after the real world (which the subject starts). The real
+# world's cases are among them, so the state test reuses their runs.
 STATE_CASES = [
     ZeroCase(3, ((3, 4), (4,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 601),
     ZeroCase(4, ((7,),), "float32", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 602, "random", 1),
-    ZeroCase(2, ((5,), (3, 3)), "float64", 3, 1e-2, (0.9, 0.999), 1e-8, 1.0, 603, "round_robin"),
-    ZeroCase(1, ((4,),), "float64", 1, 1e-2, (0.9, 0.999), 1e-8, 1.0, 604),
-    # N large enough that full moments pass PY_SCALARS_ALLOWANCE (parallel_sim): state kept as text or
-    # as an int's digits or Python floats, which the small cases' names would hide
-    ZeroCase(4, ((64, 64), (64,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 605),
+    ZeroCase(2, ((5,), (3, 3)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 603, "round_robin"),
+    ZeroCase(2, ((7,),), "float32", 2, 1e-3, (0.9, 0.999), 1e-8, 1e-6, 604),
+    ZeroCase(1, ((5,),), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 605),
+    # N large enough that full moments (2·N) pass the 4·⌈N/W⌉ elements and numbers a state may carry
+    ZeroCase(3, ((64, 64), (64,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 606),
 ]
 
 
-@grader.test(2)
-def sharded_state_and_traffic(answer: Answer) -> None:
-    """state_numel() ≤ 2·⌈N/W⌉ and nothing of size N kept between steps besides the parameters
-    themselves (a flat buffer they view is theirs); per step exactly one reduce_scatter_tensor and
-    one all_gather_into_tensor of ⌈N/W⌉-element shards; the model's parameters keep their shape,
-    dtype and device."""
-    require(answer, FN, WHAT)
-    for case in STATE_CASES:
-        check_state_and_traffic(answer, case)
-
-
 def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
-    """On a relayed world (with more than one rank), where the broker keeps the call log: a threads
-    world's log is in the cell's reach, as is what a real world's ranks report of their calls."""
+    """Step by step on relayed worlds of fresh processes (:func:`observe_steps`): the values after every
+    step, the state each rank's ``state_dict()`` carried to the next, the calls the broker logged."""
     case = graded(case, relayed=True)
-    seen = _seen(answer, case, relayed=True)
+    seen = observe_steps(answer, case)
     problem = (
-        zero_state_problem(case, seen, FN)
+        zero_verdict(case, seen["steps"], FN)
+        or zero_state_problem(case, seen, FN)
         or zero_traffic_problem(case, seen["calls"], FN)
-        or zero_dataflow_problem(case, seen.get("flow", []), FN)
+        or zero_dataflow_problem(case, seen["flow"], FN)
     )
     if problem:
         raise Fail(problem)
@@ -173,18 +175,86 @@ def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
         )
 
 
+def observe_steps(answer: Answer, case: ZeroCase) -> dict:
+    """``case`` one step at a time, each step a relayed world whose ranks are fresh processes
+    (``Answer.fresh_siblings``; ch13lib.parallel_sim.rank_zero_step): a rank is handed the
+    parameters' values, this step's gradients and the ``state_dict()`` its predecessor returned, and
+    hands back the values after the step and its own ``state_dict()``. So an optimizer keeps from one
+    step to the next exactly what it hands this judge, which measures it (``state_elements``), and
+    the broker logs every call. Cached per answer, as :func:`graders._parallelism.observe` is."""
+    cache = answer.__dict__.setdefault("_observed", {})
+    key = ("steps", repr(case))
+    if key not in cache:
+        try:
+            cache[key] = _steps(answer, case)
+        except Fail as f:  # the same next time
+            cache[key] = f
+    seen = cache[key]
+    if isinstance(seen, Fail):
+        raise Fail(seen.message, picture=seen.picture)
+    return seen
+
+
+def _steps(answer: Answer, case: ZeroCase) -> dict:
+    W = case.world_size
+    given = [rank_inputs(case, r) for r in range(W)]
+    now = [g["params"] for g in given]  # each rank's parameters' values
+    ref = adam_reference(case)  # DDP + Adam after each step
+    states: list = [None] * W
+    elsize = torch.empty(0, dtype=getattr(torch, case.dtype)).element_size()
+    seen = {"steps": [[] for _ in range(W)], "state_numel": [0] * W, "held": [0] * W, "moved": [[] for _ in range(W)]}
+    seen.update(calls=[[] for _ in range(W)], flow=[])
+    malformed = Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+    for s in range(case.steps):
+        # the first step needs no state, so ranks that ran earlier requests may take it: every later step
+        # starts in fresh processes, which hold only what the judge hands them
+        answer.fresh_siblings(W) if s else answer.siblings(W)
+        values, world = run_relayed(
+            answer,
+            STEP_HARNESS,
+            case,
+            W,
+            {"fn_name": FN},
+            fn_name=FN,
+            shown=dataclasses.replace(case, seed=0, key=0),  # the values are each rank's own inputs alone
+            inputs=lambda r, s=s: {"params": now[r], "grads": [given[r]["grads"][s]], "state": states[r]},
+            record_flow=True,
+            collectives=True,
+            all_reduce=True,
+        )
+        for r, v in enumerate(values):
+            after = v.get("steps") if type(v) is dict else None
+            if not (type(after) is list and len(after) == 1 and isinstance(after[0], torch.Tensor)):
+                raise malformed
+            if after[0].numel() != case.numel:
+                raise Fail(f"{case.label()}: rank {r}'s parameters no longer hold N={case.numel} values")
+            seen["steps"][r].append(after[0])
+            # the next step starts from this judge's values, not the rank's: a rank's own values (within
+            # the tolerance of them) could carry state in their low bits
+            parts = ref[s].to(getattr(torch, case.dtype)).split([p.numel() for p in now[r]])
+            now[r] = [t.reshape(p.shape).clone() for t, p in zip(parts, now[r])]
+            states[r] = v.get("state")
+            seen["held"][r] = max(seen["held"][r], state_elements(states[r], elsize))
+            seen["state_numel"][r] = v.get("state_numel")
+            seen["moved"][r] = sorted(set(seen["moved"][r]) | set(v.get("moved") or []))
+        for r, calls in enumerate(calls_by_rank(world)):
+            seen["calls"][r].extend(calls)
+        seen["flow"].extend(world.flow or [])
+    return seen
+
+
 def check_before_real(answer: Answer, case: ZeroCase) -> None:
-    """The simulator's verdict on a real world's case, relayed: the values, the state and the calls."""
+    """The simulator's verdict on a real world's case, in one relayed world: the values and the calls
+    (the state is the state test's)."""
     check_values(answer, case, relayed=True)
-    check_state_and_traffic(answer, case)
+    case = graded(case, relayed=True)
+    seen = _seen(answer, case, relayed=True)
+    problem = zero_traffic_problem(case, seen["calls"], FN) or zero_dataflow_problem(case, seen.get("flow", []), FN)
+    if problem:
+        raise Fail(problem)
 
 
-REAL_CASES = [
-    ZeroCase(3, ((3, 4), (4,), (2,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 701),
-    ZeroCase(2, ((7,),), "float32", 2, 1e-3, (0.9, 0.999), 1e-8, 1e-6, 702),
-    ZeroCase(1, ((5,),), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 703),
-    ZeroCase(3, ((64, 64), (64,)), "float64", 2, 1e-2, (0.9, 0.999), 1e-8, 1.0, 704),  # (see STATE_CASES' last)
-]
+REAL_CASES = [STATE_CASES[0], STATE_CASES[3], STATE_CASES[4], STATE_CASES[5]]  # world sizes 3, 2, 1, 3
 
 
 def judge_real(case: ZeroCase, per_rank: list) -> str | None:
@@ -199,6 +269,21 @@ def judge_real(case: ZeroCase, per_rank: list) -> str | None:
 
 @grader.test(2)
 def real_process_group(answer: Answer) -> None:
-    """The same class on a real gloo world (sub-groups of 1-3 processes), NCCL on GPU runners."""
+    """The same class on a real gloo world (sub-groups of 1-3 processes), NCCL on GPU runners; its
+    cases' state on fresh processes too, as the state test takes them."""
     require(answer, FN, WHAT)
     _real_process_group(answer, "zero", FN, REAL_CASES, check_before_real, judge_real)
+    for case in REAL_CASES:  # after the real world: the fresh processes stop the subject that starts it
+        check_state_and_traffic(answer, case)
+
+
+@grader.test(2)
+def sharded_state_and_traffic(answer: Answer) -> None:
+    """Each step in fresh processes that get only the parameters, the step's gradients and the last
+    step's state_dict(): the values still follow DDP + Adam, the state_dict() carries at most 4·⌈N/W⌉
+    elements and 256 more (nothing of size N), state_numel() ≤ 2·⌈N/W⌉; per step exactly one
+    reduce_scatter_tensor and one all_gather_into_tensor of ⌈N/W⌉-element shards; the model's
+    parameters keep their shape, dtype and device."""
+    require(answer, FN, WHAT)
+    for case in STATE_CASES:
+        check_state_and_traffic(answer, case)

@@ -11,7 +11,6 @@ message matters most. GPU tests are marked ``gpu`` and skip without CUDA.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import types
 
@@ -241,7 +240,8 @@ def test_zero_reference_state_traffic_and_in_place():
     case = pc.ZeroCase(4, ((7,),), "float32", 2)
     seen = observe_zero(cell("zero1"), case)
     assert pc.zero_verdict(case, seen["steps"]) is None
-    assert seen["state_numel"] == [4, 4, 4, 4] and seen["held"] == [4, 4, 4, 4] and seen["moved"] == [[]] * 4
+    state = pc.state_elements({"step": 2, "exp_avg": torch.zeros(2), "exp_avg_sq": torch.zeros(2)}, 4)
+    assert seen["state_numel"] == [4] * 4 and seen["held"] == [state] * 4 and seen["moved"] == [[]] * 4
     assert pc.zero_state_problem(case, seen) is None and pc.zero_traffic_problem(case, seen["calls"]) is None
     full = observe_zero(cell("zero1", "wrong_full_state"), case)
     assert "at most 2·⌈N/W⌉ = 2·2 = 4" in pc.zero_state_problem(case, full)
@@ -505,148 +505,60 @@ def test_a_relayed_stage_is_charged_only_for_the_data_it_has(answer, problem):
         assert len(seen["flow"]) > 0
 
 
-def test_what_an_optimizer_holds_includes_an_inner_optimizers_state():
-    """ZeRO's held-state measure walks into objects an optimizer keeps (an inner Adam's .state), not
-    only its containers; the comm and one 0-d step counter per parameter are not state."""
-    params = [torch.nn.Parameter(torch.randn(6, dtype=torch.float64)), torch.nn.Parameter(torch.randn(3))]
-    for p in params:
-        p.grad = torch.ones_like(p)
-    inner = torch.optim.Adam(params, foreach=False)
-    inner.step()
-
-    class Holder:
-        def __init__(self, comm):
-            self.comm, self.opt = comm, inner
-
-    comm = types.SimpleNamespace(buffer=torch.zeros(100))
-    assert parallel_sim._held_numel(Holder(comm), params, comm) == 2 * 9  # exp_avg, exp_avg_sq; not the steps
-    assert parallel_sim._held_numel(Holder(comm), params, None) == 2 * 9 + 100  # what the comm holds, if not excepted
-    before = dict(vars(comm))
-    comm.bufs = [torch.zeros(30), torch.zeros(30)]  # what the cell sets on comm is its own
-    assert parallel_sim._held_numel(Holder(comm), params, comm, before) == 2 * 9 + 60
-    comm.buffer = torch.zeros(40)  # ...and what it puts in place of the comm's own
-    assert parallel_sim._held_numel(Holder(comm), params, comm, before) == 2 * 9 + 60 + 40
+def test_a_state_counts_every_byte_and_every_node_it_carries():
+    """What crosses between steps is plain data, measured in the parameters' elements: tensors by
+    their bytes whatever their dtype, a number by its 8 bytes (a big int all of its bytes), text and
+    bytes theirs, and every node at least one: keys, None, bools and containers too, so that no
+    shape of the data carries more than it costs."""
+    count = pc.state_elements
+    # the dict 1, the step's 8 bytes 2, 5 + 5, and the keys' 4, 7 and 10 bytes: 1 + 2 + 3
+    assert count({"step": 3, "exp_avg": torch.zeros(5), "exp_avg_sq": torch.zeros(5)}, 4) == 19
+    assert count([torch.zeros(4, dtype=torch.float64)], 4) == 1 + 8  # float32 parameters: two per element
+    assert count(torch.zeros(4, dtype=torch.int8), 4) == 1 and count(2 ** (64 * 100), 8) == 101
+    assert count("x" * 80, 8) == 10 and count(b"x" * 80, 8) == 10 and count(0.5, 4) == 2
+    bits = [True, False] * 32  # 64 bits as bools, or as None and []: 64 elements at least
+    assert count(bits, 8) == 65 and count([[] if b else None for b in bits], 8) == 65
+    assert count((None, [], {}, ()), 8) == 5
 
 
-def test_what_an_optimizer_holds_includes_subclassed_scalars_and_c_methods():
-    """A str subclass's object, a C method's __self__ and a library function's lru_cache are walked:
-    each can hold optimizer state."""
-    params = [torch.nn.Parameter(torch.zeros(4))]
+FRESH = """
+import secrets
 
-    class Label(str):
-        pass
-
-    label = Label("buffers")
-    label.bufs = [torch.zeros(8)]
-    assert parallel_sim._held_numel(types.SimpleNamespace(label=label), params) == 8
-    assert parallel_sim._held_numel(types.SimpleNamespace(get=[torch.zeros(9)].copy), params) == 9
-    assert parallel_sim._held_numel(types.SimpleNamespace(name="plain", n=3), params) == 0
-    zeros = functools.lru_cache(maxsize=None)(torch.zeros)  # a library function's cache holds the cell's
-    zeros(7)
-    assert parallel_sim._held_numel(types.SimpleNamespace(zeros=zeros), params) == 7
+LOADED = secrets.token_hex(8)  # one per load of the cell: per process in a subject
+"""
 
 
-HIDING_PLACES = '''
-import collections
-import functools
-import itertools
-
-import torch
-
-BIG = {}
-QUEUE = collections.deque()
-
-
-@functools.lru_cache(maxsize=None)
-def memo(key):
-    return []
-
-
-def keeper():
-    kept = []
-    while True:
-        yield kept
+def test_each_step_of_the_state_test_runs_in_a_fresh_process():
+    """The state test hands a rank nothing but the parameters, the step's gradients and the last
+    step's state_dict(): a cell that finds its own load's token in the state it is given took the
+    last step in the same process (as the threads world does), and fails there."""
+    src = source("zero1", "right_reference").replace("import torch\n", "import torch\n" + FRESH, 1)
+    src = src.replace(
+        '        self.t = state["step"]\n',
+        '        if state["loaded"] == LOADED:\n'
+        '            raise RuntimeError("the last step ran in this process")\n'
+        '        self.t = state["step"]\n',
+    ).replace('return {"step": self.t,', 'return {"loaded": LOADED, "step": self.t,')
+    assert src.count("LOADED") == 3
+    results = {r.test: r for r in grade("zero1", src)}
+    assert results["sharded_state_and_traffic"].passed, report(results.values())
+    assert "the last step ran in this process" in results["matches_ddp_adam"].message
 
 
-KEEPER = keeper()
-UNUSED = torch.zeros(1000)  # a global no method names: not the optimizer's
-
-
-class Holder:
-    kept = []  # a class attribute
-
-    def __init__(self, params, where):
-        self.params, self.where = params, where
-        full = torch.zeros(50)
-        if where == "global":
-            BIG["m"] = full
-        elif where == "class":
-            Holder.kept.append(full)
-        elif where == "param":
-            params[0].exp_avg = full
-        elif where == "closure":
-            self.read = lambda: full
-        elif where == "default":
-            self.put = self.keep
-            self.keep(full)
-        elif where == "slots":
-            self.box = Box(full)
-        elif where == "deque":
-            QUEUE.append(full)
-        elif where == "lru_cache":
-            memo("m").append(full)
-        elif where == "generator":
-            next(KEEPER).append(full)
-        elif where == "int_bits":  # floats kept as their bits, viewed back when needed
-            self.bits = full.view(torch.int32).fill_(2**30)
-        elif where == "c_object":
-            self.moments = itertools.repeat(full)
-        elif where == "deep":
-            box = [full]
-            for _ in range(200):
-                box = [box]
-            self.box = box
-        elif where == "dict_of_floats":
-            self.d = {i: 0.5 + i for i in range(50)}
-        self.mask = torch.zeros(4, dtype=torch.bool)  # an index, not state
-        self.positions = torch.arange(4)  # an index too
-        self.shard = torch.zeros(5)
-
-    def keep(self, t, _store=[]):
-        _store.append(t)
-
-
-class Box:
-    __slots__ = ("t",)
-
-    def __init__(self, t):
-        self.t = t
-'''
-
-
-WHERE = ["global", "class", "param", "closure", "default", "slots", "deque", "lru_cache", "generator"]
-
-
-@pytest.mark.parametrize("where", WHERE + ["int_bits", "c_object", "deep", "dict_of_floats", "nowhere"])
-def test_what_an_optimizer_holds_includes_what_its_code_keeps_elsewhere(where):
-    """The held-state walk follows the student's class and functions to their class attributes, the
-    globals their code names, closures, defaults, slots, a memoized function's cache, a suspended
-    generator's locals, C objects' referents, any depth of nesting, and the attributes set on tensors
-    they hold; it counts tensors of every dtype (an index and a mask excepted) and Python floats
-    kept in a container, and no global the code never names."""
-    params = [torch.nn.Parameter(torch.randn(4))]
-    module = load(HIDING_PLACES, "zero1", f"held_{where}", register=False)
-    opt = module.Holder(params, where)
-    assert parallel_sim._held_numel(opt, params) == 5 + (50 if where != "nowhere" else 0)
-
-
-def test_a_held_parameters_grad_counts_unless_it_is_the_own_shards():
-    """A Parameter of the optimizer's own (its shard) may keep its gradient as .grad; one that shares
-    a model parameter's storage may not: its .grad is as big as the model."""
-    params = [torch.nn.Parameter(torch.randn(50))]
-    holder = torch.nn.Parameter(params[0].detach())
-    holder.grad = torch.randn(50)
-    shard = torch.nn.Parameter(torch.zeros(5))
-    shard.grad = torch.zeros(5)
-    assert parallel_sim._held_numel(types.SimpleNamespace(h=holder), params) == 50
-    assert parallel_sim._held_numel(types.SimpleNamespace(s=shard), params) == 5
+def test_state_kept_beside_the_state_dict_is_lost_between_steps():
+    """The same answer with its moments in a module global instead of its state_dict(): right while
+    one process takes every step, wrong once each later step starts in a fresh process (the global
+    is empty there)."""
+    src = source("zero1", "right_reference").replace("import torch\n", "import torch\n\nKEPT = {}\n", 1)
+    src = src.replace(
+        '        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq}',
+        '        KEPT[self.comm.rank] = (self.exp_avg, self.exp_avg_sq)\n        return {"step": self.t}',
+    ).replace(
+        '        self.exp_avg.copy_(state["exp_avg"])\n        self.exp_avg_sq.copy_(state["exp_avg_sq"])',
+        "        self.exp_avg, self.exp_avg_sq = KEPT[self.comm.rank]",
+    )
+    assert "KEPT[self.comm.rank] = " in src and "= KEPT[self.comm.rank]" in src
+    results = {r.test: r for r in grade("zero1", src)}
+    assert results["matches_ddp_adam"].passed and results["tiny_gradients"].passed, report(results.values())
+    for test in ("real_process_group", "sharded_state_and_traffic"):  # both take their cases step by step
+        assert "KeyError" in results[test].message, report(results.values())

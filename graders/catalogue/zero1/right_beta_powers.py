@@ -41,5 +41,18 @@ class ZeroAdam:
                 p.copy_(flat[i : i + p.numel()].view_as(p))
                 i += p.numel()
 
+    def state_dict(self):
+        return {
+            "master": self.master,
+            "exp_avg": self.exp_avg,
+            "exp_avg_sq": self.exp_avg_sq,
+            "beta1_pow": self.beta1_pow,
+            "beta2_pow": self.beta2_pow,
+        }
+
+    def load_state_dict(self, state):
+        for name in ("master", "exp_avg", "exp_avg_sq", "beta1_pow", "beta2_pow"):
+            getattr(self, name).copy_(state[name])
+
     def state_numel(self):
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

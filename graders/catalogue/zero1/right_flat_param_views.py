@@ -44,5 +44,13 @@ class ZeroAdam:
         with torch.no_grad():
             self.flat.copy_(gathered)
 
+    def state_dict(self):
+        return {"step": self.t, "m": self.m, "v": self.v}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.m.copy_(state["m"])
+        self.v.copy_(state["v"])
+
     def state_numel(self):
         return self.m.numel() + self.v.numel()

@@ -44,5 +44,13 @@ class ZeroAdam:
         shard.addcdiv_(st["exp_avg"], denom, value=-self.lr / bc1)
         self.comm.all_gather_into_tensor(self.flat_param, shard)
 
+    def state_dict(self):
+        return self.state
+
+    def load_state_dict(self, state):
+        self.state["step"] = state["step"]
+        self.state["exp_avg"].copy_(state["exp_avg"])
+        self.state["exp_avg_sq"].copy_(state["exp_avg_sq"])
+
     def state_numel(self):
         return self.state["exp_avg"].numel() + self.state["exp_avg_sq"].numel()

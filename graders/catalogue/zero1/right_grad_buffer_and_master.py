@@ -48,6 +48,17 @@ class ZeroAdam:
                 p.copy_(params[offset : offset + p.numel()].view_as(p))
                 offset += p.numel()
 
+    def state_dict(self):
+        """Everything carried to the next step, the master copy of the shard included (None before the first step)."""
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq, "master": self.master}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.exp_avg.copy_(state["exp_avg"])
+        self.exp_avg_sq.copy_(state["exp_avg_sq"])
+        if state["master"] is not None:
+            self.master = torch.empty_like(self.exp_avg).copy_(state["master"])
+
     def state_numel(self):
         """Elements of exp_avg + exp_avg_sq this rank keeps."""
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

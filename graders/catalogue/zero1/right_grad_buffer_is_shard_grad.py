@@ -31,6 +31,12 @@ class ZeroAdam:
             for p, piece in zip(self.params, full[: self.n].split([p.numel() for p in self.params])):
                 p.copy_(piece.view_as(p))
 
+    def state_dict(self):
+        return self.opt.state_dict()
+
+    def load_state_dict(self, state):
+        self.opt.load_state_dict(state)
+
     def state_numel(self):
         s = self.opt.state[self.shard]
         return s["exp_avg"].numel() + s["exp_avg_sq"].numel() if s else 0

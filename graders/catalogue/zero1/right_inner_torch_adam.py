@@ -34,6 +34,13 @@ class ZeroAdam:
                 p.copy_(full[off:off + p.numel()].view_as(p))
                 off += p.numel()
 
+    def state_dict(self):
+        """The inner Adam's state_dict: this rank's shard's exp_avg, exp_avg_sq and step."""
+        return self.inner.state_dict()
+
+    def load_state_dict(self, state):
+        self.inner.load_state_dict(state)
+
     def state_numel(self):
         st = self.inner.state.get(self.shard, {})
         return sum(st[k].numel() for k in ("exp_avg", "exp_avg_sq") if k in st)

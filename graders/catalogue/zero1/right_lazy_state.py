@@ -42,6 +42,20 @@ class ZeroAdam:
                 p.copy_(flat[k : k + p.numel()].view_as(p))
                 k += p.numel()
 
+    def state_dict(self):
+        return self.state
+
+    def load_state_dict(self, state):
+        if not state:  # no step taken yet
+            self.state = {}
+            return
+        like = self.params[0]
+        self.state = {
+            "step": state["step"],
+            "exp_avg": state["exp_avg"].to(like.device, like.dtype),
+            "exp_avg_sq": state["exp_avg_sq"].to(like.device, like.dtype),
+        }
+
     def state_numel(self):
         if not self.state:
             return 0

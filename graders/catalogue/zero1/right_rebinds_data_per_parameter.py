@@ -42,5 +42,13 @@ class ZeroAdam:
                 p.data = flat[offset : offset + p.numel()].view_as(p).clone()
                 offset += p.numel()
 
+    def state_dict(self):
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.exp_avg.copy_(state["exp_avg"])
+        self.exp_avg_sq.copy_(state["exp_avg_sq"])
+
     def state_numel(self):
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

@@ -44,6 +44,16 @@ class ZeroAdam:
                 p.copy_(params[offset : offset + p.numel()].view_as(p))
                 offset += p.numel()
 
+    def state_dict(self):
+        """本 rank 从一步带到下一步的一切 / everything this rank carries from one step to the next."""
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq}
+
+    def load_state_dict(self, state):
+        """在新建的对象上接着 state_dict() 的返回值继续 / continue from what state_dict() returned, on a new object."""
+        self.t = state["step"]
+        self.exp_avg.copy_(state["exp_avg"])
+        self.exp_avg_sq.copy_(state["exp_avg_sq"])
+
     def state_numel(self):
         """Elements of exp_avg + exp_avg_sq this rank keeps."""
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

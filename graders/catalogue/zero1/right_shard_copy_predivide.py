@@ -38,5 +38,14 @@ class ZeroAdam:
                 p.copy_(full[i : i + p.numel()].reshape(p.shape))
                 i += p.numel()
 
+    def state_dict(self):
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq, "master": self.master}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.exp_avg = state["exp_avg"].to(self.master)
+        self.exp_avg_sq = state["exp_avg_sq"].to(self.master)
+        self.master.copy_(state["master"])
+
     def state_numel(self):
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

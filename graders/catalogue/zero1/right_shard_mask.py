@@ -43,5 +43,14 @@ class ZeroAdam:
                 p.copy_(full[i : i + p.numel()].view_as(p))
                 i += p.numel()
 
+    def state_dict(self):
+        return {"t": self.t, "m": self.m, "v": self.v, "master": self.master}
+
+    def load_state_dict(self, state):
+        self.t = state["t"]
+        self.m = state["m"].to(self.master)
+        self.v = state["v"].to(self.master)
+        self.master = state["master"].to(self.master)
+
     def state_numel(self):
         return self.m.numel() + self.v.numel()

@@ -42,5 +42,13 @@ class ZeroAdam:
             for p, piece in zip(self.params, buf[: self.total].split(self.sizes)):
                 p.copy_(piece.view_as(p))
 
+    def state_dict(self):
+        return {"step": self.step_count, "m": self.m, "v": self.v}
+
+    def load_state_dict(self, state):
+        self.step_count = state["step"]
+        self.m.copy_(state["m"])
+        self.v.copy_(state["v"])
+
     def state_numel(self):
         return self.m.numel() + self.v.numel()

@@ -39,5 +39,13 @@ class ZeroAdam:
         self.comm.all_gather_into_tensor(flat, mine)
         vector_to_parameters(flat[: self.n], self.params)
 
+    def state_dict(self):
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.exp_avg.copy_(state["exp_avg"])
+        self.exp_avg_sq.copy_(state["exp_avg_sq"])
+
     def state_numel(self):
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

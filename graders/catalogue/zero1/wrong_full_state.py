@@ -35,5 +35,13 @@ class ZeroAdam:
                 p -= upd[i : i + p.numel()].view_as(p)
                 i += p.numel()
 
+    def state_dict(self):
+        return {"step": self.t, "exp_avg": self.m, "exp_avg_sq": self.v}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.m.copy_(state["exp_avg"])
+        self.v.copy_(state["exp_avg_sq"])
+
     def state_numel(self):
         return self.m.numel() + self.v.numel()

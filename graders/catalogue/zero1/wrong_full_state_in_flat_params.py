@@ -1,6 +1,8 @@
 # verdict: fail
-# message: holds tensors of
-# why: FSDP-style parameters viewing one flat buffer, but that buffer also holds exp_avg and exp_avg_sq for all W·⌈N/W⌉ positions (only this rank's slice ever used): full optimizer state on every rank, kept beside the parameters it may keep
+# message: state_dict() carries
+# message: nothing of size N=
+# fails: real_process_group sharded_state_and_traffic
+# why: FSDP-style parameters viewing one flat buffer, but that buffer also holds exp_avg and exp_avg_sq for all W·⌈N/W⌉ positions (only this rank's slice ever used): full optimizer state on every rank, kept beside the parameters it may keep; its state_dict() carries the full exp_avg and exp_avg_sq
 import torch
 
 
@@ -44,6 +46,14 @@ class ZeroAdam:
         mine = self.flat[lo:hi] - self.lr * (m / (1 - b1**self.t)) / denom
         with torch.no_grad():
             self.comm.all_gather_into_tensor(self.flat, mine)
+
+    def state_dict(self):
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.exp_avg.copy_(state["exp_avg"])
+        self.exp_avg_sq.copy_(state["exp_avg_sq"])
 
     def state_numel(self):
         return 2 * self.c  # this rank's slices of exp_avg and exp_avg_sq

@@ -45,6 +45,14 @@ class ZeroAdam:
                 p.copy_(params[offset : offset + p.numel()].view_as(p))
                 offset += p.numel()
 
+    def state_dict(self):
+        return {"step": self.t, "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.exp_avg.copy_(state["exp_avg"])
+        self.exp_avg_sq.copy_(state["exp_avg_sq"])
+
     def state_numel(self):
         """Elements of exp_avg + exp_avg_sq this rank keeps."""
         return self.exp_avg.numel() + self.exp_avg_sq.numel()

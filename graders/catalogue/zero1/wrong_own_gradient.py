@@ -36,5 +36,13 @@ class ZeroAdam:
                 p.copy_(flat[i : i + p.numel()].view_as(p))
                 i += p.numel()
 
+    def state_dict(self):
+        return {"step": self.t, "m": self.m, "v": self.v}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        self.m.copy_(state["m"])
+        self.v.copy_(state["v"])
+
     def state_numel(self):
         return self.m.numel() + self.v.numel()

@@ -1,6 +1,8 @@
 # verdict: fail
-# message: holds tensors of
-# why: full exp_avg and exp_avg_sq in a dict that is a suspended generator's local, reached only by resuming the generator, which the class's code names; every rank updates all N elements while state_numel() reports the shard
+# message: after step 2 differ from DDP
+# message: not its shard of the updated parameters
+# fails: real_process_group sharded_state_and_traffic
+# why: full exp_avg and exp_avg_sq in a dict that is a suspended generator's local, reached only by resuming the generator, which the class's code names; every rank updates all N elements while state_numel() reports the shard; its state_dict() carries only the step count, and the state, keyed by the model's parameters, survives each new optimizer object in one process but not a fresh process (the state test's later steps)
 import torch
 
 
@@ -20,7 +22,8 @@ class ZeroAdam:
         self.n = sum(p.numel() for p in self.params)
         self.c = -(-self.n // comm.world_size)
         like = self.params[0]
-        next(_KEEPER)[id(self)] = {"m": torch.zeros(self.n, dtype=like.dtype), "v": torch.zeros(self.n, dtype=like.dtype), "t": 0}
+        self.key = tuple(self.params)  # the model's parameters: the same for every optimizer made for them
+        next(_KEEPER).setdefault(self.key, {"m": torch.zeros(self.n, dtype=like.dtype), "v": torch.zeros(self.n, dtype=like.dtype), "t": 0})
 
     def step(self):
         W = self.comm.world_size
@@ -30,7 +33,7 @@ class ZeroAdam:
         part = torch.empty(self.c, dtype=like.dtype, device=like.device)
         self.comm.reduce_scatter_tensor(part, flat)
         self.comm.all_gather_into_tensor(flat, part / W)
-        g, s = flat[: self.n], next(_KEEPER)[id(self)]
+        g, s = flat[: self.n], next(_KEEPER)[self.key]
         s["t"] += 1
         b1, b2 = self.betas
         s["m"] = b1 * s["m"] + (1 - b1) * g
@@ -41,6 +44,12 @@ class ZeroAdam:
             for p in self.params:
                 p -= upd[i : i + p.numel()].view_as(p)
                 i += p.numel()
+
+    def state_dict(self):
+        return {"step": next(_KEEPER)[self.key]["t"]}  # the moments stay in the keeper
+
+    def load_state_dict(self, state):
+        next(_KEEPER)[self.key]["t"] = state["step"]
 
     def state_numel(self):
         return 2 * self.c  # what a ZeRO-1 rank keeps

@@ -1,6 +1,8 @@
 # verdict: fail
-# message: holds tensors of
-# why: full exp_avg and exp_avg_sq in the cache of an lru_cache'd function the class calls, every rank updating all N elements, and state_numel() reporting the shard; an lru_cache keeps its cache where no attribute shows it (10/10 before the held walk read a memoized function's cache)
+# message: after step 2 differ from DDP
+# message: not its shard of the updated parameters
+# fails: real_process_group sharded_state_and_traffic
+# why: full exp_avg and exp_avg_sq in the cache of an lru_cache'd function the class calls, every rank updating all N elements, and state_numel() reporting the shard; an lru_cache keeps its cache where no attribute shows it (10/10 before the held walk read a memoized function's cache); its state_dict() carries only the step count, and the state, keyed by the model's parameters, survives each new optimizer object in one process but not a fresh process (the state test's later steps)
 import functools
 
 import torch
@@ -18,7 +20,9 @@ class ZeroAdam:
         self.n = sum(p.numel() for p in self.params)
         self.c = -(-self.n // comm.world_size)
         like = self.params[0]
-        state_of(id(self)).update({"m": torch.zeros(self.n, dtype=like.dtype), "v": torch.zeros(self.n, dtype=like.dtype), "t": 0})
+        self.key = tuple(self.params)  # the model's parameters: the same for every optimizer made for them
+        if not state_of(self.key):
+            state_of(self.key).update({"m": torch.zeros(self.n, dtype=like.dtype), "v": torch.zeros(self.n, dtype=like.dtype), "t": 0})
 
     def step(self):
         W = self.comm.world_size
@@ -28,7 +32,7 @@ class ZeroAdam:
         part = torch.empty(self.c, dtype=like.dtype, device=like.device)
         self.comm.reduce_scatter_tensor(part, flat)
         self.comm.all_gather_into_tensor(flat, part / W)
-        g, s = flat[: self.n], state_of(id(self))
+        g, s = flat[: self.n], state_of(self.key)
         s["t"] += 1
         b1, b2 = self.betas
         s["m"] = b1 * s["m"] + (1 - b1) * g
@@ -39,6 +43,12 @@ class ZeroAdam:
             for p in self.params:
                 p -= upd[i : i + p.numel()].view_as(p)
                 i += p.numel()
+
+    def state_dict(self):
+        return {"step": state_of(self.key)["t"]}  # the moments stay in the cache
+
+    def load_state_dict(self, state):
+        state_of(self.key)["t"] = state["step"]
 
     def state_numel(self):
         return 2 * self.c  # what a ZeRO-1 rank keeps

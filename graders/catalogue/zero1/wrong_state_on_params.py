@@ -1,6 +1,8 @@
 # verdict: fail
-# message: holds tensors of
-# why: Adam's state kept on each parameter, as torch.optim keeps it per parameter, full size on every rank (each rank steps all N elements after an all-gather of the averaged gradient), and state_numel() counting only the shard; the held-state walk enters the attributes set on the tensors it holds
+# message: after step 2 differ from DDP
+# message: not its shard of the updated parameters
+# fails: real_process_group sharded_state_and_traffic
+# why: Adam's state kept on each parameter, as torch.optim keeps it per parameter, full size on every rank (each rank steps all N elements after an all-gather of the averaged gradient), and state_numel() counting only the shard; its state_dict() carries only the step count, and the state, keyed by the model's parameters, survives each new optimizer object in one process but not a fresh process (the state test's later steps)
 import torch
 
 
@@ -11,7 +13,8 @@ class ZeroAdam:
         self.n = sum(p.numel() for p in self.params)
         self.c = -(-self.n // comm.world_size)
         for p in self.params:
-            p.exp_avg, p.exp_avg_sq = torch.zeros_like(p), torch.zeros_like(p)
+            if not hasattr(p, "exp_avg"):  # the model's parameters outlive each optimizer made for them
+                p.exp_avg, p.exp_avg_sq = torch.zeros_like(p), torch.zeros_like(p)
         self.t = 0
 
     def step(self):
@@ -32,6 +35,12 @@ class ZeroAdam:
                 p.exp_avg.mul_(b1).add_(g, alpha=1 - b1)
                 p.exp_avg_sq.mul_(b2).addcmul_(g, g, value=1 - b2)
                 p -= self.lr * (p.exp_avg / (1 - b1**self.t)) / ((p.exp_avg_sq / (1 - b2**self.t)).sqrt() + self.eps)
+
+    def state_dict(self):
+        return {"step": self.t}  # exp_avg and exp_avg_sq live on the parameters
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
 
     def state_numel(self):
         return 2 * self.c  # the shard's share

@@ -776,9 +776,45 @@ def zero_verdict(case: ZeroCase, per_rank: list, fn_name: str = "ZeroAdam", ref:
     return None
 
 
+STATE_NUMBERS = 256  # elements a state may hold besides its tensors (torch.optim.Adam's own state_dict() takes 74)
+
+
+def state_elements(state, elsize: int) -> int:
+    """How much a ``state_dict()`` holds, in elements of the parameters' size: a tensor or array counts
+    its bytes, a number its 8 bytes (a big int all of its bytes), text and bytes their bytes, and
+    every node at least one element: None, a bool and each container too, with its keys and items.
+    What crosses between steps is plain data, so this bounds what it can carry whatever its shape
+    (full moments as a list of bools, or as a pattern of None and [], cost more than they hold)."""
+    total, todo = 0, [state]
+    while todo:  # a stack, not recursion: no depth a state can nest to ends the count
+        x = todo.pop()
+        if isinstance(x, torch.Tensor):
+            nbytes = x.numel() * x.element_size()
+        elif hasattr(x, "nbytes") and hasattr(x, "dtype"):  # a numpy array
+            nbytes = int(x.nbytes)
+        elif type(x) is int:
+            nbytes = max(8, (x.bit_length() + 8) // 8)
+        elif type(x) in (float, complex):
+            nbytes = 8 if type(x) is float else 16
+        elif type(x) in (str, bytes):
+            nbytes = len(x.encode() if type(x) is str else x)
+        elif type(x) is dict:
+            nbytes = 0
+            todo.extend(x.keys())
+            todo.extend(x.values())
+        elif type(x) in (list, tuple, set, frozenset):
+            nbytes = 0
+            todo.extend(x)
+        else:  # None, a bool
+            nbytes = 0
+        total += max(1, -(-nbytes // elsize))
+    return total
+
+
 def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") -> str | None:
-    """None when every rank keeps at most 2·⌈N/W⌉ elements of optimizer state and holds nothing of size
-    N between steps (at most 4·⌈N/W⌉ elements in all); otherwise why."""
+    """None when every rank's ``state_numel()`` is at most 2·⌈N/W⌉ and what its ``state_dict()`` carried
+    between steps (``seen["held"]``, :func:`state_elements`) is at most 4·⌈N/W⌉ elements and
+    ``STATE_NUMBERS`` numbers; otherwise why."""
     bound = 2 * case.shard
     replay = f"Replay: {case.replay(fn_name)}"
     for r, (n, held) in enumerate(zip(seen.get("state_numel", []), seen.get("held", []))):
@@ -793,15 +829,14 @@ def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") ->
         if n <= 0 and case.numel > 0:
             return f"{case.label()}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. {replay}"
         # exp_avg, exp_avg_sq, a master copy of the shard and a gradient buffer of the shard: 4·c
-        # (a buffer for the reduce-scatter kept beside a master shard is a right answer)
-        if isinstance(held, int) and held > 4 * case.shard and case.world_size > 1:
+        if isinstance(held, int) and held > 4 * case.shard + STATE_NUMBERS and case.world_size > 1:
             return (
-                f"{case.label()}: between steps rank {r}'s optimizer holds tensors of {held} elements in all "
-                "(everything it reaches: its attributes, what they hold, its class, the globals its methods use; "
-                "tensors of any dtype but an index or a mask, numpy arrays, bytes, text, big integers and lists "
-                "of floats count too); "
-                f"besides exp_avg and exp_avg_sq of its shard (2·{case.shard}) it may keep its own shard of the "
-                f"parameters and of the gradient ({case.shard} each), nothing of size N={case.numel}. {replay}"
+                f"{case.label()}: rank {r}'s state_dict() carries {held} elements from one step to the next "
+                "(tensors of any dtype, numbers, text and bytes count by their size, every None, bool and "
+                "container at least one); besides exp_avg and "
+                f"exp_avg_sq of its shard (2·{case.shard}) it may keep its own shard of the parameters and of "
+                f"the gradient ({case.shard} each) and a few numbers such as the step count, nothing of size "
+                f"N={case.numel}. {replay}"
             )
     return None
 

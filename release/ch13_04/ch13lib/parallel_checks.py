@@ -237,7 +237,8 @@ def _zero_problem(cls, case: ZeroCase) -> str | None:
 
 
 def check_zero_adam(cls) -> bool:
-    """Exercise zero1: k steps against DDP + torch.optim.Adam, state_numel() ≤ 2·⌈N/W⌉, and one
+    """Exercise zero1: k steps against DDP + torch.optim.Adam, each taken by a new ZeroAdam that
+    continues from the last one's state_dict(); state_numel() ≤ 2·⌈N/W⌉, and one
     reduce_scatter_tensor + one all_gather_into_tensor per step."""
     return _run_all(
         [(f"{t}: matches DDP + Adam, sharded state, traffic", (lambda c=c: _zero_problem(cls, c))) for t, c in _ZERO]

@@ -17,29 +17,14 @@ tick any rank reaches.
 
 from __future__ import annotations
 
-import array
-import collections
-import contextvars
 import dataclasses
-import functools
-import gc
 import sys
-import threading
-import types
 from fractions import Fraction
 
 import torch
 from torch import nn
 
-from ch13lib.cell import (
-    MODULE_PREFIX,
-    closure_value,
-    code_global_names,
-    is_cell,
-    is_self_check_copy,
-    not_defined,
-    rank_copies,
-)
+from ch13lib.cell import not_defined, rank_copies
 from ch13lib.collective_cases import SimFailure, run_world, serve_report
 from ch13lib.parallel_cases import (
     LOSSES,
@@ -52,13 +37,22 @@ from ch13lib.parallel_cases import (
     make_mlp,
     make_stages,
     rank_inputs,
+    state_elements,
     tp_shard,
 )
 
 RANK_API = ("run_real",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
 # run in the subject on the answer cell: a whole threads world, or one rank of a relayed world
-SUBJECT_API = ("observe_pipeline", "observe_tp", "observe_zero", "rank_pipeline", "rank_tp", "rank_zero")
+SUBJECT_API = (
+    "observe_pipeline",
+    "observe_tp",
+    "observe_zero",
+    "rank_pipeline",
+    "rank_tp",
+    "rank_zero",
+    "rank_zero_step",
+)
 
 
 def _one_thread() -> None:
@@ -209,276 +203,68 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 # ---------------------------------------------------------------------------------------------
 # ZeRO-1
 # ---------------------------------------------------------------------------------------------
-def _students(x) -> bool:
-    """Whether the function or class ``x`` was written by the student: in an answer cell (its module
-    ``answer_...``), a self-check's copy of one, or the notebook itself (``__main__``); or, whatever
-    ``__module__`` it claims, a function compiled from the cell, or a class with one among its
-    methods: a ``__module__`` or ``__name__`` the cell sets cannot hide its class attributes,
-    closures and globals from the walk."""
-    if _students_module(getattr(x, "__module__", None)):
-        return True
-    if isinstance(x, types.FunctionType):
-        funcs = [x]
-    elif isinstance(x, type):
-        funcs = [
-            f
-            for v in list(vars(x).values())
-            for f in (v, getattr(v, "__func__", None), getattr(v, "fget", None))
-            if isinstance(f, types.FunctionType)
-        ]
-    else:
-        return False
-    return any(is_cell(f.__code__) or is_self_check_copy(f.__code__.co_filename) for f in funcs)
+def _plain(state, path: str = "state_dict()"):
+    """A copy of what ``state_dict()`` returned as the plain data that crosses between steps (the
+    wire's types: tensors, numpy arrays, numbers, text, bytes, and lists, tuples, dicts and sets of
+    them), so that a new optimizer never shares memory with the old one; TypeError for anything else."""
+    if isinstance(state, torch.Tensor):
+        t = state.detach().to("cpu")
+        return torch.empty(t.shape, dtype=t.dtype).copy_(t)
+    if state is None or type(state) in (bool, int, float, complex, str, bytes):
+        return state
+    if type(state) is dict:
+        return {_plain(k, path): _plain(v, f"{path}[{k!r}]") for k, v in state.items()}
+    if type(state) in (list, tuple, set):
+        return type(state)(_plain(v, f"{path}[{i}]") for i, v in enumerate(state))
+    np = sys.modules.get("numpy")
+    if np is not None and type(state) is np.ndarray and state.dtype.kind in "biufc":
+        return state.copy()
+    raise TypeError(
+        f"{path} is a {type(state).__name__}: a state_dict() holds tensors, numbers, strings and bytes, in "
+        "dicts, lists and tuples (the optimizer's state crosses from one step to the next as plain data)"
+    )
 
 
-def _buffer(x) -> bool:
-    """Whether ``x`` exposes memory through the buffer protocol (an ``mmap``...)."""
-    try:
-        memoryview(x).release()
-    except (TypeError, ValueError, BufferError):
-        return False
-    return True
+def _zero_steps(cls, case: ZeroCase, comm, device: str, given: dict, steps: range, state=None) -> dict:
+    """The optimizer's ``steps`` of ``case`` on one rank, from the parameters' values and gradients in
+    ``given`` (``rank_inputs``) and ``state`` (a ``state_dict()`` from the step before, or None).
 
-
-def _students_module(module) -> bool:
-    return type(module) is str and (module == "__main__" or module.startswith(MODULE_PREFIX))
-
-
-_MEMOIZED = type(functools.lru_cache(maxsize=None)(len))  # functools.cache's type too
-# Python's text and numbers reached (str, int, float, complex objects) count by their memory past
-# this allowance (names, labels, a docstring, hyper-parameters): full moments packed into a str, an
-# int's digits or tuples of 8 floats would be held by no element count. Only a case
-# with a large N can tell: zero1's last state case and last real case.
-PY_SCALARS_ALLOWANCE = 16 * 1024  # bytes
-# The modules loaded before any cell (this harness is imported first): the libraries. Kept, so that
-# no id is reused; a module the cell made, named "__main__" or given a spec, is none of them.
-_MODULES = tuple(sys.modules.values())
-_MODULES_BEFORE = frozenset(map(id, _MODULES))
-
-
-def _held_numel(opt, params: list, comm=None, comm_before: dict | None = None) -> int:
-    """What an optimizer object holds between steps, in elements.
-
-    Everything reachable from it is visited once, whatever holds it: its attributes, containers, C
-    objects (an ``itertools.repeat``, a ``map``, a mapping proxy, a cell: their referents, as
-    ``gc.get_referents`` sees them), a bound method's object, a ``functools.partial``'s arguments, a
-    tensor's attributes, ``.grad`` and autograd graph, and, for the classes and functions the
-    student wrote, their class attributes, closures, defaults and the globals their code names, the
-    cache of a memoized function (a library's too) and the locals of a suspended generator, the object a C method is
-    bound to (``[full, full].copy``), what a str, int or float subclass's object carries, and what
-    the cell set on ``comm`` (``comm_before``: its attributes before the cell had it; None: none). Library code,
-    modules and the rest of ``comm`` are not entered. Every storage counts its elements once,
-    whatever its dtype: integer and bool tensors and arrays too (state may not hide in another
-    dtype), except index-like ones (every value in [0,
-    W·⌈N/W⌉]: a mask over the W·c positions, an index of the own shard) up to W·c + c elements in
-    all; ``bytes``, ``bytearray`` and ``array.array`` count their bytes in elements of the
-    parameters' size, Python numbers in a container one each past 8 per container (``betas`` is not
-    state). Not counted: the parameters and their .grad (the distinct elements they cover: a
-    storage they are views of counts the rest, so a flat buffer the parameters view, as FSDP's and
-    ``vector_to_parameters``' are, counts only its padding, and that padding up to W·c − N is
-    excused too), the .grad of a Parameter of the optimizer's own (its gradient shard,
-    as ``shard.grad``: its own elements, not the rest of a storage it is a view of; not the .grad of
-    one that shares a model parameter's storage: it is as big as the model), and a few 0-d tensors (step counters,
-    running powers of the betas: two per parameter and two more). What no referent leads to is
-    looked up too: the value a ``ContextVar`` holds in the rank's context, a ``threading.local``'s
-    attributes in its thread, and a module the cell made (state there is held all the same).
-    Python's text and numbers (``str``, ``int``, ``float``, ``complex``
-    objects) count by their memory past ``PY_SCALARS_ALLOWANCE`` bytes in all."""
-    model = {p.untyped_storage().data_ptr() for p in params}
-    elsize = params[0].element_size() if params else 4
-    # The parameters and their grads are excused the distinct elements they cover in their storages,
-    # not the rest of a storage they are views of (full moments behind a model .grad, or beside the
-    # parameters in one flat buffer, count). Distinct positions, not numel: views that overlap, or
-    # an expanded (stride 0) .grad, cover few elements and excuse only those.
-    covers: dict = {}  # (storage, element size) -> [storage positions each tensor covers]
-
-    def cover(t) -> None:
-        if t.numel() > 4 * positions + 1024:  # no gradient is that large: it excuses nothing
-            return
-        try:  # (a sparse or nested tensor has no strides: it excuses nothing)
-            at = torch.full(t.shape, t.storage_offset(), dtype=torch.int64)
-            for dim, (size, stride) in enumerate(zip(t.shape, t.stride())):
-                shape = [1] * t.dim()
-                shape[dim] = size
-                at = at + torch.arange(size, dtype=torch.int64).reshape(shape) * stride
-            key = (t.untyped_storage().data_ptr(), t.element_size())
-        except (RuntimeError, TypeError, NotImplementedError):
-            return
-        covers.setdefault(key, []).append(at.reshape(-1))
-
-    held: dict = {}  # storage (a data pointer, or ("py", id) for Python's own) -> (elements, a lone 0-d)
-    index_like: dict = {}  # bool and integer storages whose values are all positions: -> elements
-    nbytes_of: dict = {}  # storage -> its bytes (what the parameters cover in it is a share of those)
-    world = getattr(comm, "world_size", 1)  # the harness's comm (a test may pass none)
-    positions = world * -(-sum(p.numel() for p in params) // world)  # W·c
-    for t in list(params) + [p.grad for p in params if p.grad is not None]:
-        cover(t)
-    counted = {id(p.grad) for p in params if p.grad is not None}
-    np = sys.modules.get("numpy")  # arrays exist only if something imported numpy
-    Node = torch.autograd.graph.Node
-
-    def storage(ptr, n, nbytes, zero_d, values) -> None:
-        """A storage of ``n`` elements and ``nbytes`` bytes; ``values``: its values when it is no
-        floating-point one. Index-like ones count their elements; any other at least its bytes in the
-        parameters' elements: a complex128 or int64 buffer in a float32 case holds two values an
-        element, one of them perhaps a parameter's (a strided view of it), the other a moment's."""
-        nbytes_of[ptr] = nbytes
-        if values is not None and (values.dtype == torch.bool or bool(((values >= 0) & (values <= positions)).all())):
-            index_like[ptr] = n
-        else:  # (a storage reached twice, as an array and as a tensor, counts the larger)
-            units, before = max(n, nbytes // elsize), held.get(ptr)
-            one = zero_d and n == 1  # a 0-d tensor of its own: a step counter or a beta power
-            held[ptr] = (units, one) if before is None else (max(units, before[0]), one and before[1])
-
-    visited = set()
-    scalar_bytes = 0  # memory of the str, int, float and complex objects reached (PY_SCALARS_ALLOWANCE)
-    todo = [opt]
-    while todo:  # a stack, not recursion: no depth a cell can nest things to ends the walk
-        x = todo.pop()
-        if x is None or id(x) in visited:
-            continue
-        visited.add(id(x))
-        if x is comm:  # the harness's: only what the cell set on it, which the cell holds
-            before = comm_before if comm_before is not None else getattr(comm, "__dict__", {})
-            todo.extend(v for k, v in getattr(comm, "__dict__", {}).items() if k not in before or before[k] is not v)
-            continue
-        if isinstance(x, types.ModuleType) and id(x) not in _MODULES_BEFORE:
-            # a module that was not there when the harness loaded, before any cell: one the cell made
-            # (types.ModuleType(), under any name or spec: a namespace of its own) or imported since
-            todo.extend(vars(x).values())
-            continue
-        if type(x) in (str, int, float, complex):
-            scalar_bytes += sys.getsizeof(x)
-            continue
-        if isinstance(x, types.ModuleType) or type(x) is bool:
-            continue  # (a subclass's object is walked: its attributes can hold anything)
-        if isinstance(x, contextvars.ContextVar):  # its value lives in the context, not in the variable
-            todo.append(x.get(None))  # (this is the rank's own thread: the context it set it in)
-            continue
-        if isinstance(x, threading.local):  # its attributes live with each thread, as gc does not see
-            todo.append(getattr(x, "__dict__", None))  # this thread's: the rank's
-        if isinstance(x, (list, tuple, set, frozenset, dict, collections.deque)):
-            items = list(x.values()) if isinstance(x, dict) else list(x)
-            floats = sum(type(v) in (float, complex) or (np is not None and isinstance(v, np.inexact)) for v in items)
-            if floats > 8:  # floats kept in Python: one element each
-                held[("py", id(x))] = (floats, False)
-        if np is not None and isinstance(x, np.ndarray):
-            base = x
-            while isinstance(base.base, np.ndarray):
-                base = base.base
-            ptr, flat = base.__array_interface__["data"][0], base.reshape(-1)
-            if base.size and base.dtype.kind in "fc":
-                storage(ptr, base.size, base.nbytes, base.ndim == 0, None)
-            elif base.size and base.dtype.kind in "biu":
-                storage(ptr, base.size, base.nbytes, base.ndim == 0, torch.from_numpy(flat.astype(np.int64)))
-            elif base.size:  # objects, text, records: every element, and what an object array holds
-                held[ptr] = (max(base.size, base.nbytes // elsize), False)
-                if base.dtype.kind == "O":
-                    todo.extend(flat.tolist())
-            todo.append(base.base)  # an array on a bytes object...
-        elif isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):  # a storage with no tensor holds elements too
-            untyped = x if isinstance(x, torch.UntypedStorage) else x.untyped_storage()
-            held[untyped.data_ptr()] = (untyped.nbytes() // elsize, False)
-            nbytes_of[untyped.data_ptr()] = untyped.nbytes()
-        elif isinstance(x, (bytes, bytearray, array.array, memoryview)) or _buffer(x):
-            held[("py", id(x))] = (memoryview(x).nbytes // elsize, False)  # and mmap, any buffer
-        elif isinstance(x, torch.Tensor):
-            ptr = x.untyped_storage().data_ptr()
-            if isinstance(x, nn.Parameter) and x.grad is not None and ptr not in model:
-                # its own shard's gradient, as shard.grad: its elements, not the rest of a storage it
-                # is a view of (the rest of that buffer is state like any)
-                if id(x.grad) not in counted:
-                    counted.add(id(x.grad))
-                    cover(x.grad)
-            if x.numel():
-                try:
-                    whole = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage())
-                    floating = x.is_floating_point() or x.is_complex()
-                    nbytes = x.untyped_storage().nbytes()
-                    storage(ptr, whole.numel(), nbytes, x.dim() == 0, None if floating else whole.detach().to("cpu"))
-                except (RuntimeError, TypeError, NotImplementedError):  # sparse, nested...: all of it counts
-                    held[("py", id(x))] = (x.numel(), False)
-            todo.extend(getattr(x, "__dict__", {}).values())  # attributes set on a tensor
-            todo.extend((x.grad, x.grad_fn))
-        elif isinstance(x, Node):  # an autograd graph keeps the tensors it saved
-            todo.extend(getattr(x, a, None) for a in dir(x) if a.startswith("_saved_") or a == "variable")
-            todo.extend(fn for fn, _ in x.next_functions)
-        elif type(x) is _MEMOIZED:  # the cache: referenced by the C object alone (gc: trusted code only),
-            todo.extend(gc.get_referents(x))  # whoever wrote the function (its cache holds what it returned)
-        elif isinstance(x, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
-            frame = getattr(x, "gi_frame", None) or getattr(x, "cr_frame", None) or getattr(x, "ag_frame", None)
-            if frame is not None and _students_module(frame.f_globals.get("__name__")):
-                todo.append(dict(frame.f_locals))
-        elif isinstance(x, types.FunctionType):
-            if _students(x):  # where the student's function keeps things: closures, defaults, globals it uses
-                todo.append(getattr(x, "__dict__", None))  # and its attributes (f.v = ...)
-                todo.extend(closure_value(c) for c in x.__closure__ or ())
-                todo.extend((x.__defaults__, x.__kwdefaults__))
-                todo.extend(x.__globals__.get(n) for n in sorted(code_global_names(x.__code__)))
-        elif isinstance(x, type):
-            if _students(x):  # its class attributes
-                todo.extend(vars(x).values())
-        elif isinstance(x, types.MethodType):
-            todo.extend((x.__func__, x.__self__))
-        elif isinstance(x, (types.BuiltinFunctionType, types.MethodWrapperType)):
-            todo.append(getattr(x, "__self__", None))  # [full, full].copy holds its list
-        elif not isinstance(x, types.CodeType):
-            # an object, a container, a C object: what it refers to (its __dict__, slots, items,
-            # the iterable of an iterator, a partial's arguments, a cell's value...), and its class
-            todo.extend(gc.get_referents(x))
-            todo.append(type(x))
-    own_bytes: dict = {}  # storage -> its distinct bytes the parameters and gradients cover
-    for (ptr, size), ats in covers.items():
-        own_bytes[ptr] = own_bytes.get(ptr, 0) + torch.cat(ats).unique().numel() * size
-
-    def own(ptr, n) -> int:
-        """Of a storage's ``n`` counted elements, the share the parameters and gradients cover."""
-        whole = nbytes_of.get(ptr, 0)
-        return n * min(own_bytes.get(ptr, 0), whole) // whole if whole else 0
-
-    allowed = positions + -(-positions // world)  # a mask over the W·c positions and an index of c
-    extra = sum(n - own(ptr, n) for ptr, n in index_like.items()) - allowed
-    scalars, total, beside_params = 2 * len(params) + 2, 0, 0
-    for ptr, (n, zero_d) in held.items():
-        if zero_d and scalars > 0:
-            scalars -= 1
-            continue
-        total += n - own(ptr, n)
-        if ptr in model:
-            beside_params += n - own(ptr, n)
-    # a flat buffer of W·c that the parameters view holds them and the padding of the last shard
-    total -= min(beside_params, positions - sum(p.numel() for p in params))
-    return total + max(0, extra) + max(0, scalar_bytes - PY_SCALARS_ALLOWANCE) // elsize
-
-
-def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | None = None) -> dict:
-    """Rank ``r``'s run of the optimizer; ``given``: its inputs from the judge (rank_inputs)."""
-    given = given or rank_inputs(case, r)
-    # The model's Parameter objects: the judge feeds the gradients and reads the values through
-    # these, whatever the optimizer does with the list it is handed. Where their values live is the
-    # optimizer's choice (copied in place, p.data rebound as vector_to_parameters does, views into one
-    # flat buffer as FSDP's): the held-state walk counts whatever else such a storage holds.
+    Every step is taken by a new optimizer object: ``cls(params, comm, ...)``, then
+    ``load_state_dict(state)`` with a copy of what the last one's ``state_dict()`` returned, then
+    ``step()`` (CONTRACT 8.5). So what an optimizer keeps from one step to the next is what its
+    ``state_dict()`` says, and a relayed world can take each step in a fresh process, where nothing
+    else survives. The model's Parameter objects are the judge's: it feeds the gradients and reads the
+    values through them, wherever the optimizer keeps their storage."""
     params = tuple(nn.Parameter(t.to(device).clone()) for t in given["params"])
     kept = [(p.shape, p.dtype, p.device, p.requires_grad) for p in params]
     hyper = {"lr": case.lr, "betas": tuple(case.betas), "eps": case.eps}
-    # the contract's defaults are left to the class's own signature: a wrong default shows
-    comm_before = dict(getattr(comm, "__dict__", {}))  # what the cell sets on comm counts as held
-    opt = cls(list(params), comm) if hyper == ZERO_DEFAULTS else cls(list(params), comm, **hyper)
-    steps = []
-    for s in range(case.steps):
+    elsize = params[0].element_size() if params else 8
+    seen = {"steps": [], "state_numel": None, "held": 0, "moved": [], "state": state}
+    for s in steps:
+        # the contract's defaults are left to the class's own signature: a wrong default shows
+        opt = cls(list(params), comm) if hyper == ZERO_DEFAULTS else cls(list(params), comm, **hyper)
+        if state is not None:
+            opt.load_state_dict(_plain(state))
         for p, g in zip(params, (t.to(device) for t in given["grads"][s])):
             p.grad = g
         opt.step()
-        steps.append(torch.cat([p.detach().reshape(-1).to("cpu") for p in params]).clone())
-    n = opt.state_numel()
-    return {
-        "steps": steps,
-        "state_numel": n if type(n) is int else f"a {type(n).__name__}",
-        "held": _held_numel(opt, list(params), comm, comm_before),
-        # the parameters that are no longer what the model made them: another shape, dtype or
-        # device, or no longer trainable (a rebound p.data must be a tensor like the one it replaces)
-        "moved": [i for i, p in enumerate(params) if (p.shape, p.dtype, p.device, p.requires_grad) != kept[i]],
-    }
+        seen["steps"].append(torch.cat([p.detach().reshape(-1).to("cpu") for p in params]).clone())
+        state = _plain(opt.state_dict())
+        seen["held"] = max(seen["held"], state_elements(state, elsize))
+        n = opt.state_numel()
+        seen["state_numel"] = n if type(n) is int else f"a {type(n).__name__}"
+    # the parameters that are no longer what the model made them: another shape, dtype or device, or
+    # no longer trainable (a rebound p.data must be a tensor like the one it replaces)
+    seen["moved"] = [i for i, p in enumerate(params) if (p.shape, p.dtype, p.device, p.requires_grad) != kept[i]]
+    seen["state"] = state
+    return seen
+
+
+def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | None = None) -> dict:
+    """Rank ``r``'s run of every step; ``given``: its inputs from the judge (rank_inputs)."""
+    seen = _zero_steps(cls, case, comm, device, given or rank_inputs(case, r), range(case.steps))
+    del seen["state"]
+    return seen
 
 
 def observe_zero(
@@ -576,6 +362,27 @@ def rank_zero(
 
     def body(comm):
         return _zero_rank(cls, case, rank, comm, device, given)
+
+    return (yield from serve_report(body, rank, case.world_size))
+
+
+def rank_zero_step(
+    cell, case: ZeroCase, rank: int, *, fn_name: str = "ZeroAdam", device: str = "cpu", inputs: dict | None = None
+):
+    """One step of rank ``rank`` of ``case`` in a world whose broker is the judge, in a process that
+    took no step before: ``inputs`` holds the parameters' values now, this step's gradients (as a
+    one-step list) and ``state``, what the last step's ``state_dict()`` returned (None at the first).
+    Returns ``{"steps", "state_numel", "moved", "state"}``: the state goes back to the judge, which
+    measures it and hands it to the next step's process."""
+    _one_thread()
+    case = _as_case(case, ZeroCase)
+    cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    given = inputs if type(inputs) is dict else {**rank_inputs(case, rank), "state": None}
+
+    def body(comm):
+        seen = _zero_steps(cls, case, comm, device, given, range(1), given.get("state"))
+        del seen["held"]  # the judge measures the state it is handed
+        return seen
 
     return (yield from serve_report(body, rank, case.world_size))
 

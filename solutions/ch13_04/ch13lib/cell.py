@@ -222,23 +222,3 @@ def rank_copies(cell, name: str, world_size: int) -> list:
         return copies
     except Exception:  # noqa: BLE001 - no source, or a cell that does not run twice: one object for all
         return [obj] * world_size
-
-
-# ---- what a student's function reaches (the harnesses that measure or check it read these)
-
-
-def code_global_names(code: types.CodeType) -> set:
-    """The global names ``code`` and the code nested in it (lambdas, comprehensions, inner functions) use."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= code_global_names(const)
-    return names
-
-
-def closure_value(cell):
-    """What a closure cell holds (None while the variable is not yet bound)."""
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return None
