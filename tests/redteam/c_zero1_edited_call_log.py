@@ -54,5 +54,11 @@ class ZeroAdam:
                 p.copy_(flat[i : i + p.numel()].view_as(p))
                 i += p.numel()
 
+    def state_dict(self):
+        return {"t": self.t, "m": self.m, "v": self.v}
+
+    def load_state_dict(self, state):
+        self.t, self.m, self.v = state["t"], state["m"].clone(), state["v"].clone()
+
     def state_numel(self):
         return self.m.numel() + self.v.numel()

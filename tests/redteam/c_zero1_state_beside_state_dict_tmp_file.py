@@ -1,0 +1,65 @@
+# redteam: a right ZeRO-1 step whose moments saved to a file in /tmp after every step and loaded back by the next optimizer object, the state_dict() carrying only the step count
+# kind: cell
+# target: zero1
+# score: zero1=6
+# message: zero1: rank 0's parameters after step 2 differ from DDP
+# why: the held-state class: state an optimizer keeps beside what it hands the judge. The state test takes every step after the first in a fresh process with fresh /tmp, handed only the parameters, the step's gradients and the last state_dict(), so nothing else survives (graders/zero1.py observe_steps); the values drift at step 2 and the real-world test (whose cases it shares) and the state test fail
+import os
+
+import torch
+
+
+class ZeroAdam:
+    """Adam whose optimizer state is sharded over the ranks (ZeRO stage 1)."""
+
+    def __init__(self, params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
+        self.params = list(params)
+        self.comm = comm
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.n = sum(p.numel() for p in self.params)  # N
+        self.shard = -(-self.n // comm.world_size)  # ceil(N / W) elements per rank
+        like = self.params[0]
+        self.exp_avg = torch.zeros(self.shard, dtype=like.dtype, device=like.device)
+        self.exp_avg_sq = torch.zeros_like(self.exp_avg)
+        self.t = 0
+
+    def step(self):
+        """Collective, after loss.backward(): one Adam step of every parameter, the state sharded."""
+        world, rank, c = self.comm.world_size, self.comm.rank, self.shard
+
+        def flat(tensors):  # one zero-padded buffer of W·c elements in the parameters' dtype
+            buf = torch.zeros(world * c, dtype=self.exp_avg.dtype, device=self.exp_avg.device)
+            buf[: self.n] = torch.cat([t.detach().reshape(-1) for t in tensors])
+            return buf
+
+        grad = torch.empty_like(self.exp_avg)
+        self.comm.reduce_scatter_tensor(grad, flat([p.grad for p in self.params]))
+        grad /= world  # the mean, as DDP
+        params = flat(self.params)
+        mine = params[rank * c : (rank + 1) * c].clone()
+        self.t += 1
+        b1, b2 = self.betas
+        self.exp_avg.mul_(b1).add_(grad, alpha=1 - b1)
+        self.exp_avg_sq.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        denom = (self.exp_avg_sq / (1 - b2**self.t)).sqrt() + self.eps
+        mine -= self.lr * (self.exp_avg / (1 - b1**self.t)) / denom
+        self.comm.all_gather_into_tensor(params, mine)
+        offset = 0
+        with torch.no_grad():
+            for p in self.params:
+                p.copy_(params[offset : offset + p.numel()].view_as(p))
+                offset += p.numel()
+
+    def state_dict(self):
+        torch.save((self.exp_avg, self.exp_avg_sq), f"/tmp/zero_moments_{self.comm.rank}.pt")
+        return {"step": self.t}
+
+    def load_state_dict(self, state):
+        self.t = state["step"]
+        path = f"/tmp/zero_moments_{self.comm.rank}.pt"
+        if os.path.exists(path):
+            self.exp_avg, self.exp_avg_sq = torch.load(path)
+
+    def state_numel(self):
+        """Elements of exp_avg + exp_avg_sq this rank keeps."""
+        return self.exp_avg.numel() + self.exp_avg_sq.numel()
