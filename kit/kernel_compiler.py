@@ -109,7 +109,7 @@ def compile_kernel(text: str, filename: str, kernel: str, specs) -> str | None:
     src = kernel_source(text, filename)
     if kernel not in src.kernels.values():  # the simulator reports a kernel by its def's name
         return M("not_in_cell", kernel=kernel)
-    ns = src.namespace(cuda, numba)
+    ns = src.namespace(cuda, numba, frozen=False)  # the modules themselves: numba types them
     pyfunc = ns[kernel]
     pyfuncs = {alias: ns[alias] for alias in {**src.kernels, **src.devices}}
     for alias in src.devices:

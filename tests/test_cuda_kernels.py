@@ -558,18 +558,43 @@ def test_the_cells_kernels_are_read_from_its_text_alone():
     assert "not defined at the top of the cell" in src.why_unreadable("missing")
 
 
-def test_a_constant_is_never_an_object_of_the_cells(monkeypatch):
+def test_a_constant_and_a_kernels_libraries_are_never_the_cells(monkeypatch):
     """A cell that swaps numpy's int32 for a subclass of its own (whose operators could count across
-    threads) gets no constant from it: a constant is a plain number or the libraries' own scalar."""
+    threads), or math.isnan for math.isfinite, changes its own code's view of the libraries, not the
+    kernels': they read the libraries as they were when the harness was imported."""
     kit_source = __import__("kit").source_ch13lib()
     sys.path.insert(0, kit_source) if kit_source not in sys.path else None
+    import math
+
     import numpy as np
 
     from ch13lib._cuda_source import kernel_source
+
+    int32, isnan = np.int32, math.isnan
 
     class Counting(np.int32):
         pass
 
     monkeypatch.setattr(np, "int32", Counting)
-    src = kernel_source("import numpy as np\nN = np.int32(3)\nM = 3\n", "<answer cell subclass>")
-    assert "N" not in src.values and src.values["M"] == 3, src.unusable
+    monkeypatch.setattr(math, "isnan", math.isfinite)
+    src = kernel_source("import math\nimport numpy as np\nN = np.int32(3)\nM = 3\n", "<answer cell swapped>")
+    assert type(src.values["N"]) is int32 and src.values["M"] == 3, src.unusable
+    ns = src.namespace(None, None)
+    assert ns["math"].isnan is isnan and ns["np"].int32 is int32
+    assert src.namespace(None, None, frozen=False)["math"].isnan is math.isfinite  # numba's compiler: the module
+
+
+def test_the_kernels_record_cannot_be_edited():
+    """The record every launch's kernel is built from is a tuple of read-only mappings: no attribute
+    of it, or of a library name in it, can be set, not even with object.__setattr__."""
+    kit_source = __import__("kit").source_ch13lib()
+    sys.path.insert(0, kit_source) if kit_source not in sys.path else None
+    from ch13lib._cuda_source import kernel_source
+
+    src = kernel_source(CELL_HEAD + KERNEL_CELLS["reference"], "<answer cell record>")
+    lib = next(v for v in src.values.values() if type(v).__name__ == "Lib")
+    for target, name in ((src, "devices"), (src, "code"), (lib, "attr")):
+        with pytest.raises(AttributeError):
+            object.__setattr__(target, name, None)
+    with pytest.raises(TypeError):
+        src.devices["d"] = "e"

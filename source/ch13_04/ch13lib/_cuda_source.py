@@ -17,6 +17,7 @@ import functools
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 LIBRARIES = ("numba", "numba.cuda", "numba.types", "numpy", "math", "cmath")
 # what a constant's expression may call: numbers in, a number out
@@ -27,34 +28,35 @@ _MAX_POW = 128  # exponent cap for a constant's ``**``: a constant is a size or 
 _EMPTY: Mapping = types.MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Lib:
-    """A name the cell imports from a library: ``module`` itself, or its attribute ``attr``."""
+class Lib(NamedTuple):
+    """A name the cell imports from a library: ``module`` itself, or its attribute ``attr``. A tuple,
+    like :class:`KernelSource`: no attribute of one can be set, not even with ``object.__setattr__``."""
 
     module: str
     attr: str | None = None
 
 
-@dataclass(frozen=True)
-class KernelSource:
+class KernelSource(NamedTuple):
     """What a cell defines for its kernels, read-only (the simulator builds every launch's kernel
-    from it, beside the cell's code). ``kernels``/``devices``: name -> the name of the def
+    from it, beside the cell's code; a tuple of read-only mappings, so a cell that reaches the
+    cached record cannot edit it). ``kernels``/``devices``: name -> the name of the def
     (``k = cuda.jit(f)`` names ``f``); ``values``: name -> a constant or a :class:`Lib`;
     ``unusable``: name -> why a kernel cannot read it."""
 
     code: types.CodeType | None
-    kernels: Mapping = field(default_factory=lambda: _EMPTY)
-    devices: Mapping = field(default_factory=lambda: _EMPTY)
-    values: Mapping = field(default_factory=lambda: _EMPTY)
-    unusable: Mapping = field(default_factory=lambda: _EMPTY)
+    kernels: Mapping = _EMPTY
+    devices: Mapping = _EMPTY
+    values: Mapping = _EMPTY
+    unusable: Mapping = _EMPTY
 
-    def namespace(self, cuda, numba) -> dict:
+    def namespace(self, cuda, numba, *, frozen: bool = True) -> dict:
         """The kernels' globals, with ``cuda`` and ``numba`` as given (numba's own to compile, the
-        simulator's to run): the constants, the libraries, and the cell's kernels and device
-        functions as plain functions."""
+        simulator's to run): the constants, the libraries (``frozen``: as they were before any cell
+        ran, for the simulator; else the modules themselves, which numba's compiler types), and the
+        cell's kernels and device functions as plain functions."""
         ns = {"__builtins__": builtins, "__name__": "cell"}
         for name, v in self.values.items():
-            ns[name] = _resolve(v, cuda, numba) if isinstance(v, Lib) else v
+            ns[name] = _resolve(v, cuda, numba, frozen) if isinstance(v, Lib) else v
         if self.code is not None:
             exec(self.code, ns)  # noqa: S102 - def statements only: no decorator, default or annotation runs
         for alias, name in {**self.kernels, **self.devices}.items():
@@ -65,9 +67,48 @@ class KernelSource:
         return self.unusable.get(name, "it is not defined at the top of the cell")
 
 
-def _resolve(v: Lib, cuda, numba):
-    root = {"numba": numba, "numba.cuda": cuda}.get(v.module) or _library(v.module, None)
+def _resolve(v: Lib, cuda, numba, frozen: bool):
+    import importlib
+
+    root = {"numba": numba, "numba.cuda": cuda}.get(v.module)
+    if root is None:
+        root = _LIBRARIES[v.module] if frozen else importlib.import_module(v.module)
     return root if v.attr is None else getattr(root, v.attr)
+
+
+def _frozen(module: types.ModuleType):
+    """``module`` as a kernel reads it: its attributes as they were when this module was imported
+    (before any cell), in an object that has no attribute of its own to set. A cell that rebinds
+    ``math.isnan`` changes what its own code calls, not what the simulator runs."""
+    items = types.MappingProxyType(dict(vars(module)))
+
+    class Frozen:
+        __slots__ = ()
+
+        def __getattr__(self, name):
+            try:
+                return items[name]
+            except KeyError:
+                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}") from None
+
+        def __repr__(self):
+            return f"<module {module.__name__!r} as a kernel reads it>"
+
+    Frozen.__name__ = Frozen.__qualname__ = module.__name__
+    return Frozen()
+
+
+def _snapshot() -> Mapping:
+    import importlib
+
+    import numba.types  # noqa: F401 - bound as numba's attribute, which a kernel may name
+
+    return types.MappingProxyType(
+        {m: _frozen(importlib.import_module(m)) for m in LIBRARIES if m not in ("numba", "numba.cuda")}
+    )
+
+
+_LIBRARIES = _snapshot()  # taken when the harness is imported, before any cell runs
 
 
 def _library(module: str, attr: str | None):
@@ -75,7 +116,7 @@ def _library(module: str, attr: str | None):
     import importlib
 
     try:
-        obj = importlib.import_module(module)
+        obj = _LIBRARIES.get(module) or importlib.import_module(module)
         if attr is None:
             return obj
         if not hasattr(obj, attr) and f"{module}.{attr}" in ("numba.cuda", "numba.types"):
