@@ -225,7 +225,9 @@ def _plain(state, path: str = "state_dict()"):
     )
 
 
-def _zero_steps(cls, case: ZeroCase, comm, device: str, given: dict, steps: range, state=None) -> dict:
+def _zero_steps(
+    cls, case: ZeroCase, comm, device: str, given: dict, steps: range, state=None, *, fresh: list | None = None
+) -> dict:
     """The optimizer's ``steps`` of ``case`` on one rank, from the parameters' values and gradients in
     ``given`` (``rank_inputs``) and ``state`` (a ``state_dict()`` from the step before, or None).
 
@@ -234,13 +236,20 @@ def _zero_steps(cls, case: ZeroCase, comm, device: str, given: dict, steps: rang
     ``step()`` (CONTRACT 8.5). So what an optimizer keeps from one step to the next is what its
     ``state_dict()`` says, and a relayed world can take each step in a fresh process, where nothing
     else survives. The model's Parameter objects are the judge's: it feeds the gradients and reads the
-    values through them, wherever the optimizer keeps their storage."""
+    values through them, wherever the optimizer keeps their storage. ``fresh``: the class for each
+    step, each from a new run of the cell, and new Parameter objects every step: in one process, what
+    a fresh process per step leaves the optimizer (a notebook's self-check, as the state test grades)."""
     params = tuple(nn.Parameter(t.to(device).clone()) for t in given["params"])
     kept = [(p.shape, p.dtype, p.device, p.requires_grad) for p in params]
     hyper = {"lr": case.lr, "betas": tuple(case.betas), "eps": case.eps}
     elsize = params[0].element_size() if params else 8
     seen = {"steps": [], "state_numel": None, "held": 0, "moved": [], "state": state}
+    moved: set = set()
     for s in steps:
+        if fresh is not None:
+            cls = fresh[s]
+            moved |= {i for i, p in enumerate(params) if (p.shape, p.dtype, p.device, p.requires_grad) != kept[i]}
+            params = tuple(nn.Parameter(p.detach().clone()) for p in params)
         # the contract's defaults are left to the class's own signature: a wrong default shows
         opt = cls(list(params), comm) if hyper == ZERO_DEFAULTS else cls(list(params), comm, **hyper)
         if state is not None:
@@ -255,7 +264,8 @@ def _zero_steps(cls, case: ZeroCase, comm, device: str, given: dict, steps: rang
         seen["state_numel"] = n if type(n) is int else f"a {type(n).__name__}"
     # the parameters that are no longer what the model made them: another shape, dtype or device, or
     # no longer trainable (a rebound p.data must be a tensor like the one it replaces)
-    seen["moved"] = [i for i, p in enumerate(params) if (p.shape, p.dtype, p.device, p.requires_grad) != kept[i]]
+    moved |= {i for i, p in enumerate(params) if (p.shape, p.dtype, p.device, p.requires_grad) != kept[i]}
+    seen["moved"] = sorted(moved)
     seen["state"] = state
     return seen
 
@@ -268,10 +278,18 @@ def _zero_rank(cls, case: ZeroCase, r: int, comm, device: str, given: dict | Non
 
 
 def observe_zero(
-    cell, case: ZeroCase, *, fn_name: str = "ZeroAdam", device: str = "cpu", guard_s: float = 20.0
+    cell,
+    case: ZeroCase,
+    *,
+    fn_name: str = "ZeroAdam",
+    device: str = "cpu",
+    guard_s: float = 20.0,
+    fresh_steps: bool = False,
 ) -> dict:
     """Run ``ZeroAdam`` for the case's steps on the simulated group: every rank's parameters after each
-    step, its ``state_numel()``, the elements its optimizer holds, and every comm call it made."""
+    step, its ``state_numel()``, the size of its ``state_dict()``, and every comm call it made.
+    ``fresh_steps``: every step with the class from a new run of the cell and new Parameter objects
+    (:func:`_zero_steps`), as the state test's fresh processes take it."""
     from ch13lib.procgroup import SimWorld
 
     _one_thread()
@@ -279,11 +297,14 @@ def observe_zero(
     _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
     W = case.world_size
     classes = rank_copies(cell, fn_name, W)  # each rank its own module, as a process
+    fresh = [rank_copies(cell, fn_name, W) for _ in range(case.steps)] if fresh_steps else None
     seen = [None] * W
     world = SimWorld(W, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
 
     def body(r, comm):
-        seen[r] = _zero_rank(classes[r], case, r, comm, device)
+        per_step = None if fresh is None else [f[r] for f in fresh]
+        seen[r] = _zero_steps(classes[r], case, comm, device, rank_inputs(case, r), range(case.steps), fresh=per_step)
+        del seen[r]["state"]
 
     run_world(world, body, case, fn_name, p2p=True, collectives=True, all_reduce=True)
     return {
