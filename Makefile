@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 E2E_APT := chromium fonts-wqy-zenhei
 
-.PHONY: setup demo test test-fast lint release bench gpu clean e2e-deps e2e
+.PHONY: setup demo test test-deep test-fast lint release bench gpu clean e2e-deps e2e
 
 setup: $(STAMP)
 
@@ -26,8 +26,11 @@ demo: setup            ## generate -> autograde -> feedback -> export on the dem
 # `nbgrader autograde` runs of one file overlap the grading pools of another (2 cores: 67 % -> 97 % busy).
 TEST_WORKERS ?= 2
 
-test: setup e2e-deps lint   ## the kit's whole test suite (browser tests required when chromium is here)
-	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15
+test: setup e2e-deps lint   ## the kit's test suite, the catalogue and the red-team corpus sampled (browser tests required when chromium is here)
+	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 -m "not deep"
+
+test-deep: setup       ## the rest: every other catalogue answer through the judge, every other red-team case through nbgrader (.ci/run runs it after make test)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 -m "deep or harm" tests/test_catalogues.py tests/test_redteam.py
 
 e2e-deps:              ## Debian's chromium and a CJK font for the browser tests (root; otherwise they skip)
 	@if [ -x /usr/bin/chromium ] && [ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ]; then :; \
@@ -42,7 +45,7 @@ lint: setup            ## ruff: the formatter and a small rule set (pyproject.to
 	$(VENV)/bin/ruff check .
 
 test-fast: setup       ## everything but the slow tests (full gradings, nbgrader, real worlds, Ray)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow and not deep"
 
 release: setup         ## regenerate release/ and solutions/ from source/ (commit the result)
 	$(PY) -m kit.release

@@ -7,6 +7,11 @@ written the way students write it, under a header of comment lines::
     # message: <text the feedback must contain>   (one or more for a wrong answer)
     # why: <what this answer does>
     # fails: <test> [<test> ...]                  (optional: exactly these tests fail, the others pass)
+    # sample: <test>                              (optional: see below)
+
+``make test`` grades a sample: each grade_id's reference, and for every failure class (the wrong
+answers whose first failing test is the same) the one wrong answer whose ``# sample:`` names that
+test. ``make test-deep`` grades every entry and checks that every class has its sample.
 
 It lives beside the graders and is hidden like them (never released, covered in the sandbox):
 its right answers are solutions. The kit's tests grade every entry; the self-check measure
@@ -32,6 +37,7 @@ class Entry:
     verdict: str  # "pass" or "fail"
     messages: list[str]
     fails: tuple[str, ...] | None = None  # exactly the tests that fail, where the header pins them
+    sample: str | None = None  # the first failing test of the class this answer stands for in `make test`
 
     @property
     def right(self) -> bool:
@@ -45,7 +51,7 @@ def path(grade_id: str, name: str) -> str:
 def _read(file: str) -> Entry:
     with open(file, encoding="utf-8") as f:
         source = f.read()
-    header = {"verdict": [], "message": [], "why": [], "fails": []}
+    header = {"verdict": [], "message": [], "why": [], "fails": [], "sample": []}
     for line in source.splitlines():
         if not line.startswith("#"):
             break  # the header ends at the first line of code
@@ -64,9 +70,12 @@ def _read(file: str) -> Entry:
         raise ValueError(f"{file}: needs a '# why:' line")
     if header["fails"] and header["verdict"] != ["fail"]:
         raise ValueError(f"{file}: only a wrong answer names the tests it fails")
+    if header["sample"] and (header["verdict"] != ["fail"] or len(header["sample"]) != 1):
+        raise ValueError(f"{file}: one '# sample: <test>' line, on a wrong answer")
     fails = tuple(sorted(" ".join(header["fails"]).split())) if header["fails"] else None
     grade_id = os.path.basename(os.path.dirname(file))
-    return Entry(grade_id, name, file, source, header["verdict"][0], header["message"], fails)
+    sample = header["sample"][0] if header["sample"] else None
+    return Entry(grade_id, name, file, source, header["verdict"][0], header["message"], fails, sample)
 
 
 def entries(grade_id: str | None = None) -> list[Entry]:

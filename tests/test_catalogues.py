@@ -21,6 +21,7 @@ ADDRESS = re.compile(r"(?<![\w.])\d{12,}(?![\w.])|0x[0-9a-f]{8,}|127\.0\.0\.1:\d
 # (grade_id, name, source, expected messages) for every catalogue file; the verdict is in the name.
 CATALOGUE = [(e.grade_id, e.name, e.source, e.messages) for e in entries()]
 FAILS = {(e.grade_id, e.name): e.fails for e in entries() if e.fails}  # `# fails:` pins the failing tests
+SAMPLE_OF = {(e.grade_id, e.name): e.sample for e in entries() if e.sample}  # `# sample:` its failure class
 
 
 def _check(report: str, score: float, max_score: float, name: str, messages: list[str]) -> None:
@@ -33,19 +34,31 @@ def _check(report: str, score: float, max_score: float, name: str, messages: lis
 
 
 @pytest.fixture(scope="module")
-def verdicts():
-    """Every entry graded once by kit.grading.grade_cell — the judge process and its sandboxed
-    subject, exactly as nbgrader's autograde calls them — as many at a time as the class runner."""
+def verdicts(request):
+    """The entries this session's tests read, each graded once by kit.grading.grade_cell — the judge
+    process and its sandboxed subject, exactly as nbgrader's autograde calls them — as many at a
+    time as the class runner: `make test` grades the sample, `make test-deep` the rest."""
     from concurrent.futures import ThreadPoolExecutor
 
     from kit.classrun import default_jobs
     from kit.grading import grade_cell
 
     sources = {(gid, name): source for gid, name, source, _ in CATALOGUE}
+    wanted, twice = set(), set()
+    for item in request.session.items:
+        params = getattr(item, "callspec", None) and item.callspec.params
+        if item.module is not request.module or not params:
+            continue
+        if "name" in params:
+            wanted.add((params["grade_id"], params["name"]))
+            if item.originalname == "test_same_verdict_twice":
+                twice.add((params["grade_id"], params["name"]))
+        elif item.originalname == "test_replay_lines_fail_the_same_way":
+            wanted |= {(e.grade_id, e.name) for e in entries(params["grade_id"])}
     with ThreadPoolExecutor(default_jobs()) as pool:
-        futures = {k: pool.submit(grade_cell, k[0], src) for k, src in sources.items()}
+        futures = {k: pool.submit(grade_cell, k[0], sources[k]) for k in sorted(wanted)}
         # the answers graded twice (test_same_verdict_twice), in the same pool
-        again = {k: pool.submit(grade_cell, k[0], sources[k]) for k in TWICE}
+        again = {k: pool.submit(grade_cell, k[0], sources[k]) for k in sorted(twice)}
         graded = {k: f.result() for k, f in futures.items()}
         graded.update({("again",) + k: f.result() for k, f in again.items()})
         return graded
@@ -77,6 +90,22 @@ TWICE = [
 ]
 
 
+def _round_trip_entries() -> dict[str, list[tuple[str, str, str, list[str]]]]:
+    """Per grade_id: its reference (or first right) answer and its first wrong answer."""
+    out: dict[str, list] = {}
+    for gid, name, source, messages in CATALOGUE:
+        picked = out.setdefault(gid, [])
+        kinds = {n.split("_")[0] for _, n, _, _ in picked}
+        if name.split("_")[0] not in kinds:
+            picked.append((gid, name, source, messages))
+    return out
+
+
+ROUND_TRIPS = _round_trip_entries()
+# graded by make test because its determinism and round-trip tests read them
+ALSO_SAMPLED = set(TWICE) | {(e[0], e[1]) for picked in ROUND_TRIPS.values() for e in picked}
+
+
 def test_the_screen_flags_right_answers_only_for_the_honest_idioms_it_never_refuses():
     """A right answer is flagged for a TA's review only for ``vars(self)`` or a computed
     ``getattr``/``setattr`` on its own object (flagged, never refused). ``partial[cuda.blockIdx.x] = s`` is
@@ -100,11 +129,30 @@ def test_catalogue_is_big_enough(grade_id):
     assert kinds.count(True) >= 4 and kinds.count(False) >= 8, grade_id
 
 
+def _sampled(grade_id: str, name: str) -> bool:
+    """Graded by `make test`: each grade_id's reference, each failure class's `# sample:`, and the
+    answers the determinism and round-trip tests read; `make test-deep` grades the others."""
+    return name == "right_reference" or (grade_id, name) in SAMPLE_OF or (grade_id, name) in ALSO_SAMPLED
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("grade_id,name,source,messages", CATALOGUE, ids=[f"{e[0]}/{e[1]}" for e in CATALOGUE])
+@pytest.mark.parametrize(
+    "grade_id,name,source,messages",
+    [pytest.param(*e, marks=() if _sampled(e[0], e[1]) else pytest.mark.deep) for e in CATALOGUE],
+    ids=[f"{e[0]}/{e[1]}" for e in CATALOGUE],
+)
 def test_catalogue_entry(verdicts, grade_id, name, source, messages):
     verdict = verdicts[(grade_id, name)]
     _check(verdict.report(), verdict.score, verdict.max_score, name, messages)
+    first = [r.test for r in verdict.results if not r.passed][:1]
+    if (grade_id, name) in SAMPLE_OF:  # the failure class it stands for in make test
+        assert first == [SAMPLE_OF[(grade_id, name)]], verdict.report()
+    elif first:  # every failure class has a sample in make test
+        classes = {c for (g, _), c in SAMPLE_OF.items() if g == grade_id}
+        assert first[0] in classes, (
+            f"{grade_id}/{name} fails {first[0]} first, a failure class no `# sample:` answer stands for in "
+            f"make test (samples: {sorted(classes)}): add `# sample: {first[0]}` to one such wrong answer"
+        )
     assert not verdict.problem, verdict.report()  # no hang, crash or forged line behind any verdict
     # nothing that changes from run to run: an object's address (a dict keyed by id(obj)), a port
     assert not ADDRESS.search(verdict.report()), verdict.report()
@@ -154,6 +202,7 @@ HISTORY = {"histogram": {"wrong_state_between_calls": "counts kept from an earli
 
 
 @pytest.mark.slow
+@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
 @pytest.mark.parametrize("grade_id", CUDA_IDS)
 def test_replay_lines_fail_the_same_way(verdicts, grade_id):
     """Each wrong answer's first failing test: its replay line, pasted after the cell, fails with the
@@ -194,20 +243,6 @@ def test_same_verdict_twice(verdicts, grade_id, name):
     """Every test's points, message and smallest example are the same on a second run."""
     first, second = verdicts[(grade_id, name)], verdicts[("again", grade_id, name)]
     assert first.results == second.results and first.problem == second.problem
-
-
-def _round_trip_entries() -> dict[str, list[tuple[str, str, str, list[str]]]]:
-    """Per grade_id: its reference (or first right) answer and its first wrong answer."""
-    out: dict[str, list] = {}
-    for gid, name, source, messages in CATALOGUE:
-        picked = out.setdefault(gid, [])
-        kinds = {n.split("_")[0] for _, n, _, _ in picked}
-        if name.split("_")[0] not in kinds:
-            picked.append((gid, name, source, messages))
-    return out
-
-
-ROUND_TRIPS = _round_trip_entries()
 
 
 @pytest.fixture(scope="module")

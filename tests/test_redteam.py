@@ -108,6 +108,13 @@ def load_corpus() -> list[Entry]:
 CORPUS = load_corpus()
 
 
+def _sampled(e: Entry) -> bool:
+    """Graded by `make test`: the attacks on the machine (kernel and notebook entries) and on the quiz
+    and amdahl cells, which ride in one cheap notebook; `make test-deep` grades the attacks on the
+    other notebooks' cells."""
+    return e.kind != "cell" or e.target in HONEST
+
+
 # Which answer cells a notebook transformation touches ("all": the notebook gets a student of its
 # own); one that touches none rides along with a student who carries cell and kernel attacks.
 TOUCHES = {
@@ -167,11 +174,11 @@ def _substitute(text: str, subs: dict[str, str]) -> str:
     return text
 
 
-def _plan_students(course, port: int, marker: str) -> tuple[dict, list[Entry]]:
+def _plan_students(course, port: int, marker: str, corpus: list[Entry]) -> tuple[dict, list[Entry]]:
     refs = reference_solutions()
     release = course.release_notebook(NOTEBOOK)
     subs = {"__PORT__": str(port), "__MARKER__": marker, "__OTHER__": REFERENCE}
-    entries = [dataclasses.replace(e, source=_substitute(e.source, subs)) for e in CORPUS]
+    entries = [dataclasses.replace(e, source=_substitute(e.source, subs)) for e in corpus]
     others = [e for e in entries if e.kind == "cell" and e.target not in HONEST]
     quiz = [e for e in entries if e.kind == "cell" and e.target == "quiz"]
     amdahl = [e for e in entries if e.kind == "cell" and e.target == "amdahl"]
@@ -288,11 +295,18 @@ def _notebook_text(course, student: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def redteam(course):
-    """The run, or {"broken": why} when it broke (past its guard, say): every test that reads it then
+def redteam(course, request):
+    """The run of the entries this session's tests read (`make test`: the sample; `make test-deep`:
+    the rest), or {"broken": why} when it broke (past its guard, say): every test that reads it then
     fails with the reason, where an error in a module fixture shows in a CI summary only as a count."""
+    names = {
+        item.callspec.params["name"]
+        for item in request.session.items
+        if item.module is request.module and item.originalname == "test_submission_earns_exactly_its_honest_score"
+    }
+    corpus = [e for e in CORPUS if e.name in names] if names else [e for e in CORPUS if _sampled(e)]
     try:
-        return _run_redteam(course)
+        return _run_redteam(course, corpus)
     except Exception:  # noqa: BLE001 - any break, reported by each test that needed the run
         return {"broken": traceback.format_exc()[-6000:]}
 
@@ -303,10 +317,10 @@ def _ran(redteam: dict) -> dict:
     return redteam
 
 
-def _run_redteam(course) -> dict:
+def _run_redteam(course, corpus: list[Entry]) -> dict:
     marker = "ch13rt" + uuid.uuid4().hex[:12]
     listener = Listener()
-    students, entries = _plan_students(course, listener.port, marker)
+    students, entries = _plan_students(course, listener.port, marker, corpus)
     for student, notebooks in students.items():
         course.submit(student, notebooks)
     ref_file = course.path("submitted", REFERENCE, ASSIGNMENT, NOTEBOOK + ".ipynb")
@@ -388,7 +402,11 @@ def test_corpus_is_well_formed():
 @pytest.mark.parametrize(
     "name",
     [
-        pytest.param(e.name, marks=pytest.mark.xfail(reason=e.known_bug, strict=True)) if e.known_bug else e.name
+        pytest.param(
+            e.name,
+            marks=([pytest.mark.xfail(reason=e.known_bug, strict=True)] if e.known_bug else [])
+            + ([] if _sampled(e) else [pytest.mark.deep]),
+        )
         for e in CORPUS
     ],
 )
@@ -425,6 +443,7 @@ def test_submission_earns_exactly_its_honest_score(redteam, name):
         assert what.lower() in seen.lower(), f"{entry.student} ({name}): {what!r} not in {where}:\n{shown}"
 
 
+@pytest.mark.harm
 def test_honest_students_are_not_affected(redteam, course):
     redteam = _ran(redteam)
     scores = redteam["scores"]
@@ -450,16 +469,19 @@ def test_every_paired_cell_not_under_attack_keeps_its_honest_score(redteam):
                     assert redteam["scores"][e.student][gid].score == want, (e.student, gid)
 
 
+@pytest.mark.harm
 def test_nothing_is_left_running(redteam):
     redteam = _ran(redteam)
     assert redteam["left_running"] == [], "\n".join(redteam["left_running"])
 
 
+@pytest.mark.harm
 def test_no_connection_reached_the_host(redteam):
     redteam = _ran(redteam)
     assert redteam["connections"] == []
 
 
+@pytest.mark.harm
 def test_nothing_was_planted_or_left_on_disk(redteam, course):
     redteam = _ran(redteam)
     marker = redteam["marker"]

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: sums_on_simulator
 # message: the average
 # why: divides the sum by the world size at the end: an average, not the sum the contract asks for
 import torch

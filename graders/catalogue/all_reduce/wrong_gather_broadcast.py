@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: bandwidth
 # message: not bandwidth-optimal
 # why: naive: every rank sends its whole tensor to rank 0, which sums and sends the whole result back; right sums, rank 0 sends (W-1)·n elements
 import torch

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: rejects_impossible_inputs
 # message: raised AssertionError; it should raise ValueError
 # why: checks the inputs with assert, which raises AssertionError (and disappears under python -O)
 def amdahl_speedup(p, n):

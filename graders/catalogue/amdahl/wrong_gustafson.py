@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_the_formula
 # message: Amdahl's law gives
 # why: Gustafson's scaled speedup (1 - p) + p·n, which grows without bound: a different question
 def amdahl_speedup(p, n):

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: sequential
 # message: expected False and no change
 # why: refuses an overdraft but still reports success
 import threading

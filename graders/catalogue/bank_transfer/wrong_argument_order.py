@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: no_deadlock
 # message: deadlock
 # message: wait-for cycle
 # why: locks src then dst: A->B and B->A deadlock (the classic lock-order deadlock)

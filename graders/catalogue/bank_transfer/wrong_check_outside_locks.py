@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: no_lost_money
 # message: went negative
 # why: checks the balance before taking the locks (check-then-act)
 import threading

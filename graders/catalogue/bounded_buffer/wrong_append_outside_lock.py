@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: many_waiters
 # message: capacity is 1
 # why: put() checks and waits under the lock but appends after releasing it (check-then-act)
 import threading

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: sequential
 # message: must raise ValueError
 # why: capacity < 1 is accepted
 import threading

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: producer_consumer
 # message: deadlock
 # why: get() never notifies: a producer waiting for room sleeps for ever
 import threading

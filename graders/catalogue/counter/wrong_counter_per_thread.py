@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: count_with_threads
 # message: different SafeCounter objects
 # why: each worker gets its own counter, and the results are summed
 import threading

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: no_lost_update
 # message: an update was lost
 # why: collections.Counter.update with no lock: it is Python code (a read, then a write), no more atomic than +=; found by a red team (10/10 before the scheduler watched library code)
 import threading

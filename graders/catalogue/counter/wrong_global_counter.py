@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: sequential
 # message: two counters share their count
 # why: the chapter's module-level counter kept as SafeCounter's state, with an unlocked +=
 import threading

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_single_process_training
 # message: not averaged
 # why: averages the parameters instead of the gradients (they are already equal): every rank steps with its own gradient
 import torch

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: frozen_parameters
 # message: raised an exception
 # why: assumes every parameter has a .grad: crashes on a frozen layer (requires_grad=False, .grad is None)
 import torch

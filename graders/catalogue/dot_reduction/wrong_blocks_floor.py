@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_fsum
 # message: exactly ceil(n / threads_per_block)
 # why: blocks = n // threads_per_block drops the tail (and launches 0 blocks when n < threads_per_block)
 import numpy as np

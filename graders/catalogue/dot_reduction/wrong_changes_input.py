@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: one_block
 # message: changed its input a
 # why: multiplies a by b in place to reuse it as the product buffer
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: complete_on_return
 # message: returned on rank 1
 # message: after rank 0's write
 # why: the barrier is there but BEFORE rank 0's write, so it waits for nothing.

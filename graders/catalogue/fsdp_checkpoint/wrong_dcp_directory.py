@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: file_format
 # message: is a directory
 # why: uses torch.distributed.checkpoint.save: a directory of per-rank shards, not one file torch.load can read.
 import torch

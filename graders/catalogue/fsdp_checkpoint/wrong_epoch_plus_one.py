@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: resume_equivalence
 # message: load_checkpoint returned
 # why: returns the epoch to start from next (epoch + 1) instead of the epoch that was saved.
 import torch

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: rank0_only_writes
 # message: rank 1 wrote
 # message: only rank 0 may write
 # why: every rank opens the path and torch.saves into the file object (rank0_only=False gathers the state everywhere). The ranks' bytes differ in length, so unheld opens could tear the file; rank 0's open is held like a torch.save, so the file is rank 0's on every run.

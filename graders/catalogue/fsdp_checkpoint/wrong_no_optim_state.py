@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: optimizer_state
 # message: no optimizer state
 # message: optimizer state
 # why: saves and loads the model only: a resumed Adam restarts from empty moments and step 0.

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: no_lost_updates
 # message: shape
 # why: sizes the bins from the data (max + 1) instead of n_bins: too short when the top bins are empty
 import numpy as np

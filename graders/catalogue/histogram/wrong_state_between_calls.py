@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: counts_match_numpy
 # message: keep no state between calls
 # why: the bins live at module level and are never reset, so a second call adds to the first call's counts
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: edge_cases
 # message: do not launch
 # why: launches ceil(0 / tpb) = 0 blocks for empty data: a GPU refuses a 0-block launch
 import numpy as np

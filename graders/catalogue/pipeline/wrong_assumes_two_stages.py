@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: gradients_and_loss
 # message: ranks are ints 0..0
 # why: written for P = 2: rank 0 always sends to rank 1 and every other rank is treated as the last stage (P = 1 and P > 2 break)
 import torch

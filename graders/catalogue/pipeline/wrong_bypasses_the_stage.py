@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: gpipe_schedule
 # message: for the forward and backward of every micro-batch
 # why: runs the module found inside the stage (stage.children()) instead of the stage: the gradients are right, but no stage work is charged to the clock, so the schedule looked free (found while building the exercise)
 import torch

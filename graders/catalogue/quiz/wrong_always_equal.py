@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: q1
 # message: must be plain data
 # why: answers are objects whose __eq__ is always True (passes naive == asserts)
 class Yes(dict):

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: q5
 # message: q5 is not right
 # why: counts 4 bytes per parameter (FP32) where the question says FP16
 q1 = 5.26

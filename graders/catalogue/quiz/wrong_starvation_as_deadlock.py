@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: q2
 # message: q2 is not right
 # why: calls a thread that is passed over forever a deadlock, and the all-wait-forever case starvation
 q1 = 5.26

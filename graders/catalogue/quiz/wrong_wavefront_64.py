@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: q3
 # message: q3 is not right
 # why: takes AMD's 64-wide wavefront for NVIDIA's warp, and shared memory as visible to the whole grid
 q1 = 5.26

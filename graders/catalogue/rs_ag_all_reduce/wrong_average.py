@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: sums_on_simulator
 # message: the average
 # why: divides the shard by the world size between the two halves: an average, not a sum
 import torch

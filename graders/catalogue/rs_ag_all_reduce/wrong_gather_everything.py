@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: bandwidth
 # message: not bandwidth-optimal
 # why: all-gathers every rank's whole tensor and sums locally: right sums, but each rank sends (W-1)·n elements
 import torch

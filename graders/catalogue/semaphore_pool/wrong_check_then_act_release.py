@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: mutual_exclusion
 # message: exactly one must succeed
 # why: release() checks the resource in one critical section and removes it in another
 import threading

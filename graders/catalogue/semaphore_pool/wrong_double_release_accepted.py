@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: contract
 # message: releasing the same resource twice
 # why: release() only checks that the resource came from this pool, not that it is out
 import threading

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: one_all_reduce
 # message: exactly one comm.all_reduce of y's size
 # why: reduces the output row by row: the right numbers with one all_reduce per row
 import torch

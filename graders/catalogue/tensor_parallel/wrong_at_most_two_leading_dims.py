@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_unsharded_mlp
 # message: mat1 must be a matrix
 # why: x handled with at most two leading dimensions (flatten(0, 1) for a 3-D x), where the contract's x is (..., d_in): a 4-D x reaches addmm and raises. No case had more than two leading dimensions (8/8 before, a wrong-answer helper); the grid and the hypothesis cases now go to three
 import torch

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: global_traffic
 # message: read global memory
 # why: adds each tile's partial sum into C in global memory instead of a register
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: one_tile
 # message: out of bounds
 # why: the chapter's kernel as printed: one tile of A only, reused as B, and indexed past its 16 columns when K > 16
 import numpy as np

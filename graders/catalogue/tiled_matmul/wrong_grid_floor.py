@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: launch_config
 # message: it needs ceil
 # why: a grid of M // TILE by N // TILE blocks: the ragged last row and column of tiles are never computed
 import numpy as np

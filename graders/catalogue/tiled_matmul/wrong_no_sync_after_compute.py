@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_numpy
 # message: data race
 # why: no cuda.syncthreads() after the inner product: fast threads overwrite a tile that slow ones still read
 import numpy as np

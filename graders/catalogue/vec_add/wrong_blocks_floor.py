@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: launch_config
 # message: cannot cover
 # message: never written
 # why: blocks = n // threads_per_block rounds down: the tail n % threads_per_block is never computed

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_numpy
 # message: returned dtype
 # why: np.zeros(n) makes a float64 output whatever the inputs' dtype
 import numpy as np

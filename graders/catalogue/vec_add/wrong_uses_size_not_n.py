@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: kernel_bounds
 # message: although n =
 # why: guards with c.size instead of n: on a buffer longer than n the kernel works past n
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: grid_stride_pattern
 # message: not a grid-stride loop
 # why: each thread takes a contiguous chunk: right sums, but neighbouring threads touch far-apart elements (uncoalesced)
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_numpy
 # message: is an input of the kernel
 # why: accumulates into b and copies it to c: the caller's b changes
 import numpy as np

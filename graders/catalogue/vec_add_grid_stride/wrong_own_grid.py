@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: launch_config
 # message: was asked for
 # why: ignores the blocks it was given and launches ceil(n / threads) blocks, as plain vecAdd does
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: kernel_bounds
 # message: although n =
 # why: loops to c.shape[0] instead of n: on a buffer longer than n it works past n
 import numpy as np

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: partition_is_stable
 # message: PYTHONHASHSEED
 # message: stable hash
 # why: partition uses Python's hash(), which is salted differently in every process.

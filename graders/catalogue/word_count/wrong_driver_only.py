@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: survives_crashes
 # message: ran in the driver process
 # why: everything runs in the driver; Ray only stores the records (ray.put), so nothing is parallel or fault tolerant.
 from collections import defaultdict

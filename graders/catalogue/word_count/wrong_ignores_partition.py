@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: runs_in_ray_in_parallel
 # message: but partition() gives them
 # why: the map tasks route pairs with their own len(key) % n_reduce instead of the partition() function the shuffle is defined by.
 from typing import Iterable, Iterator

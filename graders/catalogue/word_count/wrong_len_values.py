@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: map_and_reduce_functions
 # message: counts other than 1
 # why: reduce_fn counts the values instead of summing them (wrong when values are pre-summed counts).
 from typing import Iterable, Iterator

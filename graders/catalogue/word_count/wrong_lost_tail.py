@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: run_mapreduce_counts
 # message: are missing
 # why: records are cut into n_map chunks of len(records) // n_map: the tail (and everything, when n_map > len(records)) is lost.
 from typing import Iterable, Iterator

@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: real_process_group
 # message: an all_reduce gives every rank the whole averaged gradient
 # why: all-reduces the whole flat gradient instead of reduce-scattering it, then updates its shard and all-gathers: right values, twice the gradient traffic
 import torch

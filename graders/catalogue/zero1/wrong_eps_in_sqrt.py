@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: matches_ddp_adam
 # message: eps is inside the square root
 # why: eps inside the square root
 import torch

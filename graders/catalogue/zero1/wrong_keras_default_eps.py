@@ -1,4 +1,5 @@
 # verdict: fail
+# sample: tiny_gradients
 # message: with its signature's defaults
 # why: the signature's default eps is Keras' 1e-7, not the contract's 1e-8; the grader passed every hyper-parameter explicitly, so no case used a default (10/10 before, a wrong-answer helper); cases with the contract's values now build ZeroAdam(params, comm)
 import torch
