@@ -56,6 +56,7 @@ from ch13lib._cuda_check_observe import (
     subject_launcher,
 )
 from ch13lib._cuda_check_selfcheck import _self_check
+from ch13lib._cuda_source import freeze_libraries
 from ch13lib.lang import Both, Messages
 
 __all__ = [
@@ -1492,3 +1493,9 @@ def self_check_dot_reduction(dot_kernel, launch_dot) -> bool:
             (M("dot_case_empty"), lambda: check_dot(ask, 0, 32)),
         ],
     )
+
+
+def subject_setup() -> None:
+    """Called by the grading subject after it imported the harness, before any student code runs:
+    the libraries as kernels read them are taken now (ch13lib._cuda_source.freeze_libraries)."""
+    freeze_libraries()

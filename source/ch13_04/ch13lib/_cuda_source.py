@@ -71,8 +71,11 @@ def _resolve(v: Lib, cuda, numba, frozen: bool):
     import importlib
 
     root = {"numba": numba, "numba.cuda": cuda}.get(v.module)
-    if root is None:
-        root = _LIBRARIES[v.module] if frozen else importlib.import_module(v.module)
+    if root is None and frozen:
+        freeze_libraries()
+        root = _LIBRARIES[v.module]
+    elif root is None:
+        root = importlib.import_module(v.module)
     return root if v.attr is None else getattr(root, v.attr)
 
 
@@ -108,7 +111,16 @@ def _snapshot() -> Mapping:
     )
 
 
-_LIBRARIES = _snapshot()  # taken when the harness is imported, before any cell runs
+_LIBRARIES: Mapping = _EMPTY  # the snapshot kernels read (freeze_libraries)
+
+
+def freeze_libraries() -> None:
+    """Take the snapshot of the libraries kernels read, once (later calls change nothing). A grading
+    subject takes it before any cell runs (``cuda_check.subject_setup``); a notebook at its first
+    launch. Not at import: the judge imports this module and never imports numba."""
+    global _LIBRARIES
+    if not _LIBRARIES:
+        _LIBRARIES = _snapshot()
 
 
 def _library(module: str, attr: str | None):
