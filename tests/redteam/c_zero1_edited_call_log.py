@@ -3,7 +3,7 @@
 # target: zero1
 # score: zero1=6
 # message: zero1: an all_reduce gives every rank the whole averaged gradient
-# why: found by the lead (stop 26: 6 -> 10/10, no flag: `vars(comm)` is an honest idiom the screen allows, and editing a list raises no audit event). The threads world's log and a real world's per-rank logs were in the cell's reach; the traffic checks now read only the call log of a relayed world, kept by the judge as the broker (graders/_parallelism.py)
+# why: an edited call log once scored 10/10 (honest 6, no flag: `vars(comm)` is an honest idiom the screen allows, and editing a list raises no audit event). The threads world's log and a real world's per-rank logs were in the cell's reach; the traffic checks now read only the call log of a relayed world, kept by the judge as the broker (graders/_parallelism.py)
 import torch
 
 
