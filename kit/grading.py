@@ -24,7 +24,7 @@ from kit.result import Result
 
 source_ch13lib()
 from ch13lib.lang import ENV as LANG_ENV  # noqa: E402 - after the path to ch13lib
-from ch13lib.lang import Messages  # noqa: E402
+from ch13lib.lang import Messages, Once  # noqa: E402
 from ch13lib.lang import use as use_language  # noqa: E402, F401 - re-exported for ExternalGrade
 
 # What the report says around the tests' own messages, in the course's language (ch13lib/lang.py).
@@ -99,7 +99,7 @@ class Verdict:
             lines.append(f"!! {self.problem}")
         if self.flags:
             lines.append(SAY("flagged") + "; ".join(self.flags[:5]))
-        previous = None
+        previous, once = None, Once()  # tests that fail for one reason explain it once
         for r in self.results:
             mark = "PASS" if r.passed else "FAIL"
             lines.append(f"[{mark}] {r.test} ({r.points:g}/{r.max_points:g})")
@@ -108,7 +108,7 @@ class Verdict:
                     lines.append(f"       {SAY('same')}")
                     continue
                 previous = r.message
-                for line in r.message.splitlines():
+                for line in once(r.message).splitlines():
                     lines.append(f"       {line}")
                 if r.example:
                     lines.append(f"       {SAY('smallest')}")

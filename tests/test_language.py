@@ -88,3 +88,15 @@ def test_the_tas_knob_reaches_the_judge(monkeypatch):
     assert Feedback().language == "zh"
     monkeypatch.delenv("CH13_LANG")
     assert Feedback().language == "both"
+
+
+def test_a_reason_said_again_points_to_the_first():
+    once = lang.Once()
+    rule = "A cuda.syncthreads() must stand between one thread's write of a shared cell and another's read."
+    rule_zh = "一个线程写共享内存单元与另一个线程读同一单元之间, 必须隔着一个 cuda.syncthreads(), 否则就是数据竞争。"
+    first = once(f"{rule_zh}\n{rule}\nReplay it: check_dot(here(), 64, 64)")
+    again = once(f"{rule_zh}\n{rule}\nReplay it: check_dot(here(), 5, 8)")
+    assert first.count("syncthreads") == 2  # said in full the first time
+    # then one pointer line in the languages it was said in, and what differs (the short replay line)
+    assert again.splitlines() == ["(同上) / (as above)", "Replay it: check_dot(here(), 5, 8)"]
+    assert lang.Once()("short line\nshort line") == "short line\nshort line"  # a short line is said again
