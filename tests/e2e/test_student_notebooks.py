@@ -17,12 +17,13 @@ import datetime
 import json
 import os
 import re
+import shutil
 
 import nbformat
 import pytest
 
 from kit import ASSIGNMENT, ROOT, source_ch13lib
-from kit.answers import nbgrader_meta
+from kit.answers import answer_cells, nbgrader_meta
 from kit.cells import TEST_PREFIX
 
 from .lab import NotebookPage, errors_of
@@ -160,3 +161,36 @@ def test_solved_notebook_passes_every_self_check(name, page, student_lab, studen
     shown, nb, folder = run_in_browser(page, student_lab, student_folders, artifacts, "solved", name)
     problems = solved_problems(shown, nb)
     assert not problems, f"{name} (solved) (screenshots: {folder}):\n" + "\n\n".join(problems)
+
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+ENGLISH_WORDS = re.compile(r"\b(?:the|of|and|with|was|is|It ran|Replay it)\b")  # prose, not code
+WRONG_ANSWER = ("02_cuda_kernels", "histogram", "wrong_plain_increment")  # a lost update: ✘ with a replay
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_a_failing_self_check_speaks_the_students_language(language, page, student_lab, student_folders, artifacts):
+    """A student who chose a language (``lang.use`` in a cell, as the notebooks' first page says) reads
+    a failing self-check in it alone: its ✘ lines, its explanation, the labels of its replay line."""
+    from graders._catalogue import entry
+
+    name, gid, wrong = WRONG_ANSWER
+    variant = f"lang_{language}"
+    folder = os.path.join(student_folders["root"], variant)
+    if not os.path.isdir(folder):
+        shutil.copytree(student_folders["stub"], folder)
+    nb = nbformat.read(os.path.join(student_folders["stub"], name + ".ipynb"), as_version=4)
+    answer_cells(nb)[gid].source = entry(gid, wrong).source
+    nb.cells.insert(0, nbformat.v4.new_code_cell(f'from ch13lib import lang\nlang.use("{language}")'))
+    nbformat.write(nb, os.path.join(folder, name + ".ipynb"))
+    student_folders[variant] = folder
+
+    shown, saved, where = run_in_browser(page, student_lab, student_folders, artifacts, variant, name)
+    seg = next(s for s in segments(saved) if s["grade_id"] == gid)
+    checks = "\n".join(shown[j]["text"] for j in seg["checks"])
+    assert "✘" in checks and "cuda.atomic.add" in checks, f"({where})\n{excerpt(checks)}"
+    if language == "zh":
+        assert HAN.search(checks) and not ENGLISH_WORDS.search(checks), f"English in zh ({where}):\n{checks}"
+    else:
+        assert not HAN.search(checks), f"Chinese in en ({where}):\n{checks}"
