@@ -246,6 +246,8 @@ def install():
     hook object itself is reachable only from the interpreter's list of audit hooks (not from
     Python), so a cell that rebinds this module's tables changes nothing. Keep the returned
     function private (kit/subject.py holds it in a local variable)."""
+    from ch13lib.lang import say  # the student's words, in the judge's language (CH13_LANG)
+
     events: list[str] = []
     local = threading.local()
     getframe, helpers, one_hop, trusted = sys._getframe, HELPERS, ONE_HOP, TRUSTED
@@ -375,10 +377,15 @@ def install():
         f = caller
         while f is not None and not student(f):
             f = f.f_back
-        where = f" (line {f.f_lineno} of the cell)" if f is not None else ""
+        where = " " + say(f"(单元第 {f.f_lineno} 行)", f"(line {f.f_lineno} of the cell)") if f is not None else ""
         if len(events) < 50:
             events.append(what + where)
-        raise PermissionError(f"the grading sandbox refused `{what}`: no exercise needs it; a TA will review this cell")
+        raise PermissionError(
+            say(
+                f"评分沙箱拒绝了 `{what}`: 没有哪个练习需要它; 助教会复查这个单元",
+                f"the grading sandbox refused `{what}`: no exercise needs it; a TA will review this cell",
+            )
+        )
 
     def refused() -> list[str]:
         out = list(events)

@@ -35,7 +35,8 @@ def test_a_page_shared_by_forked_processes_counts_once():
         assert process_memory(parent) > 100 * MB and process_memory(child) > 100 * MB  # half each
         # a resident sum at or under what the caller asks about settles it; above, the proportional sum.
         # The thresholds sit well clear of both sums: a resident set moves by a page or two between reads.
-        assert 400 * MB < job_memory("unused", pids=[parent, child], settled_at=resident + 64 * MB) <= resident + 64 * MB
+        roomy = resident + 64 * MB
+        assert 400 * MB < job_memory("unused", pids=[parent, child], settled_at=roomy) <= roomy
         assert abs(job_memory("unused", pids=[parent, child], settled_at=300 * MB) - held) < 8 * MB
     finally:
         proc.communicate("", timeout=30)
