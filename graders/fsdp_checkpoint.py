@@ -38,10 +38,37 @@ import torch
 
 from ch13lib import fsdp_ckpt as ck
 from ch13lib import fsdp_train as ft
+from ch13lib.lang import Both, Messages, say
 from graders._hidden import hidden_seed
 from graders.api import NOT_IMPLEMENTED, Answer, Fail, Grader
 
 grader = Grader("fsdp_checkpoint", timeout_s=150, harness=("ch13lib.fsdp_ckpt",))
+
+# What this grader says itself, in the course's language (ch13lib/lang.py); the checks' own
+# sentences are ch13lib.fsdp_ckpt's.
+M = Messages(
+    resume_at=("; 在 world size {world} 下恢复", "; resume at world size {world}"),
+    replay=("在 notebook 中重现:", "replay in the notebook:"),
+    raised_on_rank=("{phase} 在 rank {rank} 上抛出了异常:", "{phase} raised an exception on rank {rank}:"),
+    params_expected=("参数为 {got}, 应为 {want}", "parameters {got}, expected {want}"),
+    not_tensor=("'{name}' 不是 {shape} {dtype} 张量", "'{name}' is not a {shape} {dtype} tensor"),
+    incomplete_result=(
+        "恢复后的运行报告的结果不完整 (每个 rank 一个返回值, 以及参数)",
+        "the resumed run reported an incomplete result (one return value per rank and the parameters)",
+    ),
+    changed_before_save=(
+        "save_checkpoint 时模型的参数与不用 FSDP 训练同样 {steps} 步的结果不同 ({off}): 单元在保存之前改变了训练",
+        "the model's parameters at the moment of save_checkpoint are not those of the same {steps} step(s) of "
+        "training without FSDP ({off}): the cell changed the training before the save",
+    ),
+    not_a_dict=("torch.load(path) 得到的是 {type}, 不是字典", "torch.load(path) gave a {type}, not a dict"),
+    changed_after_save=(
+        "save_checkpoint 返回之后, 同一次运行接下来的 {more} 步没有像不存检查点的训练那样继续 ({off}): "
+        "save_checkpoint 必须让模型和优化器保持原样",
+        "after save_checkpoint returned, {more} more step(s) of the same run did not continue like training "
+        "without a checkpoint ({off}): save_checkpoint must leave the model and the optimizer as they were",
+    ),
+)
 GUARD_S = 30.0  # last resort per world, for code that neither returns nor waits in a collective
 
 # name -> save scenario (world, steps, more steps after the save, epoch, optimizer, wrapping, data)
@@ -71,8 +98,11 @@ def _replay(save: ck.SaveRun, load_world: int | None = None, nested: bool | None
         f"more={save.more}, epoch={save.epoch}, optimizer={save.optimizer!r}, "
         f"nested={nested if nested is not None else save.nested})"
     )
-    where = save.describe() + (f"; resume at world size {load_world}" if load_world else "")
-    return f"{where}\nreplay in the notebook: {call}"
+    where = save.describe()
+    if load_world:
+        more = M.both("resume_at", world=load_world)
+        where = Both(where[0] + more[0], where[1] + more[1])
+    return f"{say(*where)}\n{M('replay')} {call}"
 
 
 def _world_fail(error: dict, phase: str, example: str):
@@ -82,7 +112,8 @@ def _world_fail(error: dict, phase: str, example: str):
         if exc.get("type") == "NotImplementedError":
             raise Fail(NOT_IMPLEMENTED)
         raise Fail(
-            f"{phase} raised an exception on rank {error.get('rank')}:\n"
+            M("raised_on_rank", phase=phase, rank=error.get("rank"))
+            + "\n"
             + (exc.get("traceback") + "\n" if exc.get("traceback") else "")
             + f"{exc.get('type')}: {exc.get('message')}"
             + ck.hint(exc.get("message")),
@@ -101,14 +132,14 @@ def _reference(steps: int, optimizer: str, data_seed: int) -> dict[str, torch.Te
     return {n: p.detach().clone() for n, p in model.named_parameters()}
 
 
-def _off_reference(got: dict | None, want: dict) -> str | None:
+def _off_reference(got: dict | None, want: dict) -> Both | str | None:
     """'name: max |diff| d' where ``got`` is not ``want`` within the tolerance, else None."""
     if not isinstance(got, dict) or set(got) != set(want):
-        return f"parameters {sorted(got) if isinstance(got, dict) else got!r}, expected {sorted(want)}"
+        return M.both("params_expected", got=sorted(got) if isinstance(got, dict) else repr(got), want=sorted(want))
     for name, w in want.items():
         g = got[name]
         if not isinstance(g, torch.Tensor) or g.shape != w.shape or g.dtype != w.dtype:
-            return f"'{name}' is not a {list(w.shape)} {w.dtype} tensor"
+            return M.both("not_tensor", name=name, shape=list(w.shape), dtype=w.dtype)
         if not torch.allclose(g, w, rtol=ck.RTOL, atol=ck.ATOL):
             return f"'{name}': max |diff| {(g - w).abs().max().item():.3g}"
     return None
@@ -209,9 +240,7 @@ def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, 
     res.epochs = [ck.epoch_from_observation(e) for e in got["epochs"]]
     res.loaded, res.final = got["loaded"], got["final"]
     if len(res.epochs) != world or not isinstance(res.loaded, dict) or not isinstance(res.final, dict):
-        raise Fail(
-            "the resumed run reported an incomplete result (one return value per rank and the parameters)", example
-        )
+        raise Fail(M("incomplete_result"), example)
     return res
 
 
@@ -227,9 +256,7 @@ def file_format(answer: Answer) -> None:
         off = _off_reference(run.saved, _reference(run.steps, run.optimizer, run.data_seed))
         if off:
             raise Fail(
-                f"the model's parameters at the moment of save_checkpoint are not those of the "
-                f"same {run.steps} step(s) of training without FSDP ({off}): the cell changed "
-                f"the training before the save",
+                M("changed_before_save", steps=run.steps, off=off),
                 _replay(run),
             )
         problems = ck.file_problems(obj, run)
@@ -244,7 +271,7 @@ def optimizer_state(answer: Answer) -> None:
     for name in SAVES:
         run, obj = _file(answer, name)
         if not isinstance(obj, dict):
-            raise Fail(f"torch.load(path) gave a {type(obj).__name__}, not a dict", _replay(run))
+            raise Fail(M("not_a_dict", type=type(obj).__name__), _replay(run))
         problems = ck.optim_problems(obj, run)
         if problems:
             raise Fail(problems[0], _replay(run))
@@ -260,9 +287,7 @@ def resume_equivalence(answer: Answer) -> None:
         off = _off_reference(run.final, _reference(run.steps + run.more, run.optimizer, run.data_seed))
         if off:
             raise Fail(
-                f"after save_checkpoint returned, {run.more} more step(s) of the same run did not "
-                f"continue like training without a checkpoint ({off}): save_checkpoint must "
-                f"leave the model and the optimizer as they were",
+                M("changed_after_save", more=run.more, off=off),
                 _replay(run),
             )
         load_world = _cap(answer, load_world)

@@ -55,7 +55,8 @@ def test_the_release_stub_gives_nothing_away():
 # catalogue answer once by tests/test_catalogues.py: not again here.
 
 
-def test_hang_is_reported_by_cause_not_by_timeout():
+def test_hang_is_reported_by_cause_not_by_timeout(monkeypatch):
+    monkeypatch.setenv("CH13_LANG", "en")  # the message's first word is the English one's (zh: "挂起:")
     source = catalogue_source(GID, "wrong_state_dict_rank0_only")
     results = grade(source)
     for r in results:

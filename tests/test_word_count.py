@@ -208,7 +208,8 @@ def test_a_ray_start_that_times_out_is_tried_again_and_then_blamed_on_the_machin
     """Ray waits a fixed 30 s for its raylet; under CI's load it once missed that, and a right answer
     lost run_mapreduce_counts to "run_mapreduce raised Exception". Each try is a fresh cluster; what
     a failed try left running is killed and its folder removed; the last failure says whose fault."""
-    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "source", "ch13_04")}
+    # in English: the sentence compared is the English one (ch13lib/lang.py)
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "source", "ch13_04"), "CH13_LANG": "en"}
     done = subprocess.run(
         [sys.executable, "-c", RAY_START_FLAKES, str(fails)], env=env, capture_output=True, text=True, timeout=120
     )
