@@ -74,9 +74,17 @@ def hidden_code_in(text: str) -> dict[str, list[str]]:
     return found
 
 
+HAN = re.compile(r"[\u4e00-\u9fff]")
+ENGLISH_PROSE = re.compile(r"\b(?:the|of|and|with|was|is|should|expected)\b")
+
+
 @pytest.mark.slow
-def test_feedback_html_is_readable(page, course, artifacts):
-    folder = os.path.join(artifacts, "feedback")
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_feedback_html_is_readable(language, page, course, artifacts, monkeypatch):
+    """The feedback page a student opens, in the language the TA chose (``c.Feedback.language``;
+    here ``CH13_LANG``, which nbgrader's process inherits)."""
+    monkeypatch.setenv("CH13_LANG", language)
+    folder = os.path.join(artifacts, f"feedback_{language}")
     os.makedirs(folder, exist_ok=True)
     answers = {}
     for gid, name in WRONG.items():
@@ -100,6 +108,9 @@ def test_feedback_html_is_readable(page, course, artifacts):
     with open(os.path.join(folder, "06_quiz.txt"), "w", encoding="utf-8") as f:
         f.write(text)
     where = f"(screenshot and text: {folder})"
+    if language == "zh":
+        assert not (problems := zh_problems(text)), f"feedback in zh {where}:\n" + "\n".join(problems)
+        return
     problems = []
     for gid, name in WRONG.items():
         m = re.search(rf"{gid}: ([\d.]+) / ([\d.]+) (?:分 / )?points", text)  # in the course's language
@@ -124,3 +135,26 @@ def test_feedback_html_is_readable(page, course, artifacts):
         if marker in text:
             problems.append(f"the feedback shows {marker!r}")
     assert not problems, f"feedback {where}:\n" + "\n".join(problems)
+
+
+def zh_problems(text: str) -> list[str]:
+    """What a student who reads only Chinese cannot read on a zh feedback page: each test's report
+    (the score line, every message line) in Chinese, English prose nowhere in it."""
+    problems = []
+    for gid in WRONG:
+        m = re.search(rf"^{gid}: [\d.]+ / [\d.]+ 分$", text, re.M)
+        if not m:
+            problems.append(f"{gid}: no score line '{gid}: x / y 分'")
+            continue
+        lines = text[m.end() :].lstrip("\n").splitlines()
+        ends = next((i for i, x in enumerate(lines) if not x.startswith(("[", " "))), len(lines))
+        report = "\n".join(lines[:ends])  # its tests, each with its message lines indented below
+        if "[FAIL]" not in report:
+            problems.append(f"{gid}: no [FAIL] test in its report:\n{report[:800]}")
+        for line in report.splitlines():
+            body = line.strip()
+            if body.startswith(("[PASS]", "[FAIL]")) or not re.search(r"[A-Za-z]{3}", body):
+                continue  # a test's name and points; a figure
+            if ENGLISH_PROSE.search(body) or not HAN.search(body):
+                problems.append(f"{gid}: a line not in Chinese: {body!r}")
+    return problems
