@@ -11,7 +11,10 @@ class Account:
 
 
 def transfer(src: Account, dst: Account, amount: int) -> bool:
-    """Move `amount` from src to dst if src has enough (True), else change nothing (False)."""
+    """src 余额足够时把 `amount` 从 src 转到 dst (返回 True), 否则什么都不改 (返回 False)。
+
+    Move `amount` from src to dst if src has enough (True), else change nothing (False).
+    """
     if src is dst:                                  # one account: one lock, taken once
         with src.lock:
             return src.balance >= amount

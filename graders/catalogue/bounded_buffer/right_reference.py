@@ -6,7 +6,10 @@ from typing import Any
 
 
 class BoundedBuffer:
-    """A FIFO buffer of at most `capacity` items shared by producer and consumer threads."""
+    """生产者线程和消费者线程共享的先进先出缓冲区, 最多容纳 `capacity` 个元素。
+
+    A FIFO buffer of at most `capacity` items shared by producer and consumer threads.
+    """
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:

@@ -4,7 +4,10 @@ import threading
 
 
 class SafeCounter:
-    """A counter that many threads may increment at once without losing an update."""
+    """一个可以被多个线程同时递增、且不会丢失更新的计数器。
+
+    A counter that many threads may increment at once without losing an update.
+    """
 
     def __init__(self) -> None:
         self._value = 0
@@ -21,7 +24,10 @@ class SafeCounter:
 
 
 def count_with_threads(n_threads: int, n_increments: int) -> int:
-    """Start n_threads threads on ONE SafeCounter, each incrementing n_increments times; join; return the count."""
+    """在同一个 SafeCounter 上启动 n_threads 个线程, 每个递增 n_increments 次; join 全部线程; 返回计数。
+
+    Start n_threads threads on ONE SafeCounter, each incrementing n_increments times; join; return the count.
+    """
     counter = SafeCounter()
 
     def work() -> None:

@@ -8,7 +8,10 @@ MAX_TPB = 1024  # shared arrays need a compile-time size: the most threads a blo
 
 @cuda.jit
 def dot_kernel(a, b, partial):
-    """Block k writes the sum of its products a[i] * b[i] to partial[k]."""
+    """线程块 k 把它负责的乘积 a[i] * b[i] 之和写入 partial[k]。
+
+    Block k writes the sum of its products a[i] * b[i] to partial[k].
+    """
     cache = cuda.shared.array(MAX_TPB, float64)
     t = cuda.threadIdx.x
     i = cuda.blockIdx.x * cuda.blockDim.x + t
@@ -28,7 +31,10 @@ def dot_kernel(a, b, partial):
 
 
 def launch_dot(a, b, threads_per_block=256):
-    """a . b: one partial sum per block on the device, their sum on the host, as a Python float."""
+    """a . b: 设备上每个线程块算一个部分和, 主机上把它们相加, 返回 Python float。
+
+    a . b: one partial sum per block on the device, their sum on the host, as a Python float.
+    """
     n = a.shape[0]
     if n == 0:
         return 0.0

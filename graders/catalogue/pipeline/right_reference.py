@@ -4,7 +4,10 @@ import torch
 
 
 def gpipe_step(stage, batch, target, n_micro, comm, loss_fn):
-    """Collective: one GPipe step of this rank's stage; the mean loss on the last rank, None elsewhere."""
+    """集合操作: 本 rank 所负责阶段的一次 GPipe 训练步; 最后一个 rank 返回平均损失, 其他 rank 返回 None。
+
+    Collective: one GPipe step of this rank's stage; the mean loss on the last rank, None elsewhere.
+    """
     rank, P = comm.rank, comm.world_size
     first, last = rank == 0, rank == P - 1
     device = next(stage.parameters()).device

@@ -6,7 +6,10 @@ from typing import Any, Callable
 
 
 class ConnectionPool:
-    """At most `size` resources, each checked out by one thread at a time."""
+    """最多 `size` 个资源, 每个资源同一时刻只被一个线程借出。
+
+    At most `size` resources, each checked out by one thread at a time.
+    """
 
     def __init__(self, size: int, factory: Callable[[], Any] = object) -> None:
         if size < 1:

@@ -5,7 +5,10 @@ import torch.nn.functional as F
 
 
 def tp_mlp(x, w1, b1, w2, b2, comm):
-    """Collective: y = gelu(x @ W1 + B1) @ W2 + b2 from this rank's shards; the full y on every rank."""
+    """集合操作: 用本 rank 的分片计算 y = gelu(x @ W1 + B1) @ W2 + b2; 每个 rank 都得到完整的 y。
+
+    Collective: y = gelu(x @ W1 + B1) @ W2 + b2 from this rank's shards; the full y on every rank.
+    """
     h = F.gelu(x @ w1 + b1)  # this rank's hidden units (a column block of W1)
     y = h @ w2  # their contribution to every output (a row block of W2)
     if comm.world_size > 1:

@@ -4,7 +4,10 @@ import torch
 
 
 class ZeroAdam:
-    """Adam whose optimizer state is sharded over the ranks (ZeRO stage 1)."""
+    """优化器状态分片到各 rank 上的 Adam (ZeRO 第 1 阶段)。
+
+    Adam whose optimizer state is sharded over the ranks (ZeRO stage 1).
+    """
 
     def __init__(self, params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8):
         self.params = list(params)
@@ -18,7 +21,10 @@ class ZeroAdam:
         self.t = 0
 
     def step(self):
-        """Collective, after loss.backward(): one Adam step of every parameter, the state sharded."""
+        """集合操作, 在 loss.backward() 之后调用: 对每个参数做一步 Adam, 状态分片保存。
+
+        Collective, after loss.backward(): one Adam step of every parameter, the state sharded.
+        """
         world, rank, c = self.comm.world_size, self.comm.rank, self.shard
 
         def flat(tensors):  # one zero-padded buffer of W·c elements in the parameters' dtype
@@ -55,5 +61,8 @@ class ZeroAdam:
         self.exp_avg_sq.copy_(state["exp_avg_sq"])
 
     def state_numel(self):
-        """Elements of exp_avg + exp_avg_sq this rank keeps."""
+        """本 rank 保存的 exp_avg + exp_avg_sq 元素个数。
+
+        Elements of exp_avg + exp_avg_sq this rank keeps.
+        """
         return self.exp_avg.numel() + self.exp_avg_sq.numel()
