@@ -22,12 +22,58 @@ import types
 import torch
 from hypothesis import strategies as st
 
-from ch13lib.collective_cases import Case, make_inputs, observe_sim, traffic_problem, uneven_note, verdict
+from ch13lib.collective_cases import (
+    Case,
+    error_both,
+    joined,
+    make_inputs,
+    observe_sim,
+    traffic_problem,
+    uneven_note,
+    verdict,
+)
 from ch13lib.collective_launch import launch_cell
+from ch13lib.lang import Messages, language
 from ch13lib.procgroup import CommError, RankError, RemoteRankRaised, SimWorld
 from graders._hidden import hidden
 from graders.api import NOT_IMPLEMENTED, Answer, Fail, _flagged
 from kit.judge import Raised, Stalled
+
+# What these checks say themselves, in the course's language (ch13lib/lang.py); a replay line stays code.
+M = Messages(
+    malformed=(
+        "{label}: 运行的报告传回时格式有误 (评分工具被干扰了?)",
+        "{label}: the run's report came back malformed (the harness was interfered with?)",
+    ),
+    stalled=(
+        "{label}: {s} 秒没有进展: rank {r} 一直在运行却不调用 comm (死循环?)",
+        "{label}: no progress for {s} s: rank {r} runs without calling comm (an endless loop?)",
+    ),
+    rank_raised=("{label}: rank {r} 抛出了异常:", "{label}: rank {r} raised an exception:"),
+    real_where=(
+        "在真实的 {backend} 进程组上 ({world} 个进程, 像 torchrun 那样启动; 各用例的 world 是它们的子组)",
+        "on a real {backend} process group ({world} processes started as torchrun starts them; case worlds are "
+        "sub-groups of them)",
+    ),
+    world_malformed=(
+        "{where}: 这个 world 的报告传回时格式有误 (评分工具被干扰了?)",
+        "{where}: the world's report came back malformed (the harness was interfered with?)",
+    ),
+    rank_failed=("{where}, {label}: rank {r} 失败了:", "{where}, {label}: rank {r} failed:"),
+    timeout_hint=(
+        "(超时意味着各 rank 在永远地互相等待: 死锁, 或者某个 send 没有与之匹配的 recv)",
+        "(a timeout means the ranks waited on each other forever: a deadlock, or a send with no matching recv)",
+    ),
+    stopped=(
+        "{where}, {label}: 有一个 rank 在这个用例之前就停止了",
+        "{where}, {label}: a rank stopped before this case",
+    ),
+    report_malformed=("{label}: 某个 rank 的报告传回时格式有误", "{label}: a rank's report came back malformed"),
+    sim_first=(
+        "没有在真实进程组上运行: 同一个用例在模拟器上就失败了, 在真实进程组上也会失败 (或挂起)。",
+        "not run on a real process group: the same case fails on the simulator, and would fail (or hang) there too.",
+    ),
+)
 
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
 HARNESS = ("ch13lib.collective_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
@@ -107,7 +153,7 @@ def _observe_threads(answer: Answer, case: Case, *, api: str, device: str, fn_na
         and len(sent) == case.world_size
         and all(type(n) is int for n in sent)
     ):
-        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+        raise Fail(M("malformed", label=case.label()))
     return outputs, sent, seen.get("messages")
 
 
@@ -163,17 +209,16 @@ def run_relayed(
         if isinstance(exc, Fail):
             raise exc from None
         if isinstance(exc, Stalled):
-            raise Fail(
-                f"{case.label()}: no progress for {STEP_S:g} s: rank {e.rank} runs without calling comm "
-                f"(an endless loop?)\n{replay}"
-            ) from None
+            stalled = M("stalled", label=case.label(), s=f"{STEP_S:g}", r=e.rank)
+            raise Fail(f"{stalled}\n{replay}") from None
         if isinstance(exc, RemoteRankRaised):
-            raise Fail(f"{case.label()}: rank {e.rank} raised an exception:\n{exc.text}{note}\n{replay}") from None
+            raised = M("rank_raised", label=case.label(), r=e.rank)
+            raise Fail(f"{raised}\n{exc.text}{note}\n{replay}") from None
         if isinstance(exc, Raised) and exc.from_harness and not exc.flagged:
             raise Fail(exc.message) from None
         raise exc from None  # Lost, Raised (the stub's NotImplementedError): the test's runner says it
     except CommError as e:  # a deadlock, misuse of comm
-        raise Fail(f"{case.label()}: {e}\n{replay}") from None
+        raise Fail(f"{joined(case.label(), ': ', error_both(e))}\n{replay}") from None
     return values, world
 
 
@@ -205,7 +250,7 @@ def _observe_relayed(answer: Answer, case: Case, *, api: str, device: str, fn_na
     )
     outputs = [v.get("output") if type(v) is dict else None for v in values]
     if not all(isinstance(t, torch.Tensor) for t in outputs):
-        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+        raise Fail(M("malformed", label=case.label()))
     return outputs, [int(t.sent_elements) for t in world.traffic], world.sends[:2000]
 
 
@@ -290,7 +335,7 @@ def checked_reports(results, world: int, where: str) -> None:
     """Fail unless a real world's ``results`` are one dict per rank, then as the subject's own guards
     do when a worker flagged the cell (flagged_by_workers)."""
     if not (isinstance(results, list) and len(results) == world and all(isinstance(r, dict) for r in results)):
-        raise Fail(f"{where}: the world's report came back malformed (the harness was interfered with?)")
+        raise Fail(M("world_malformed", where=where))
     flagged_by_workers(results)
 
 
@@ -304,10 +349,7 @@ def real_world(
     share it."""
     payload = {**payload, "cases": [dataclasses.asdict(c) for c in cases]}
     results = answer.run(launch_cell, world, target, payload, backend=backend)
-    where = (
-        f"on a real {backend} process group ({world} processes started as torchrun starts them; "
-        f"case worlds are sub-groups of them)"
-    )
+    where = M.both("real_where", backend=backend, world=world)
     checked_reports(results, world, where)
     errors = [str(r["error"]) for r in results if "error" in r]
     if errors:
@@ -324,17 +366,14 @@ def real_world(
             r, why = crashed[0]
             hint = ""
             if any(k in why.lower() for k in ("timed out", "timeout", "connection")):
-                hint = (
-                    "\n(a timeout means the ranks waited on each other forever: a deadlock, or a send with no "
-                    "matching recv)"
-                )
-            raise Fail(f"{where}, {case.label()}: rank {r} failed:\n{why}{hint}")
+                hint = "\n" + M("timeout_hint")
+            raise Fail(M("rank_failed", where=where, label=case.label(), r=r) + f"\n{why}{hint}")
         if any(not isinstance(c, dict) for c in per_rank):
-            raise Fail(f"{where}, {case.label()}: a rank stopped before this case")
+            raise Fail(M("stopped", where=where, label=case.label()))
         try:
             problem = judge(case, per_rank)
         except (TypeError, ValueError, RuntimeError, KeyError, IndexError):
-            problem = f"{case.label()}: a rank's report came back malformed"
+            problem = M("report_malformed", label=case.label())
         if problem:
             raise Fail(f"{where}: {problem.split(' Replay:')[0]}")
 
@@ -362,10 +401,8 @@ def real_process_group(answer: Answer, fn_name: str, api: str) -> None:
         try:
             sim_check(answer, case, api=api, fn_name=fn_name, relayed=case.world_size > 1)
         except Fail as f:
-            raise Fail(
-                "not run on a real process group: the same case fails on the simulator, and would "
-                "fail (or hang) there too. " + f.message
-            ) from None
+            between = "\n" if language() == "both" else " "  # both: the English line ends the sentence
+            raise Fail(M("sim_first") + between + f.message) from None
     real_check(answer, fn_name, REAL_CASES, backend="gloo", world=REAL_WORLD, device="cpu", api=api)
     if answer.gpu and torch.cuda.is_available():
         gpu_check(answer, fn_name, api)

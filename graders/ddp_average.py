@@ -24,6 +24,7 @@ import torch
 
 from ch13lib.collective_ddp import compare, fit_scale, observe_alone, rank_inputs
 from ch13lib.collective_launch import launch_cell
+from ch13lib.lang import Messages
 from graders._collectives import checked_reports, run_relayed
 from graders._hidden import hidden_seed
 from graders.api import NOT_IMPLEMENTED, Answer, Fail, Grader
@@ -32,6 +33,36 @@ grader = Grader(
     "ddp_average",
     timeout_s=120,
     harness=("ch13lib.collective_ddp", "ch13lib.collective_launch", "ch13lib.collective_cases", "ch13lib.procgroup"),
+)
+# What this grader says itself, in the course's language (ch13lib/lang.py). Where a rank's own text
+# (already in that language) follows, the phrase before it is a Both: "{where}: {text}".
+M = Messages(
+    relayed_label=(
+        "在 rank 之间不共享任何东西的模拟 world 上的 {w} 个 rank 的 DDP",
+        "{w}-rank DDP on a simulated world whose ranks share nothing",
+    ),
+    alone=(
+        "在 world size 1 下 (单个进程, 在启动任何真实 world 之前)",
+        "at world size 1 (one process, before any real world is started)",
+    ),
+    malformed=("这个 rank 的报告传回时格式有误", "the rank's report came back malformed"),
+    stopped=("这个 rank 在这个场景之前就停止了", "the rank stopped before this scenario"),
+    where_relayed=(
+        "在 rank 之间不共享任何东西的模拟 world 上的 {w} 个 rank 的 DDP (每个 rank 是独立的进程, 每次 all_reduce "
+        "都由评分程序转发), 与在整个批次上的单进程训练比较",
+        "{w}-rank DDP on a simulated world whose ranks share nothing (each its own process, every all_reduce "
+        "relayed by the grader), compared with single-process training on the whole batch",
+    ),
+    where_real=(
+        "在真实的 {backend} 进程组上的 {w} 个 rank 的 DDP (进程像 torchrun 那样启动), 与在整个批次上的单进程训练比较",
+        "{w}-rank DDP on a real {backend} process group (processes started as torchrun starts them), compared "
+        "with single-process training on the whole batch",
+    ),
+    alone_values=(
+        "在 world size 1 下 (单个进程, 平均值就是这个 rank 自己的梯度), 与单进程训练比较",
+        "at world size 1 (one process, where the average is the rank's own gradient), compared with "
+        "single-process training",
+    ),
 )
 FN = "average_gradients"
 WORLD = 3  # an odd world size: a hard-coded "/ 2" cannot pass (and world size 1 catches a "/ 3")
@@ -82,8 +113,8 @@ class _RelayedWorld:
     policy: str = "round_robin"
     schedule_seed: int = 0
 
-    def label(self) -> str:
-        return f"{WORLD}-rank DDP on a simulated world whose ranks share nothing"
+    def label(self):
+        return M.both("relayed_label", w=WORLD)
 
     def replay(self, fn_name: str) -> str:
         return f"from ch13lib.collective_checks import check_average_gradients; check_average_gradients({fn_name})"
@@ -126,7 +157,7 @@ def _smoke(answer: Answer, scenario: str) -> None:
         cache[key] = seen[0] if isinstance(seen, list) and seen and isinstance(seen[0], dict) else {}
     crash = cache[key].get("crash")
     if crash:
-        raise Fail(f"at world size 1 (one process, before any real world is started): {_text(crash)}")
+        raise Fail(f"{M.both('alone')}: {_text(crash)}")
 
 
 def _text(problem) -> str:
@@ -140,13 +171,13 @@ def _rank_problem(scenario: str, world: int, res: dict, i: int, scaled: bool):
         return 3, 0, str(res["error"])
     reps = res.get("scenarios")
     if not isinstance(reps, list) or not all(isinstance(p, dict) for p in reps):
-        return 3, 0, "the rank's report came back malformed"
+        return 3, 0, M("malformed")
     if i < len(reps):
         seen = reps[i]
     elif reps and reps[-1].get("crash"):
         seen = reps[-1]  # it crashed in an earlier scenario and never reached this one
     else:
-        return 3, 0, "the rank stopped before this scenario"
+        return 3, 0, M("stopped")
     crash = seen.get("crash")
     if crash:
         text = _text(crash)
@@ -172,16 +203,10 @@ def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
     for backend, world, device in worlds:
         if backend == "relayed":
             names, results = _run_relayed(answer, scenario)
-            where = (
-                f"{world}-rank DDP on a simulated world whose ranks share nothing (each its own process, "
-                "every all_reduce relayed by the grader), compared with single-process training on the whole batch"
-            )
+            where = M.both("where_relayed", w=world)
         else:
             names, results = _run(answer, backend, world, device)
-            where = (
-                f"{world}-rank DDP on a real {backend} process group (processes started as torchrun starts "
-                f"them), compared with single-process training on the whole batch"
-            )
+            where = M.both("where_real", w=world, backend=backend)
         checked_reports(results, world, where)
         i = names.index(scenario)
         found = []  # (kind, step, rank, text): the root cause first, a peer's broken connection last
@@ -200,10 +225,7 @@ def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
         steps = _cache(answer)["smoke " + scenario].get("steps")
         problem = compare(_scenario(scenario), 1, steps if isinstance(steps, list) else [])
         if problem:
-            raise Fail(
-                f"at world size 1 (one process, where the average is the rank's own gradient), compared "
-                f"with single-process training: {problem['text']}"
-            )
+            raise Fail(f"{M.both('alone_values')}: {problem['text']}")
 
 
 @grader.test(3)
