@@ -127,7 +127,7 @@ def relayed_grid() -> list[Case]:
 
 def require(answer: Answer, fn_name: str) -> None:
     """Fail unless the cell defines ``fn_name`` as a function (asked of the subject, not run)."""
-    answer.require(fn_name, what=f"the contract needs a function `{fn_name}(tensor, comm)`")
+    answer.require(fn_name, needs=f"`{fn_name}(tensor, comm)`")
 
 
 RANK_SIM = "ch13lib.collective_cases:rank_sim"

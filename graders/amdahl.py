@@ -50,7 +50,7 @@ def spec(p: float, n: int) -> float:
 
 def _fn(answer: Answer):
     """A caller of the cell's amdahl_speedup, which runs in the subject process (plain data back)."""
-    answer.require("amdahl_speedup", what="the contract needs `amdahl_speedup(p, n)`")
+    answer.require("amdahl_speedup", needs="`amdahl_speedup(p, n)`")
     return lambda p, n: answer.call("amdahl_speedup", p, n)
 
 

@@ -136,13 +136,14 @@ class Answer:
         """name -> {"defined", "callable", "type", and "value" (plain data) or "unsendable"}."""
         return self._ask("get", None, names)
 
-    def require(self, *names: str, what: str = "", need_callable: bool = True, cell_name: str = "") -> dict:
+    def require(self, *names: str, needs="", need_callable: bool = True, cell_name: str = "") -> dict:
         """Fail unless every name is defined (and callable, unless not ``need_callable``) in the cell,
-        with the one message for it (ch13lib/cell.py: ``not_defined``; ``cell_name``: the cell it
-        names, its grade_id by default). Returns what :meth:`get` said of the names."""
+        with the one message for it (ch13lib/cell.py: ``not_defined``, whose ``needs`` are the
+        contract's signatures; ``cell_name``: the cell it names, its grade_id by default). Returns
+        what :meth:`get` said of the names."""
         info = self.get(*names)
         if absent := cell.missing(names, info, need_callable=need_callable):
-            raise Fail(cell.not_defined(absent[0], cell_name or self.grade_id, what))
+            raise Fail(cell.not_defined(absent[0], cell_name or self.grade_id, needs))
         return info
 
     def call(self, name: str, *args, **kwargs):

@@ -193,7 +193,7 @@ def _rank_problem(scenario: str, world: int, res: dict, i: int, scaled: bool):
 
 
 def _check(answer: Answer, scenario: str, *, scaled: bool) -> None:
-    answer.require(FN, what=f"the contract needs a function `{FN}(model)`")
+    answer.require(FN, needs=f"`{FN}(model)`")
     _smoke(answer, scenario)
     worlds = [("gloo", WORLD, "cpu")]
     if answer.gpu and torch.cuda.is_available():

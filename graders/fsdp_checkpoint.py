@@ -172,7 +172,7 @@ def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
     """Run save scenario ``name`` once per answer, in the subject; (run, the raw observation)."""
     cache = _cache(answer)
     if name not in cache:
-        answer.require("save_checkpoint", what="the contract needs `save_checkpoint(model, optimizer, epoch, path)`")
+        answer.require("save_checkpoint", needs="`save_checkpoint(model, optimizer, epoch, path)`")
         params = _scenario(answer, name)
         shown = {k: v for k, v in params.items() if k != "data_seed"}  # the seed stays here: tensors go
         data = ft.Data.drawn(params["data_seed"], 0, params["steps"] + params["more"])
@@ -212,7 +212,7 @@ def _file(answer: Answer, name: str):
 
 def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, nested: bool) -> ck.ResumeRun:
     """load_checkpoint at ``world`` ranks on the file of ``run``, in the subject."""
-    answer.require("load_checkpoint", what="the contract needs `load_checkpoint(model, optimizer, path)`")
+    answer.require("load_checkpoint", needs="`load_checkpoint(model, optimizer, path)`")
     save = {k: getattr(run, k) for k in ("world", "steps", "more", "epoch", "optimizer", "nested")}
     # In a subject that never saved: the file's bytes, as the save left them, are all it gets. A
     # load_checkpoint that restored Adam from a dict the save kept in memory would resume exactly without

@@ -43,7 +43,7 @@ def _required(answer: Answer):
             not_defined(
                 absent[0],
                 "tiled_matmul",
-                "it needs TILE = 16, the kernel `tiled_matmul(A, B, C)` and `launch_tiled_matmul(A, B)`",
+                "`TILE = 16`, `tiled_matmul(A, B, C)`, `launch_tiled_matmul(A, B)`",
             )
         )
     tile = info["TILE"]

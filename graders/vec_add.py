@@ -28,6 +28,10 @@ grader = Grader("vec_add", timeout_s=180, harness=("ch13lib.cuda_check",))
 
 # What this grader says itself, in the course's language (ch13lib/lang.py).
 M = Messages(
+    needs_kernel=(
+        "用 @cuda.jit 装饰的核函数 `{kernel}` 和它的启动函数 `{launcher}`",
+        "the kernel `{kernel}` decorated with @cuda.jit and its launcher `{launcher}`",
+    ),
     unreported=(
         "未评分: 模拟器没有报告它运行了哪些核函数",
         "not graded: the simulator did not report which kernels it ran",
@@ -56,8 +60,9 @@ def _required(answer: Answer, *names):
     answer.require(
         *names,
         need_callable=False,
-        what="the contract needs `vec_add(a, b, c, n)` decorated with @cuda.jit and "
-        "`launch_vec_add(a, b, threads_per_block=256)`",
+        needs=M.both(
+            "needs_kernel", kernel="vec_add(a, b, c, n)", launcher="launch_vec_add(a, b, threads_per_block=256)"
+        ),
     )
     return compiled(answer)
 
@@ -103,7 +108,7 @@ def required_kernel(answer: Answer, cell: str, kernel: str, launcher: str):
         launcher,
         need_callable=False,
         cell_name=cell,
-        what=f"the contract needs the kernel `{kernel}` decorated with @cuda.jit and its launcher `{launcher}`",
+        needs=M.both("needs_kernel", kernel=kernel, launcher=launcher),
     )
     return compiled(answer)
 

@@ -43,8 +43,7 @@ def _required(answer: Answer, *names):
     answer.require(
         *names,
         need_callable=False,
-        what="it needs the kernel `vec_add_grid_stride(a, b, c, n)` and `launch_vec_add_grid_stride(a, b, blocks, "
-        "threads_per_block)`",
+        needs="`vec_add_grid_stride(a, b, c, n)`, `launch_vec_add_grid_stride(a, b, blocks, threads_per_block)`",
     )
     return compiled(answer)
 

@@ -293,7 +293,7 @@ def _contract(answer: Answer) -> None:
         "partition",
         "run_mapreduce",
         cell_name="answer",
-        what="the contract needs map_fn, reduce_fn, partition and run_mapreduce",
+        needs="`map_fn`, `reduce_fn`, `partition`, `run_mapreduce`",
     )
 
 

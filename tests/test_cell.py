@@ -11,7 +11,7 @@ import traceback
 import pytest
 
 import graders  # noqa: F401 - puts source/ch13_04 on sys.path (ch13lib is not part of the installed kit)
-from ch13lib import cell
+from ch13lib import cell, lang
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,8 +96,15 @@ def test_missing_names_from_the_module_or_from_the_subjects_report():
     }
     assert cell.missing(["f", "N", "g"], info) == ["N", "g"]
     assert cell.missing(["f", "N", "g"], info, need_callable=False) == ["g"]
+    lang.use("en")
     assert cell.not_defined("g", "counter") == "`g` is not defined in the counter cell"
-    assert cell.not_defined("g", "counter", "it needs g(x)") == "`g` is not defined in the counter cell (it needs g(x))"
+    assert (
+        cell.not_defined("g", "counter", "`g(x)`")
+        == "`g` is not defined in the counter cell (the contract needs `g(x)`)"
+    )
+    lang.use("zh")
+    assert cell.not_defined("g", "counter", "`g(x)`") == "`g` 在 counter 单元中没有定义 (合约要求 `g(x)`)"
+    lang.use(None)
 
 
 def test_the_adapter_imports_nothing_of_the_judge():

@@ -375,11 +375,7 @@ def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str |
 def _contract_function(cell, fn_name: str):
     fn = getattr(cell.module, fn_name, None)
     if not callable(fn):
-        raise SimFailure(
-            not_defined(
-                fn_name, getattr(cell, "grade_id", "answer"), f"the contract needs a function `{fn_name}(tensor, comm)`"
-            )
-        )
+        raise SimFailure(not_defined(fn_name, getattr(cell, "grade_id", "answer"), f"`{fn_name}(tensor, comm)`"))
     return fn
 
 
