@@ -16,6 +16,7 @@ import dataclasses
 import torch
 from hypothesis import given, settings
 
+from ch13lib.lang import Both, Messages, language
 from ch13lib.parallel_cases import rank_inputs
 from graders import _collectives
 from graders._collectives import REAL_WORLD, calls_by_rank, run_relayed
@@ -23,15 +24,46 @@ from graders._hidden import hidden
 from graders.api import Answer, Fail, check_property
 from kit.judge import Raised
 
+# What these graders say themselves, in the course's language (ch13lib/lang.py); the verdicts' own
+# sentences are ch13lib.parallel_cases's.
+M = Messages(
+    malformed=(
+        "{case}: 运行报告传回时格式有误 (测试框架被干扰了?)",
+        "{case}: the run's report came back malformed (the harness was interfered with?)",
+    ),
+    a_function=("一个函数 `{sig}`", "a function `{sig}`"),
+    a_class=("一个类 `{sig}`", "a class `{sig}`"),
+    not_real=(
+        "没有在真实的进程组上运行: 同一个用例在模拟器上就失败了, 在真实进程组上也会失败 (或挂起)。",
+        "not run on a real process group: the same case fails on the simulator, and would fail (or hang) there too.",
+    ),
+)
+
+
+def malformed(case) -> Fail:
+    """The failure of a run whose report came back in the wrong shape."""
+    return Fail(M("malformed", case=case.label()))
+
+
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
 HARNESS = ("ch13lib.parallel_sim", "ch13lib.parallel_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
 REAL_TARGET = "ch13lib.parallel_sim:run_real"
 
 
-def require(answer: Answer, name: str, what: str) -> None:
+def require(answer: Answer, name: str, what) -> None:
     """Fail unless the cell defines ``name`` as something callable (asked of the subject, not run);
-    ``what``: what the contract needs, ``a function `tp_mlp(...)` ``."""
-    answer.require(name, what=f"the contract needs {what}")
+    ``what``: what the contract needs, :func:`a_function` or :func:`a_class`."""
+    answer.require(name, needs=what)
+
+
+def a_function(signature: str) -> Both:
+    """What a contract needs, in each language: ``a function `tp_mlp(...)` ``."""
+    return M.both("a_function", sig=signature)
+
+
+def a_class(signature: str) -> Both:
+    """What a contract needs, in each language: ``a class `ZeroAdam(...)` ``."""
+    return M.both("a_class", sig=signature)
 
 
 # The subject's harness for each kind of run: a whole threads world, and one rank of a relayed world.
@@ -79,7 +111,7 @@ def observe(answer: Answer, harness: str, case, *, relayed: bool = False, **kwar
     if isinstance(seen, Fail):
         raise Fail(seen.message, picture=seen.picture)
     if not isinstance(seen, dict):
-        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+        raise malformed(case)
     return seen
 
 
@@ -134,13 +166,13 @@ def _observe_relayed(answer: Answer, harness: str, case, kwargs: dict) -> dict:
 def relayed_report(harness: str, case, values: list, world) -> dict:
     """The report of a relayed world's run, in the shape ``harness`` (the threads harness) reports
     it: the ranks' own values (checked by exact type) and the broker's log and clock."""
-    malformed = Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+    bad = malformed(case)
     if not all(type(v) is dict for v in values):
-        raise malformed
+        raise bad
     if harness == "observe_pipeline":
         grads = [v.get("grads") for v in values]
         if not all(type(g) is list and all(t is None or isinstance(t, torch.Tensor) for t in g) for g in grads):
-            raise malformed
+            raise bad
         return {
             "returns": [v.get("returned") for v in values],
             "grads": grads,
@@ -152,11 +184,11 @@ def relayed_report(harness: str, case, values: list, world) -> dict:
     if harness == "observe_tp":
         outputs = [v.get("output") for v in values]
         if not all(isinstance(o, torch.Tensor) or type(o) is str for o in outputs):
-            raise malformed
+            raise bad
         return {"outputs": outputs, "calls": calls_by_rank(world)}
     steps = [v.get("steps") for v in values]
     if not all(type(s) is list and all(isinstance(t, torch.Tensor) for t in s) for s in steps):
-        raise malformed
+        raise bad
     return {
         "steps": steps,
         "state_numel": [v.get("state_numel") for v in values],
@@ -184,10 +216,9 @@ def real_process_group(answer: Answer, kind: str, fn_name: str, cases: list, sim
         try:
             sim_check(answer, case)
         except Fail as f:
-            raise Fail(
-                "not run on a real process group: the same case fails on the simulator, and would fail (or hang) "
-                "there too. " + f.message
-            ) from None
+            # the simulator's message is already in the language in force: in both languages, each on its lines
+            joint = {"both": "\n", "zh": ""}.get(language(), " ")
+            raise Fail(M("not_real") + joint + f.message) from None
     real_world(answer, kind, fn_name, cases, judge, backend="gloo", world=REAL_WORLD, device="cpu")
     if answer.gpu and torch.cuda.is_available():
         n = min(torch.cuda.device_count(), 4)

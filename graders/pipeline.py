@@ -14,13 +14,13 @@ This judge computes the single-process full-batch step of the whole model itself
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import PipeCase, pipeline_reference, pipeline_verdict, schedule_problem
-from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
+from graders._parallelism import HARNESS, a_function, graded, grid_then_search, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("pipeline", timeout_s=150, harness=HARNESS)
 FN = "gpipe_step"
-WHAT = f"a function `{FN}(stage, batch, target, n_micro, comm, loss_fn)`"
+WHAT = a_function(f"{FN}(stage, batch, target, n_micro, comm, loss_fn)")
 EXAMPLES = 25
 
 

@@ -15,13 +15,13 @@ import math
 from hypothesis import strategies as st
 
 from ch13lib.parallel_cases import TPCase, tp_traffic_problem, tp_verdict
-from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
+from graders._parallelism import HARNESS, a_function, graded, grid_then_search, malformed, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("tensor_parallel", timeout_s=120, harness=HARNESS)
 FN = "tp_mlp"
-WHAT = f"a function `{FN}(x, w1, b1, w2, b2, comm)`"
+WHAT = a_function(f"{FN}(x, w1, b1, w2, b2, comm)")
 EXAMPLES = 30
 
 
@@ -76,7 +76,7 @@ def _seen(answer: Answer, case: TPCase, *, relayed: bool = False) -> dict:
         and isinstance(seen.get("calls"), list)
         and len(seen["calls"]) == case.world_size
     ):
-        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+        raise malformed(case)
     return seen
 
 

@@ -18,6 +18,7 @@ import dataclasses
 import torch
 from hypothesis import strategies as st
 
+from ch13lib.lang import Messages
 from ch13lib.parallel_cases import (
     ZeroCase,
     adam_reference,
@@ -29,15 +30,37 @@ from ch13lib.parallel_cases import (
     zero_verdict,
 )
 from graders._collectives import calls_by_rank, run_relayed
-from graders._parallelism import HARNESS, graded, grid_then_search, observe, require, tensor_of
+from graders._parallelism import HARNESS, a_class, graded, grid_then_search, malformed, observe, require, tensor_of
 from graders._parallelism import real_process_group as _real_process_group
 from graders.api import Answer, Fail, Grader
 
 grader = Grader("zero1", timeout_s=150, harness=HARNESS)
 FN = "ZeroAdam"
 STEP_HARNESS = "ch13lib.parallel_sim:rank_zero_step"
-WHAT = f"a class `{FN}(params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)`"
+WHAT = a_class(f"{FN}(params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)")
 EXAMPLES = 20
+
+# What this grader says itself, in the course's language (ch13lib/lang.py); the verdicts' own sentences
+# are ch13lib.parallel_cases's.
+M = Messages(
+    moved=(
+        "{case}: rank {r} 改变了参数 {which} 的 shape、dtype、device 或 requires_grad: 模型的参数要保持这些不变; "
+        "把收集到的值放进参数里 (在 torch.no_grad() 下 p.copy_(...), 或 p.data = 一个与该参数形状和 dtype 相同的视图)。"
+        "重现: {replay}",
+        "{case}: rank {r} changed the shape, dtype, device or requires_grad of parameter {which}: the model's "
+        "parameters keep theirs; put the gathered values into them (p.copy_(...) under torch.no_grad(), or p.data = "
+        "a view of the parameter's shape and dtype). Replay: {replay}",
+    ),
+    moved_many=(
+        "{case}: rank {r} 改变了参数 {which} 的 shape、dtype、device 或 requires_grad: 模型的参数要保持这些不变; "
+        "把收集到的值放进参数里 (在 torch.no_grad() 下 p.copy_(...), 或 p.data = 一个与该参数形状和 dtype 相同的视图)。"
+        "重现: {replay}",
+        "{case}: rank {r} changed the shape, dtype, device or requires_grad of parameters {which}: the model's "
+        "parameters keep theirs; put the gathered values into them (p.copy_(...) under torch.no_grad(), or p.data = "
+        "a view of the parameter's shape and dtype). Replay: {replay}",
+    ),
+    lost=("{case}: rank {r} 的参数不再包含 N={N} 个值", "{case}: rank {r}'s parameters no longer hold N={N} values"),
+)
 
 
 @st.composite
@@ -100,7 +123,7 @@ def _seen(answer: Answer, case: ZeroCase, *, relayed: bool = False) -> dict:
     if not all(
         isinstance(seen.get(k), list) and len(seen[k]) == W for k in ("steps", "state_numel", "held", "calls", "moved")
     ):
-        raise Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+        raise malformed(case)
     return seen
 
 
@@ -167,12 +190,8 @@ def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
     moved = [(r, m) for r, m in enumerate(seen["moved"]) if m]
     if moved:
         r, which = moved[0]
-        raise Fail(
-            f"{case.label()}: rank {r} changed the shape, dtype, device or requires_grad of "
-            f"parameter{'s' if len(which) > 1 else ''} {which}: the model's parameters keep theirs; put "
-            f"the gathered values into them (p.copy_(...) under torch.no_grad(), or p.data = a view of "
-            f"the parameter's shape and dtype). Replay: {case.replay(FN)}"
-        )
+        key = "moved_many" if len(which) > 1 else "moved"
+        raise Fail(M(key, case=case.label(), r=r, which=which, replay=case.replay_both(FN)))
 
 
 def observe_steps(answer: Answer, case: ZeroCase) -> dict:
@@ -204,7 +223,7 @@ def _steps(answer: Answer, case: ZeroCase) -> dict:
     elsize = torch.empty(0, dtype=getattr(torch, case.dtype)).element_size()
     seen = {"steps": [[] for _ in range(W)], "state_numel": [0] * W, "held": [0] * W, "moved": [[] for _ in range(W)]}
     seen.update(calls=[[] for _ in range(W)], flow=[])
-    malformed = Fail(f"{case.label()}: the run's report came back malformed (the harness was interfered with?)")
+    bad = malformed(case)
     for s in range(case.steps):
         # the first step needs no state, so ranks that ran earlier requests may take it: every later step
         # starts in fresh processes, which hold only what the judge hands them
@@ -225,9 +244,9 @@ def _steps(answer: Answer, case: ZeroCase) -> dict:
         for r, v in enumerate(values):
             after = v.get("steps") if type(v) is dict else None
             if not (type(after) is list and len(after) == 1 and isinstance(after[0], torch.Tensor)):
-                raise malformed
+                raise bad
             if after[0].numel() != case.numel:
-                raise Fail(f"{case.label()}: rank {r}'s parameters no longer hold N={case.numel} values")
+                raise Fail(M("lost", case=case.label(), r=r, N=case.numel))
             seen["steps"][r].append(after[0])
             # the next step starts from this judge's values, not the rank's: a rank's own values (within
             # the tolerance of them) could carry state in their low bits
