@@ -9,6 +9,7 @@ when every thread is waiting, so the verdicts never depend on the machine's spee
 """
 
 from ch13lib import sync_checks as sc
+from ch13lib.lang import Messages
 from ch13lib.sync_checks import Scenario
 from graders import _sync
 from graders.api import Grader
@@ -16,13 +17,154 @@ from graders.api import Grader
 grader = Grader("semaphore_pool", timeout_s=120, harness=("ch13lib.sync_checks",))
 OBJ = "ConnectionPool"
 
+# The hints of this grader's scenarios, in the course's language (ch13lib/lang.py): plain (Chinese,
+# English) pairs; the scenarios' own messages are in their code, say("中文", "English").
+M = Messages(
+    hint_too_serial=(
+        "过于串行: 一个线程无法从大小为 2 的池中取第二个资源。池必须允许同时借出 `size` 个资源 (从 acquire() "
+        "一直持有到 release() 的锁只允许借出一个)。",
+        "Too serial: one thread could not take the second resource of a pool of size 2. The pool must let "
+        "`size` resources out at once (a lock held from acquire() to release() lets only one out).",
+    ),
+    hint_timeout=(
+        "acquire(timeout=...) 从不放弃: 把 timeout 传给真正阻塞的那个调用 (到期时 Semaphore.acquire(timeout=...) "
+        "返回 False), 然后抛出 TimeoutError。",
+        "acquire(timeout=...) never gave up: pass the timeout on to the blocking call "
+        "(Semaphore.acquire(timeout=...) returns False when it expires) and raise TimeoutError then.",
+    ),
+    hint_release=(
+        "release() 必须检查该资源此刻确实处于借出状态 (而不只是它来自这个池), 并且只在这之后恰好归还一个许可。",
+        "release() must check that the resource is checked out right now (not just that it came from this "
+        "pool), and give back exactly one permit, only then.",
+    ),
+    hint_release_once=(
+        "检查和更新借出集合必须在同一个临界区中完成: 跨两个加锁区段的先检查后执行 (check-then-act) 会让两次 "
+        "release 都通过检查。",
+        "Check and update the checked-out set in ONE critical section: check-then-act across two lock "
+        "sections lets both releases pass the check.",
+    ),
+    hint_wakeup=(
+        "资源在超时之前很久就被释放了, acquire() 却还是放弃了: 正在等待的 acquire() 必须被 release() 唤醒。",
+        "The resource was released long before the timeout, yet acquire() gave up: a waiting acquire() must "
+        "be woken by release().",
+    ),
+)
+
+# Its scenarios' messages in each language: the English exactly as the scenario code's assert says it,
+# each {expression} as in its f-string (sync_checks.feedback fills the Chinese with the same values).
+SAYS = Messages(
+    connectionpool_must_raise_valueerror=(
+        "ConnectionPool({bad}) 必须抛出 ValueError",
+        "ConnectionPool({bad}) must raise ValueError",
+    ),
+    new_pool_size_2=(
+        "一个新的大小为 2 的池 available={pool.available!r}, 应为 2",
+        "a new pool of size 2 has available={pool.available!r}, expected 2",
+    ),
+    acquire_returned_resource_made=(
+        "acquire() 返回了 {r1!r}, 不是 factory 创建的资源",
+        "acquire() returned {r1!r}, not a resource made by the factory",
+    ),
+    n1_2_resources_out=(
+        "2 个资源借出了 1 个时, available={pool.available}, 应为 1",
+        "with 1 of 2 resources out, available={pool.available}, expected 1",
+    ),
+    acquire_gave_out_same=("acquire() 把同一个资源交出了两次", "acquire() gave out the same resource twice"),
+    n2_2_resources_out=(
+        "2 个资源全部借出时, available={pool.available}, 应为 0",
+        "with 2 of 2 resources out, available={pool.available}, expected 0",
+    ),
+    both_were_released_available=(
+        "两个都释放之后, available={pool.available}, 应为 2",
+        "after both were released, available={pool.available}, expected 2",
+    ),
+    factory_was_called_times=(
+        "对一个大小为 2 的池, factory 被调用了 {make.made} 次: 最多创建 `size` 个资源, 并重复使用已释放的资源",
+        "the factory was called {make.made} times for a pool of size 2: make at most `size` resources and reuse "
+        "released ones",
+    ),
+    acquire_timeout_0_25=(
+        "所有资源都已借出时, acquire(timeout=0.25) 返回了 {got!r}: 它必须抛出 TimeoutError",
+        "acquire(timeout=0.25) with every resource out returned {got!r}: it must raise TimeoutError",
+    ),
+    timed_out_acquire_available=(
+        "一次超时的 acquire 之后, available={pool.available}, 应为 0",
+        "after a timed-out acquire, available={pool.available}, expected 0",
+    ),
+    pool_connection_as_conn=(
+        "`with pool.connection() as conn` 得到了 conn=None: 要 yield 这个资源",
+        "`with pool.connection() as conn` gave conn=None: yield the resource",
+    ),
+    inside_pool_connection_available=(
+        "在 `with pool.connection()` 内部, available={pool.available}, 应为 1",
+        "inside `with pool.connection()`, available={pool.available}, expected 1",
+    ),
+    block_available_expected_2=(
+        "with 代码块结束之后, available={pool.available}, 应为 2",
+        "after the with block, available={pool.available}, expected 2",
+    ),
+    block_whose_body_raised=(
+        "with 代码块抛出异常之后, available={pool.available}, 不是 2: 许可泄漏了。请在 `finally` 中释放 (本章的 "
+        "`sem.acquire() ... sem.release()` 在代码块抛出异常时都会泄漏一个许可)",
+        "after a with block whose body raised, available={pool.available}, not 2: the permit leaked. Release in a "
+        "`finally` (the chapter's `sem.acquire() ... sem.release()` leaks a permit whenever the body raises)",
+    ),
+    release_object_that_never=(
+        "release() 一个从未来自这个池的对象时必须抛出 ValueError",
+        "release() of an object that never came from the pool must raise ValueError",
+    ),
+    refused_release_available_expected=(
+        "一次被拒绝的 release 之后, available={pool.available}, 应为 1",
+        "after a refused release, available={pool.available}, expected 1",
+    ),
+    releasing_same_resource_twice=(
+        "同一个资源释放两次时, 第二次必须抛出 ValueError",
+        "releasing the same resource twice must raise ValueError the second time",
+    ),
+    refused_double_release_available=(
+        "一次被拒绝的重复 release 之后, available={pool.available}, 应为 1",
+        "after a refused double release, available={pool.available}, expected 1",
+    ),
+    pool_size_1_let=(
+        "大小为 1 的池借出了第二个资源 ({a!r}, {b!r}): 某次 release (或一次被拒绝的 release) "
+        "归还了一个它从未取走的许可",
+        "a pool of size 1 let a second resource out ({a!r}, {b!r}): some release (or a refused one) gave back a "
+        "permit it never took",
+    ),
+    at_end_available_expected=(
+        "结束时 available={pool.available}, 应为 2",
+        "at the end available={pool.available}, expected 2",
+    ),
+    at_end_available_expected_2=(
+        "结束时 available={pool.available}, 应为 1",
+        "at the end available={pool.available}, expected 1",
+    ),
+    two_concurrent_release_r=(
+        "对一个已借出资源的两次并发 release(r) 得到了 {sorted(outcomes)}: 必须恰好一次成功, 另一次抛出 ValueError",
+        "two concurrent release(r) of one checked-out resource gave {sorted(outcomes)}: exactly one must succeed "
+        "and the other raise ValueError",
+    ),
+    afterwards_available_expected_2=(
+        "之后 available={pool.available}, 应为 2",
+        "afterwards available={pool.available}, expected 2",
+    ),
+    double_release_pool_handed=(
+        "重复 release 之后, 池把同一个资源交出了两次",
+        "after the double release the pool handed out one resource twice",
+    ),
+    waiter_got_expected_released=(
+        "等待者得到了 {got}, 应为被释放的 {r!r}",
+        "the waiter got {got}, expected the released {r!r}",
+    ),
+)
+
 BUDGET = dict(max_preemptions=2, max_schedules=3000, random_schedules=10, seed=17)
 TAKE_TURNS = sc.public_scenario("size 1, two threads take turns")
 TWO_HOLDERS = sc.public_scenario("size 2 admits two holders at once")
 
 
 def explore(answer, scenarios) -> None:
-    _sync.explore(answer, scenarios, OBJ, BUDGET)
+    _sync.explore(answer, scenarios, OBJ, BUDGET, SAYS)
 
 
 CONTRACT = [
@@ -58,14 +200,7 @@ for _ in range(5):
 assert make.made <= 2, (f"the factory was called {make.made} times for a pool of size 2: make at "
                         f"most `size` resources and reuse released ones")
 ''',
-        hints=(
-            (
-                "deadlock",
-                "Too serial: one thread could not take the second resource of a pool of size 2. "
-                "The pool must let `size` resources out at once (a lock held from acquire() "
-                "to release() lets only one out).",
-            ),
-        ),
+        hints=(("deadlock", tuple(M.both("hint_too_serial"))),),
     ),
     Scenario(
         "acquire(timeout) raises TimeoutError when all are out",
@@ -84,14 +219,7 @@ pool.release(r)
 r = pool.acquire(timeout=0.25)
 pool.release(r)
 ''',
-        hints=(
-            (
-                "deadlock",
-                "acquire(timeout=...) never gave up: pass the timeout on to the blocking "
-                "call (Semaphore.acquire(timeout=...) returns False when it expires) and "
-                "raise TimeoutError then.",
-            ),
-        ),
+        hints=(("deadlock", tuple(M.both("hint_timeout"))),),
     ),
     Scenario(
         "connection() releases after the body, also when it raises",
@@ -142,13 +270,7 @@ else:
                          f"(or a refused one) gave back a permit it never took")
 pool.release(a)
 ''',
-        hints=(
-            (
-                "check",
-                "release() must check that the resource is checked out right now (not just "
-                "that it came from this pool), and give back exactly one permit, only then.",
-            ),
-        ),
+        hints=(("check", tuple(M.both("hint_release"))),),
     ),
 ]
 
@@ -239,13 +361,7 @@ assert pool.available == 2, f"afterwards available={pool.available}, expected 2"
 a, b = pool.acquire(), pool.acquire()
 assert a is not b, "after the double release the pool handed out one resource twice"
 ''',
-        hints=(
-            (
-                "check",
-                "Check and update the checked-out set in ONE critical section: "
-                "check-then-act across two lock sections lets both releases pass the check.",
-            ),
-        ),
+        hints=(("check", tuple(M.both("hint_release_once"))),),
     )
 ]
 
@@ -267,13 +383,7 @@ assert got == [r], f"the waiter got {got}, expected the released {r!r}"
 ''',
         # ordered time: the release comes before the timeout, and the check is that it wakes the waiter
         early_timeouts=False,
-        hints=(
-            (
-                "exception",
-                "The resource was released long before the timeout, yet acquire() gave up: "
-                "a waiting acquire() must be woken by release().",
-            ),
-        ),
+        hints=(("exception", tuple(M.both("hint_wakeup"))),),
     )
 ]
 
