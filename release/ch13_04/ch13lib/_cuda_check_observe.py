@@ -17,7 +17,11 @@ from ch13lib.cuda_sim import KernelFault, Spy, launch, python_function, spying
 from ch13lib.lang import Messages
 
 # What an observation says itself (the checks' sentences are cuda_check's), in the course's language.
-M = Messages(not_defined=("`{name}` 未定义", "`{name}` is not defined"))
+M = Messages(
+    not_defined=("`{name}` 未定义", "`{name}` is not defined"),
+    ran=("运行的是:", "It ran:"),  # then the code, said once in any language
+    replay=("重现:", "Replay it:"),
+)
 
 REPR_CAP = 200  # a launch configuration is reported as its repr, cut to this length
 # A kernel launched here directly gets the shared memory any block may use without opting in, so
@@ -51,7 +55,7 @@ def _replay(call: str) -> str:
     :func:`replayable`, which runs the same check on the checking simulator)."""
     makers = sorted(set(re.findall(r"\b((?:vec|mat|hist|dot)_inputs)\(", call)))
     head = f"from ch13lib.cuda_check import {', '.join(makers)}; " if makers else ""
-    return f"\nIt ran: {head}{call}"
+    return f"\n{M('ran')} {head}{call}"
 
 
 def replayable(check):
@@ -82,7 +86,7 @@ def replayable(check):
                     f"from ch13lib.cuda_check import {check.__name__}, here; "
                     f"{check.__name__}(here(), {', '.join(shown)})"
                 )
-                e.args = (f"{e.args[0]}\nReplay it: {e.replay}",)
+                e.args = (f"{e.args[0]}\n{M('replay')} {e.replay}",)
             raise
 
     return run

@@ -80,9 +80,9 @@ M = Messages(
     ),
     read_race=(
         "读取 {label} 时, {other} 在同一阶段写入了它, 写与读之间没有 cuda.syncthreads(): 数据竞争 (在 GPU 上"
-        "读到旧值还是新值全凭运气)。{barriers}",
+        "读到旧值还是新值全凭运气)。\n{barriers}",
         "read {label} in the same phase as {other} wrote it, with no cuda.syncthreads() between the write and the "
-        "read: a data race (on a GPU it reads the old or the new value, by luck). {barriers}",
+        "read: a data race (on a GPU it reads the old or the new value, by luck).\n{barriers}",
     ),
     whole_row=("写入整行 {label}: 请逐个元素赋值", "wrote a whole row {label}: assign one element at a time"),
     input=(
@@ -96,11 +96,11 @@ M = Messages(
         "plain write races with them (updates get lost). Update it with cuda.atomic.add as well.",
     ),
     lost_update=(
-        "先读后写 {label} (一次读-改-写, 例如 `{name}[i] += 1`), 而{other} 在本次启动中也更新了它: 在 GPU 上"
+        "先读后写 {label} (一次读-改-写, 例如 `{name}[i] += 1`), 而{other} 在本次启动中也更新了它。\n在 GPU 上"
         "两个线程可能读到同一个旧值, 其中一次更新会丢失。本模拟器逐个运行线程, 所以这里的计数碰巧是对的; GPU "
         "没有这样的保证。请用 cuda.atomic.add({name}, index, value), 一次不可分割的读-改-写。",
         "read and then wrote {label} (a read-modify-write such as `{name}[i] += 1`), which {other} also updated in "
-        "this launch: on a GPU both threads can read the same old value and one update is lost. This simulator "
+        "this launch.\nOn a GPU both threads can read the same old value and one update is lost. This simulator "
         "runs threads one after another, so the count happens to come out right here; a GPU gives no such "
         "promise. Use cuda.atomic.add({name}, index, value), one indivisible read-modify-write.",
     ),
@@ -109,14 +109,14 @@ M = Messages(
         "wrote {label}, which {other} also wrote in this launch: two threads must not write one element ({hint})",
     ),
     write_race=(
-        "写入 {label} 时, {other} 在同一阶段也写入了它: 数据竞争。{barriers}",
-        "wrote {label} in the same phase as {other} wrote it: a data race. {barriers}",
+        "写入 {label} 时, {other} 在同一阶段也写入了它: 数据竞争。\n{barriers}",
+        "wrote {label} in the same phase as {other} wrote it: a data race.\n{barriers}",
     ),
     write_after_read=(
         "写入 {label} 时, {who} 在同一阶段读取了它, 中间没有 cuda.syncthreads(): 数据竞争 (在 GPU 上那次读取"
-        "看到的是写入之前还是之后的值全凭运气)。{barriers}",
+        "看到的是写入之前还是之后的值全凭运气)。\n{barriers}",
         "wrote {label} in the same phase as {who} read it, with no cuda.syncthreads() between: a data race (on a "
-        "GPU whether that read sees the value before or after this write is luck). {barriers}",
+        "GPU whether that read sees the value before or after this write is luck).\n{barriers}",
     ),
     step_one=(
         "循环每次只前进 {step} 个元素, 少于网格的 {total} 个线程, 于是线程会重做彼此的元素: 步长应为整个网格, "
@@ -153,14 +153,15 @@ M = Messages(
         "with the atomic updates. Update it with cuda.atomic everywhere.",
     ),
     atomic_after_store=(
-        "原子更新 {label} 时, {other} 在同一阶段用普通存储写入了它, 中间没有 cuda.syncthreads(): 数据竞争。{barriers}",
+        "原子更新 {label} 时, {other} 在同一阶段用普通存储写入了它, 中间没有 cuda.syncthreads(): "
+        "数据竞争。\n{barriers}",
         "atomically updated {label} in the same phase as {other} wrote it with a plain store, with no "
-        "cuda.syncthreads() between: a data race. {barriers}",
+        "cuda.syncthreads() between: a data race.\n{barriers}",
     ),
     atomic_after_load=(
-        "原子更新 {label} 时, {who} 在同一阶段用普通加载读取了它, 中间没有 cuda.syncthreads(): 数据竞争。{barriers}",
+        "原子更新 {label} 时, {who} 在同一阶段用普通加载读取了它, 中间没有 cuda.syncthreads(): 数据竞争。\n{barriers}",
         "atomically updated {label} in the same phase as {who} read it with a plain load, with no "
-        "cuda.syncthreads() between: a data race. {barriers}",
+        "cuda.syncthreads() between: a data race.\n{barriers}",
     ),
     atomic_input=(
         "原子更新 {label}: {name} 是核函数的输入",

@@ -19,9 +19,27 @@ from typing import TYPE_CHECKING
 import torch
 
 from ch13lib._procgroup_core import _RELAYED, _Abort, _user_line
+from ch13lib.lang import Messages
 
 if TYPE_CHECKING:
     from ch13lib.procgroup import SimComm, SimWorld
+
+# What the broker says of a rank that talks to it out of turn (only a harness interfered with does),
+# in the course's language (ch13lib/lang.py).
+M = Messages(
+    malformed_call=("rank {me} 向中转者发送了格式有误的调用", "rank {me} sent the broker a malformed call"),
+    malformed_tensor=("rank {me} 向中转者发送了格式有误的张量", "rank {me} sent the broker a malformed tensor"),
+    not_a_call=("rank {me} 向中转者发送了不是调用的东西", "rank {me} sent the broker something that is not a call"),
+    malformed_clock=(
+        "rank {me} 向中转者发送了格式有误的时钟计费",
+        "rank {me} sent the broker a malformed clock charge",
+    ),
+    never_made=("rank {me} 等待了一个中转者从未发出的请求", "rank {me} waited on a request the broker never made"),
+    not_offered=(
+        "rank {me} 向中转者请求 {name}, comm 不提供它",
+        "rank {me} asked the broker for {name}, which comm does not offer",
+    ),
+)
 
 _DTYPES = {
     name: getattr(torch, name)
@@ -55,14 +73,14 @@ def _mirror(world: SimWorld, me: int, m, data_key: str = "data"):
     """The broker's copy of a tensor a remote rank passed to comm (its shape, strides, dtype, and
     data where the call sends it), or a stand-in of the type it named."""
     if type(m) is not dict:
-        world._error(me, f"rank {me} sent the broker a malformed call")
+        world._error(me, M.both("malformed_call", me=me))
     if "type" in m:
         return type(str(m["type"])[:60] or "object", (), {})()
     shape, stride, dtype = m.get("shape"), m.get("stride"), _DTYPES.get(m.get("dtype"))
     ok = type(shape) is list and type(stride) is list and len(shape) == len(stride) <= 8
     ok = ok and all(type(n) is int and 0 <= n <= 2**24 for n in shape) and all(type(n) is int for n in stride)
     if not ok or dtype is None or math.prod(shape) > 2**24:
-        world._error(me, f"rank {me} sent the broker a malformed tensor")
+        world._error(me, M.both("malformed_tensor", me=me))
     numel = math.prod(shape)
     span = 1 + sum((n - 1) * abs(st) for n, st in zip(shape, stride)) if numel else 0
     if numel and all(st >= 0 for st in stride) and span <= 2 * numel + 64:
@@ -72,7 +90,7 @@ def _mirror(world: SimWorld, me: int, m, data_key: str = "data"):
     data = m.get(data_key)
     if data is not None:
         if not isinstance(data, torch.Tensor) or data.dtype != dtype or data.numel() != numel:
-            world._error(me, f"rank {me} sent the broker a malformed tensor")
+            world._error(me, M.both("malformed_tensor", me=me))
         with torch.no_grad():
             t.copy_(data.reshape(shape))
     return t
@@ -93,7 +111,7 @@ def _relay(world: SimWorld, me: int, comm: SimComm, conversation, finish) -> obj
         return finish(me, e.value)
     while True:
         if type(batch) is not list or not batch:
-            world._error(me, f"rank {me} sent the broker something that is not a call")
+            world._error(me, M.both("not_a_call", me=me))
         answers = []
         try:
             for call in batch:
@@ -127,7 +145,7 @@ def _stop(world: SimWorld, me: int, conversation, pending: int) -> None:
 
 def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict:
     if type(call) is not dict:
-        world._error(me, f"rank {me} sent the broker something that is not a call")
+        world._error(me, M.both("not_a_call", me=me))
     _RELAYED.where = str(call.get("where", "?"))[:300]
     inflight = call.get("inflight")
     if type(inflight) is dict:  # an isend's buffer as it is now (checked against what was sent)
@@ -151,7 +169,7 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
             and label[0] in ("F", "B")
             and type(label[1]) is int
         ):
-            world._error(me, f"rank {me} sent the broker a malformed clock charge")
+            world._error(me, M.both("malformed_clock", me=me))
         world.advance(me, Fraction(ticks[0], ticks[1]), (label[0], label[1]))
         if world.flow is not None:
             world.flow.append((me, label[0], Fraction(ticks[0], ticks[1])))
@@ -179,7 +197,7 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
         return {"data": t.detach().clone()}
     if name in ("wait", "poll"):
         if key not in works:
-            world._error(me, f"rank {me} waited on a request the broker never made")
+            world._error(me, M.both("never_made", me=me))
         work, t, kind = works[key][:3]
         if name == "poll":
             return {"done": bool(work.is_completed())}
@@ -197,7 +215,7 @@ def _perform(world: SimWorld, me: int, comm: SimComm, call, works: dict) -> dict
             world.flow.append((me, name, inp.detach().clone()))
         getattr(comm, name)(out, inp)
         return {"data": out.detach().clone()}
-    world._error(me, f"rank {me} asked the broker for {str(name)[:40]!r}, which comm does not offer")
+    world._error(me, M.both("not_offered", me=me, name=repr(str(name)[:40])))
     return {}
 
 

@@ -33,6 +33,22 @@ import sys
 import traceback
 import types
 
+from ch13lib.lang import Both, Messages
+
+# What a student reads about the cell itself (ch13lib/lang.py).
+M = Messages(
+    not_defined=("`{name}` 在 {cell} 单元中没有定义", "`{name}` is not defined in the {cell} cell"),
+    not_defined_needs=(
+        "`{name}` 在 {cell} 单元中没有定义 (合约要求 {needs})",
+        "`{name}` is not defined in the {cell} cell (the contract needs {needs})",
+    ),
+    expected_got=("应为 {want}, 得到 {got}", "expected {want}, got {got}"),
+    got_hidden=(
+        "得到 {got} (这个情况的输入是隐藏的, 它应得的值也是)",
+        "got {got} (this case's inputs are hidden, and so is the value it expects)",
+    ),
+)
+
 PREFIX = "<answer cell"  # an answer cell's file name: f"{PREFIX} {grade_id}>"
 SELF_CHECK_PREFIX = "<your cell"  # a self-check's copy of the cell: f"{SELF_CHECK_PREFIX}>" (self_check_filename)
 MODULE_PREFIX = "answer_"  # the modules an answer cell runs in: f"{MODULE_PREFIX}{grade_id}..."
@@ -156,20 +172,20 @@ def missing(names, found, *, need_callable: bool = True) -> list[str]:
     return out
 
 
-def not_defined(name: str, cell: str, needs: str = "") -> str:
+def not_defined(name: str, cell: str, needs: str | Both = "") -> str:
     """What a student reads when the cell lacks a name of the contract:
-    ``\\`tp_mlp\\` is not defined in the tensor_parallel cell (the contract needs ...)``."""
-    return f"`{name}` is not defined in the {cell} cell" + (f" ({needs})" if needs else "")
+    ``\\`tp_mlp\\` is not defined in the tensor_parallel cell (the contract needs ...)``; ``needs``:
+    what the contract needs (the signatures: code, or a :class:`Both` where it has words)."""
+    if needs:
+        return M("not_defined_needs", name=name, cell=cell, needs=needs)
+    return M("not_defined", name=name, cell=cell)
 
 
-def expected_got(want: str, got: str, hidden: bool) -> str:
+def expected_got(want: str, got: str, hidden: bool) -> Both:
     """ "expected W, got G" for a public case; for a case whose inputs are hidden (a relayed case's,
-    graders/_hidden.py) its expected values stay hidden too: only what the cell returned."""
-    return (
-        f"got {got} (this case's inputs are hidden, and so is the value it expects)"
-        if hidden
-        else f"expected {want}, got {got}"
-    )
+    graders/_hidden.py) its expected values stay hidden too: only what the cell returned. A
+    :class:`Both`: each language's sentence around it takes its own side."""
+    return M.both("got_hidden", got=got) if hidden else M.both("expected_got", want=want, got=got)
 
 
 def cell_source(obj) -> str:

@@ -19,7 +19,106 @@ import math
 
 import torch
 
-from ch13lib.cell import expected_got, not_defined, rank_copies
+from ch13lib.cell import not_defined, rank_copies
+from ch13lib.lang import Both, Messages
+
+# What the all-reduce cases say, in the course's language (ch13lib/lang.py). A failure's replay line
+# (``Replay: check_case(...)``) stays code, after the sentence.
+M = Messages(
+    label_one=(
+        "{w} 个 rank, 形状 {shape} ({n} 个元素), {dtype}",
+        "world size {w}, shape {shape} ({n} element), {dtype}",
+    ),
+    label_many=(
+        "{w} 个 rank, 形状 {shape} ({n} 个元素), {dtype}",
+        "world size {w}, shape {shape} ({n} elements), {dtype}",
+    ),
+    hidden_values=(
+        "(评分时用的是隐藏的值; 这里生成同样大小的公开值)",
+        "(the grader's values were hidden ones; this draws public values of the same size)",
+    ),
+    reshaped=(
+        "{label}: rank {r} 的张量现在有 {got} 个元素, 而不是 {n} 个: 保持张量的形状, 把和原地写入它",
+        "{label}: rank {r}'s tensor now has {got} elements instead of {n}: keep the tensor's shape and write the "
+        "sum into it in place",
+    ),
+    wrong=(
+        "{label}: 调用之后 rank {r} 的张量是错的: {why}",
+        "{label}: rank {r}'s tensor is wrong after the call: {why}",
+    ),
+    still_own=(
+        "它仍是自己的输入: 要把和原地写入传进来的张量 (tensor.copy_(...), tensor += ...); 重新绑定名字 `tensor` "
+        "对调用者没有任何作用",
+        "it still holds its own input: write the sum into the tensor passed in, in place "
+        "(tensor.copy_(...), tensor += ...); rebinding the name `tensor` changes nothing for the caller",
+    ),
+    average=(
+        "它存的是平均值 (和 / {w}), 不是和: 这里的全规约 (all-reduce) 必须求和 (SUM)",
+        "it holds the average (sum / {w}), not the sum: all-reduce here must SUM",
+    ),
+    reduce_one=(
+        "rank {right} 存有和, 但 rank {r} 没有: 这是规约 (reduce), 不是全规约 (all-reduce); 每个 rank 最后都必须存有和",
+        "rank {right} holds the sum but rank {r} does not: that is a reduce, not an all-reduce; every rank must "
+        "end with the sum",
+    ),
+    reduce_many=(
+        "ranks {right} 存有和, 但 rank {r} 没有: 这是规约 (reduce), 不是全规约 (all-reduce); "
+        "每个 rank 最后都必须存有和",
+        "ranks {right} hold the sum but rank {r} does not: that is a reduce, not an all-reduce; every rank must "
+        "end with the sum",
+    ),
+    elements=(
+        "{n} 个元素中有 {bad} 个是错的; 第一个在展平后的下标 {i}: 应为 {want}, 得到 {got}{note}",
+        "{bad} of {n} elements are wrong; the first at flat index {i}: expected {want}, got {got}{note}",
+    ),
+    elements_hidden=(
+        "{n} 个元素中有 {bad} 个是错的; 第一个在展平后的下标 {i}: 得到 {got} "
+        "(这个用例的输入是隐藏的, 它期望的值也是){note}",
+        "{bad} of {n} elements are wrong; the first at flat index {i}: got {got} (this case's inputs are hidden, "
+        "and so is the value it expects){note}",
+    ),
+    uneven_one=(
+        "注意: {n} 个元素不能平均分给 {w} 个 rank: tensor.chunk({w}) 返回的块可能少于 {w} 个, "
+        "tensor.tensor_split({w}) 总是返回 {w} 个",
+        "Note: {n} element does not split evenly over {w} ranks: tensor.chunk({w}) may return fewer than {w} "
+        "pieces, tensor.tensor_split({w}) always returns {w}",
+    ),
+    uneven_many=(
+        "注意: {n} 个元素不能平均分给 {w} 个 rank: tensor.chunk({w}) 返回的块可能少于 {w} 个, "
+        "tensor.tensor_split({w}) 总是返回 {w} 个",
+        "Note: {n} elements do not split evenly over {w} ranks: tensor.chunk({w}) may return fewer than {w} "
+        "pieces, tensor.tensor_split({w}) always returns {w}",
+    ),
+    too_few=(
+        "{label}: rank {r} 只发送了 {sent} 个元素 (每个 rank: {per}), 但它的 n = {n} 个元素每个都至少要离开它一次 "
+        "(求和后或原样), 其他 rank 的结果才能包含它: 这些和不是由消息算出来的。",
+        "{label}: rank {r} sent only {sent} elements (per rank: {per}), but each of its n = {n} elements has to "
+        "leave it at least once, summed or not, for the other ranks' results to include it: the sums were not "
+        "computed from the messages.",
+    ),
+    not_optimal=(
+        "没有达到带宽最优: {label}: rank {r} 一共发送了 {sent} 个元素 (每个 rank: {per}), 但环形全规约每个 rank 最多"
+        "发送 2·(W−1)·⌈n/W⌉ = 2·{w1}·{chunk} = {bound} 个。收集整个张量 (到一个根, 或到所有 rank) 会让一个 rank "
+        "发送 (W−1)·n = {gather} 个; 应当把张量分成 W 块, 让块沿着环传递 (先 reduce-scatter, 再 all-gather)。",
+        "not bandwidth-optimal: {label}: rank {r} sent {sent} elements in all (per rank: {per}), but a ring "
+        "all-reduce sends at most 2·(W−1)·⌈n/W⌉ = 2·{w1}·{chunk} = {bound} per rank. Gathering whole tensors (to "
+        "a root, or to everyone) makes a rank send (W−1)·n = {gather}; instead split the tensor into W chunks and "
+        "pass chunks around the ring (reduce-scatter, then all-gather).",
+    ),
+    rank_raised=("{label}: rank {r} 抛出了异常:", "{label}: rank {r} raised an exception:"),
+)
+
+
+def joined(*parts) -> Both:
+    """Strings and :class:`Both` phrases put together, each language from its own side."""
+    return Both(*("".join(p[i] if isinstance(p, Both) else str(p) for p in parts) for i in (0, 1)))
+
+
+def error_both(e: BaseException) -> Both:
+    """An exception's message as a :class:`Both` (ch13lib.procgroup's errors carry one)."""
+    m = e.args[0] if len(e.args) == 1 else None
+    return m if isinstance(m, Both) else Both(str(e), str(e))
+
 
 RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
@@ -51,16 +150,13 @@ class Case:
 
     def replay(self, fn_name: str) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs().items())
-        hidden = (
-            " (the grader's values were hidden ones; this draws public values of the same size)" if self.key else ""
-        )
+        hidden = " " + M("hidden_values") if self.key else ""
         return f"check_case({fn_name}, {args}){hidden}"
 
-    def label(self) -> str:
-        return (
-            f"world size {self.world_size}, shape {tuple(self.shape)} ({self.numel} element"
-            f"{'s' if self.numel != 1 else ''}), {self.dtype}"
-        )
+    def label(self) -> Both:
+        """The case in a few words: a :class:`Both`, a field of the sentences that name the case."""
+        key = "label_one" if self.numel == 1 else "label_many"
+        return M.both(key, w=self.world_size, shape=tuple(self.shape), n=self.numel, dtype=self.dtype)
 
 
 def make_inputs(case: Case, device: str = "cpu") -> list[torch.Tensor]:
@@ -97,10 +193,7 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
     for r, out in enumerate(outputs):
         t = out if isinstance(out, torch.Tensor) else torch.tensor(out, dtype=dtype)
         if t.numel() != case.numel:
-            return (
-                f"{case.label()}: rank {r}'s tensor now has {t.numel()} elements instead of {case.numel}: "
-                f"keep the tensor's shape and write the sum into it in place"
-            )
+            return M("reshaped", label=case.label(), r=r, got=t.numel(), n=case.numel)
         got_all.append(t.detach().to("cpu", exact.dtype).reshape(-1))
 
     def ok(g: torch.Tensor) -> torch.Tensor:
@@ -114,46 +207,46 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
     r = good.index(False)
     g = got_all[r]
     before = xs[r]
-    head = f"{case.label()}: rank {r}'s tensor is wrong after the call"
     if case.world_size > 1 and torch.equal(g, before):
-        why = (
-            "it still holds its own input: write the sum into the tensor passed in, in place "
-            "(tensor.copy_(...), tensor += ...); rebinding the name `tensor` changes nothing for the caller"
-        )
+        why = M.both("still_own")
     elif (
         dtype.is_floating_point
         and case.world_size > 1
         and bool(((g * case.world_size - exact).abs() <= tol * case.world_size).all())
     ):
-        why = f"it holds the average (sum / {case.world_size}), not the sum: all-reduce here must SUM"
+        why = M.both("average", w=case.world_size)
     elif any(good):
         right = [i for i, v in enumerate(good) if v]
-        who = f"ranks {', '.join(map(str, right))} hold" if len(right) > 1 else f"rank {right[0]} holds"
-        why = (
-            f"{who} the sum but rank {r} does "
-            f"not: that is a reduce, not an all-reduce; every rank must end with the sum"
-        )
+        key = "reduce_many" if len(right) > 1 else "reduce_one"
+        why = M.both(key, right=", ".join(map(str, right)), r=r)
     else:
         bad = (~ok(g)).nonzero().flatten().tolist()
         i = bad[0]
-        why = (
-            f"{len(bad)} of {case.numel} elements are wrong; the first at flat index {i}: "
-            f"{expected_got(_fmt(exact[i], dtype), _fmt(g[i], dtype), bool(case.key))}"
+        note = _uneven(case)
+        if note is not None:  # on the same line: ". Note: ..."
+            note = Both("。" + note[0], ". " + note[1])
+        why = M.both(
+            "elements_hidden" if case.key else "elements",
+            bad=len(bad),
+            n=case.numel,
+            i=i,
+            want=_fmt(exact[i], dtype),
+            got=_fmt(g[i], dtype),
+            note=note or "",
         )
-        why += uneven_note(case).replace("\n", ". ")
-    return f"{head}: {why}. Replay: {case.replay(fn_name)}"
+    return M("wrong", label=case.label(), r=r, why=why) + f". Replay: {case.replay(fn_name)}"
 
 
 def uneven_note(case: Case) -> str:
     """A hint for cases whose elements do not split evenly over the ranks ("" otherwise)."""
+    note = _uneven(case)
+    return "" if note is None else "\n" + str(note)
+
+
+def _uneven(case: Case) -> Both | None:
     if case.world_size == 1 or case.numel % case.world_size == 0:
-        return ""
-    w = case.world_size
-    return (
-        f"\nNote: {case.numel} element{'s' if case.numel != 1 else ''} "
-        f"{'do' if case.numel != 1 else 'does'} not split evenly over {w} ranks: "
-        f"tensor.chunk({w}) may return fewer than {w} pieces, tensor.tensor_split({w}) always returns {w}"
-    )
+        return None
+    return M.both("uneven_one" if case.numel == 1 else "uneven_many", n=case.numel, w=case.world_size)
 
 
 def _fmt(v: torch.Tensor, dtype) -> str:
@@ -220,10 +313,10 @@ def run_world(world, body, case, fn_name: str, note: str = "", **offer) -> None:
         if isinstance(e.exc, NotImplementedError):
             raise NotImplementedError from None
         raise SimFailure(
-            f"{case.label()}: rank {e.rank} raised an exception:\n{own_traceback(e.exc)}{note}\n{replay}"
+            M("rank_raised", label=case.label(), r=e.rank) + f"\n{own_traceback(e.exc)}{note}\n{replay}"
         ) from None
     except (Deadlock, CommError) as e:
-        raise SimFailure(f"{case.label()}: {e}\n{replay}") from None
+        raise SimFailure(f"{joined(case.label(), ': ', error_both(e))}\n{replay}") from None
 
 
 def run_on_sim(
@@ -260,33 +353,29 @@ def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str |
     if case.world_size > 1 and sent[least] < case.numel:
         # Each element of a rank's tensor must leave that rank once (alone or summed with the same
         # element of other ranks) for the other ranks' sums to include it: n elements at least.
-        return (
-            f"{case.label()}: rank {least} sent only {sent[least]} elements (per rank: {sent}), but each of "
-            f"its n = {case.numel} elements has to leave it at least once, summed or not, for the other "
-            f"ranks' results to include it: the sums were not computed from the messages. "
-            f"Replay: {case.replay(fn_name)}"
-        )
+        too_few = M("too_few", label=case.label(), r=least, sent=sent[least], per=sent, n=case.numel)
+        return too_few + f" Replay: {case.replay(fn_name)}"
     worst = max(range(len(sent)), key=lambda r: sent[r])
     if sent[worst] <= bound:
         return None
-    return (
-        f"not bandwidth-optimal: {case.label()}: rank {worst} sent {sent[worst]} elements in all "
-        f"(per rank: {sent}), but a ring all-reduce sends at most 2·(W−1)·⌈n/W⌉ = "
-        f"2·{case.world_size - 1}·{-(-case.numel // case.world_size)} = {bound} per rank. "
-        f"Gathering whole tensors (to a root, or to everyone) makes a rank send (W−1)·n = "
-        f"{(case.world_size - 1) * case.numel}; instead split the tensor into W chunks and pass chunks "
-        f"around the ring (reduce-scatter, then all-gather). Replay: {case.replay(fn_name)}"
+    too_many = M(
+        "not_optimal",
+        label=case.label(),
+        r=worst,
+        sent=sent[worst],
+        per=sent,
+        w1=case.world_size - 1,
+        chunk=-(-case.numel // case.world_size),
+        bound=bound,
+        gather=(case.world_size - 1) * case.numel,
     )
+    return too_many + f" Replay: {case.replay(fn_name)}"
 
 
 def _contract_function(cell, fn_name: str):
     fn = getattr(cell.module, fn_name, None)
     if not callable(fn):
-        raise SimFailure(
-            not_defined(
-                fn_name, getattr(cell, "grade_id", "answer"), f"the contract needs a function `{fn_name}(tensor, comm)`"
-            )
-        )
+        raise SimFailure(not_defined(fn_name, getattr(cell, "grade_id", "answer"), f"`{fn_name}(tensor, comm)`"))
     return fn
 
 

@@ -20,6 +20,70 @@ import functools
 import torch
 from torch import nn
 
+from ch13lib.lang import Messages
+
+# What the comparison says, in the course's language (ch13lib/lang.py): a step's problem is
+# ``step`` with one of the phrases after it.
+M = Messages(
+    step=("第 {step} 步: {what}", "step {step}: {what}"),
+    crash=("第 {step} 步: average_gradients 抛出了异常:", "step {step}: average_gradients raised an exception:"),
+    grad_none=(
+        "调用 average_gradients 之后 {name}.grad 是 None (调用之前它有梯度)",
+        "{name}.grad is None after average_gradients (it had a gradient before the call)",
+    ),
+    grad_shape=("{name}.grad 的形状变成了 {shape}", "{name}.grad changed shape to {shape}"),
+    summed=(
+        "{name}.grad 是全批次梯度的 {w} 倍: all_reduce 对各 rank 的梯度求和 (SUM); 要求平均, 请除以 world size "
+        "(dist.get_world_size(), 这里是 {w})",
+        "{name}.grad is {w}× the full-batch gradient: all_reduce SUMS the ranks' gradients; divide by the world "
+        "size (dist.get_world_size(), here {w}) to average",
+    ),
+    own=(
+        "{name}.grad 仍是这个 rank 自己的梯度: 它没有被平均 (all_reduce 原地作用于传给它的张量; 像 "
+        "p.grad.clone() 这样的副本被规约后就被丢掉了)",
+        "{name}.grad is still this rank's own gradient: it was not averaged (all_reduce works in place on the "
+        "tensor you pass it; a copy such as p.grad.clone() is reduced and thrown away)",
+    ),
+    fixed_one=(
+        "{name}.grad 是全批次梯度的 {k} 倍: all_reduce 的和被除以了 {d}, 但运行的只有 {w} 个进程。除以一个固定的数"
+        "只在一种 world size 下正确: 请除以 dist.get_world_size()",
+        "{name}.grad is {k}× the full-batch gradient: the all_reduce SUM was divided by {d}, but {w} process ran. "
+        "Dividing by a fixed number is right in one world size only: divide by dist.get_world_size()",
+    ),
+    fixed_many=(
+        "{name}.grad 是全批次梯度的 {k} 倍: all_reduce 的和被除以了 {d}, 但运行的是 {w} 个进程。除以一个固定的数"
+        "只在一种 world size 下正确: 请除以 dist.get_world_size()",
+        "{name}.grad is {k}× the full-batch gradient: the all_reduce SUM was divided by {d}, but {w} processes "
+        "ran. Dividing by a fixed number is right in one world size only: divide by dist.get_world_size()",
+    ),
+    factor=(
+        "{name}.grad 是全批次梯度的 {k} 倍: 平均值是 all_reduce 的和除以 dist.get_world_size(), 这里是 {w}",
+        "{name}.grad is {k}× the full-batch gradient: the average is the all_reduce SUM divided by "
+        "dist.get_world_size(), here {w}",
+    ),
+    off_scaled=(
+        "{name}.grad 与平均后的梯度最多相差 {err} (第一个参与训练的参数得到的是全批次梯度的 {scale} 倍, "
+        "所以每个参数都应如此)",
+        "{name}.grad differs by up to {err} from the averaged gradient (the first trained parameter got "
+        "{scale}× the full-batch gradient, so every one should)",
+    ),
+    off=(
+        "{name}.grad 与全批次梯度最多相差 {err}",
+        "{name}.grad differs from the full-batch gradient by up to {err}",
+    ),
+    stopped=("这个 rank 在这一步之前就停止了", "the rank stopped before this step"),
+    frozen=(
+        "{name} 是冻结的 (requires_grad=False), 但现在有了 .grad",
+        "{name} is frozen (requires_grad=False) but now has a .grad",
+    ),
+    params=(
+        "optimizer.step() 之后参数 {name} 与单进程训练不同 (average_gradients 改动了参数吗?)",
+        "after optimizer.step() the parameter {name} differs from single-process training (did "
+        "average_gradients change the parameters?)",
+    ),
+    unreadable=("这个 rank 的报告无法读取 ({type})", "the rank's report could not be read ({type})"),
+)
+
 RANK_API = ("observe_ddp_rank",)  # what a rank of a launched world may run (ch13lib.collective_launch)
 
 SUBJECT_API = ("observe_alone", "rank_ddp")  # run in the subject on the answer cell (kit/subject.py)
@@ -209,7 +273,7 @@ def observe(
                     raise
                 report[-1]["crash"] = {
                     "step": step,
-                    "text": f"step {step}: average_gradients raised an exception:\n{own_traceback(e)}",
+                    "text": M("crash", step=step) + f"\n{own_traceback(e)}",
                 }
                 return report
             grads = {n: _record(p.grad) for n, p in model.named_parameters()}
@@ -280,43 +344,28 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.allclose(a, b, rtol=1e-9, atol=1e-12))
 
 
-def _diagnose(name: str, got, full, local, world: int, scale: float = 1.0) -> str:
+def _diagnose(name: str, got, full, local, world: int, scale: float = 1.0):
+    """What is wrong with parameter ``name``'s gradient ``got``: a phrase (M.both) after "step s: "."""
     if got is None:
-        return f"{name}.grad is None after average_gradients (it had a gradient before the call)"
+        return M.both("grad_none", name=name)
     if got.shape != full.shape:
-        return f"{name}.grad changed shape to {tuple(got.shape)}"
+        return M.both("grad_shape", name=name, shape=tuple(got.shape))
     if scale == 1.0 and world > 1 and _close(got, full * world):
-        return (
-            f"{name}.grad is {world}× the full-batch gradient: all_reduce SUMS the ranks' gradients; "
-            f"divide by the world size (dist.get_world_size(), here {world}) to average"
-        )
+        return M.both("summed", name=name, w=world)
     if local is not None and _close(got, local):
-        return (
-            f"{name}.grad is still this rank's own gradient: it was not averaged (all_reduce works in "
-            f"place on the tensor you pass it; a copy such as p.grad.clone() is reduced and thrown away)"
-        )
+        return M.both("own", name=name)
     if scale == 1.0:
         k = float((got * full).sum() / (full * full).sum().clamp_min(1e-300))
         if abs(k) > 1e-6 and _close(got, full * k):
             d = world / k
             if round(d) >= 1 and abs(d - round(d)) < 1e-6:
-                ran = f"{world} process{'es' if world != 1 else ''} ran"
-                return (
-                    f"{name}.grad is {k:.4g}× the full-batch gradient: the all_reduce SUM was divided by "
-                    f"{round(d)}, but {ran}. Dividing by a fixed number is right in one world size only: "
-                    f"divide by dist.get_world_size()"
-                )
-            return (
-                f"{name}.grad is {k:.4g}× the full-batch gradient: the average is the all_reduce SUM divided "
-                f"by dist.get_world_size(), here {world}"
-            )
+                key = "fixed_many" if world != 1 else "fixed_one"
+                return M.both(key, name=name, k=f"{k:.4g}", d=round(d), w=world)
+            return M.both("factor", name=name, k=f"{k:.4g}", w=world)
     err = (got - full * scale).abs().max().item()
     if scale != 1.0:
-        return (
-            f"{name}.grad differs by up to {err:.3g} from the averaged gradient (the first trained "
-            f"parameter got {scale:.4g}× the full-batch gradient, so every one should)"
-        )
-    return f"{name}.grad differs from the full-batch gradient by up to {err:.3g}"
+        return M.both("off_scaled", name=name, err=f"{err:.3g}", scale=f"{scale:.4g}")
+    return M.both("off", name=name, err=f"{err:.3g}")
 
 
 def fit_scale(sc: dict, steps: list[dict]) -> float:
@@ -347,29 +396,22 @@ def compare(sc: dict, world: int, steps: list[dict], *, scale: float = 1.0) -> d
     try:
         for step, (want_grads, want_params) in enumerate(ref):
             if step >= len(steps):
-                return {"step": step, "text": f"step {step}: the rank stopped before this step"}
+                return {"step": step, "text": M("step", step=step, what=M.both("stopped"))}
             obs = steps[step]
             for name, q in want_grads.items():
                 got = _tensor(obs["grads"].get(name))
                 if q is None:
                     if got is not None and bool(got.abs().sum() != 0):
-                        return {
-                            "step": step,
-                            "text": f"step {step}: {name} is frozen (requires_grad=False) but now has a .grad",
-                        }
+                        return {"step": step, "text": M("step", step=step, what=M.both("frozen", name=name))}
                     continue
                 if got is None or got.shape != q.shape or not _close(got, q * scale):
                     local = _tensor(obs["local"].get(name))
-                    return {"step": step, "text": f"step {step}: " + _diagnose(name, got, q, local, world, scale)}
+                    what = _diagnose(name, got, q, local, world, scale)
+                    return {"step": step, "text": M("step", step=step, what=what)}
             for name, q in want_params.items():
                 got = _tensor(obs["params"].get(name))
                 if got is None or got.shape != q.shape or not _close(got, q):
-                    return {
-                        "step": step,
-                        "text": f"step {step}: after optimizer.step() the parameter {name} "
-                        f"differs from single-process training (did average_gradients "
-                        f"change the parameters?)",
-                    }
+                    return {"step": step, "text": M("step", step=step, what=M.both("params", name=name))}
     except (ValueError, RuntimeError, TypeError, KeyError, AttributeError) as e:
-        return {"step": 0, "text": f"the rank's report could not be read ({type(e).__name__})"}
+        return {"step": 0, "text": M("unreadable", type=type(e).__name__)}
     return None

@@ -31,6 +31,26 @@ import threading
 import types
 
 from ch13lib.cell import load, traceback_text
+from ch13lib.lang import Messages
+
+# What a launched world says of its ranks, in the course's language (ch13lib/lang.py).
+M = Messages(
+    bad_op=(
+        "all_reduce 的 op={op}: 本练习提供 SUM 和 AVG",
+        "all_reduce with op={op}: this exercise offers SUM and AVG",
+    ),
+    hung=(
+        "rank {r} 在 world 启动 {s} 秒后仍在运行, 已被终止 (挂起: 某个集合通信或 recv 没有其他 rank 与之匹配?)",
+        "rank {r} was still running {s} s after the world started and was stopped (a hang: a collective or recv "
+        "that no other rank matches?)",
+    ),
+    exited=("rank {r} 在报告之前就以退出码 {code} 退出了", "rank {r} exited with code {code} before reporting"),
+    no_report=("rank {r}: 没有报告", "rank {r}: no report"),
+    not_entry=(
+        "不是 rank 的入口 (ch13lib 或 gpu 的 RANK_API): {target}",
+        "not a rank entry point (a RANK_API of ch13lib or gpu): {target}",
+    ),
+)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
@@ -104,7 +124,7 @@ class DistComm:
         self.sent_elements += 2 * (self.world_size - 1) * -(-tensor.numel() // self.world_size)
         ops = {"SUM": self._dist.ReduceOp.SUM, "AVG": self._dist.ReduceOp.AVG}
         if name not in ops:
-            raise ValueError(f"all_reduce with op={op!r}: this exercise offers SUM and AVG")
+            raise ValueError(M("bad_op", op=repr(op)))
         self._dist.all_reduce(tensor, op=ops[name], group=self._group)
 
     def __repr__(self) -> str:
@@ -252,12 +272,7 @@ def launch(
                 continue
             logs[r].seek(0)
             tail = logs[r].read().decode("utf-8", "replace").strip().splitlines()[-6:]
-            why = (
-                f"rank {r} was still running {hard_timeout_s:g} s after the world started and was stopped "
-                f"(a hang: a collective or recv that no other rank matches?)"
-                if r in killed
-                else f"rank {r} exited with code {procs[r].returncode} before reporting"
-            )
+            why = M("hung", r=r, s=f"{hard_timeout_s:g}") if r in killed else M("exited", r=r, code=procs[r].returncode)
             results.append({"error": why + ("\n" + "\n".join(tail) if tail and r not in killed else "")})
         for log in logs:
             log.close()
@@ -451,10 +466,10 @@ def _worker(tmp: str, guarded: bool = False) -> int:
         module, func = spec["target"].split(":")
         guarded = guarded or bool(spec.get("audit")) or _sandboxed()
         if guarded and module.split(".")[0] not in ("ch13lib", "gpu"):  # checked before any import
-            raise PermissionError(f"not a rank entry point (a RANK_API of ch13lib or gpu): {spec['target']!r}")
+            raise PermissionError(M("not_entry", target=repr(spec["target"])))
         imported = importlib.import_module(module)
         if guarded and func not in getattr(imported, "RANK_API", ()):
-            raise PermissionError(f"not a rank entry point (a RANK_API of ch13lib or gpu): {spec['target']!r}")
+            raise PermissionError(M("not_entry", target=repr(spec["target"])))
         target = getattr(imported, func)
         if guarded:  # as in the subject: the guards are in place before the cell runs
             from kit import audit
@@ -477,7 +492,7 @@ def _worker(tmp: str, guarded: bool = False) -> int:
     if snap is not None:  # what the cell was refused, and what of the harness it replaced
         flags = {"refused": guards[0](), "tampered": guards[1](snap)}
         if any(flags.values()):
-            result = dict(result) if isinstance(result, dict) else {"error": f"rank {rank}: no report"}
+            result = dict(result) if isinstance(result, dict) else {"error": M("no_report", r=rank)}
             result.update({k: v for k, v in flags.items() if v})
     tmp_out = os.path.join(tmp, f"rank{rank}.json.part")
     with open(tmp_out, "w", encoding="utf-8") as f:

@@ -14,6 +14,7 @@ sentence takes that language's phrase.
 from __future__ import annotations
 
 import os
+import re
 import string
 
 LANGUAGES = ("zh", "en", "both")
@@ -111,3 +112,38 @@ FRAME = Messages(
     fix=("请修正上面的 ✘ 行 (每行都说明了如何重现)。", "Fix the ✘ lines above (each says how to replay it)."),
     no_picture=("(没有图: {why})", "(no picture: {why})"),
 )
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+AS_ABOVE = Both("(同上)", "(as above)")
+
+
+class Once:
+    """What one listing (a self-check's cases, a report's tests) has said: a long line said again
+    becomes a pointer to the first, so that cases that fail for one reason explain it once and then
+    say only what differs (their names and replay lines). Runs of pointers read as one line."""
+
+    LONG = 60  # characters: shorter lines (a case's name, a figure) are said again in full
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+
+    def __call__(self, text: str) -> str:
+        out: list[str] = []
+        pointers: list[str] = []  # the pointers of the run that ends the output so far
+        for line in text.split("\n"):
+            body = line.strip()
+            if len(body) < self.LONG or body not in self._said:
+                self._said.add(body)
+                out.append(line)
+                pointers = []
+                continue
+            pointer = AS_ABOVE[0] if _CJK.search(body) else AS_ABOVE[1]
+            if pointer not in pointers:
+                pointers.append(pointer)
+            indent = line[: len(line) - len(line.lstrip())]
+            if len(pointers) > 1 or (out and pointers and out[-1].strip() in AS_ABOVE):
+                out[-1] = out[-1][: len(out[-1]) - len(out[-1].lstrip())] + " / ".join(pointers)
+            else:
+                out.append(indent + pointer)
+        return "\n".join(out)

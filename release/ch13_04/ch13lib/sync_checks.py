@@ -18,11 +18,422 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+import string
 import textwrap
 
 from ch13lib import grading, sched
+from ch13lib._sched_run import joined, plural
 from ch13lib.cell import is_self_check_copy, self_check_filename
-from ch13lib.lang import FRAME, say
+from ch13lib.lang import FRAME, Both, Messages, say
+
+# What the self-checks and the hidden tests say, in the course's language (ch13lib/lang.py). A
+# scenario's code stays as it is (its asserts say English, and it is what a student replays); its
+# messages in each language are (Chinese, English) templates (SAYS below, and a Scenario's ``says``),
+# its hints (kind, (Chinese, English)) pairs: plain data that travels to the grading subject.
+M = Messages(
+    # the harness helpers' checks
+    handed_twice=(
+        "{r} 同时被交给了两个线程 (它当时已经被借出)",
+        "{r} was handed to two threads at once (it was already checked out)",
+    ),
+    too_many_out=(
+        "同时借出了 {n} 个资源, 但池的大小是 {size}",
+        "{n} resources were checked out at once, but the pool's size is {size}",
+    ),
+    # a failed scenario, and how to replay it
+    stub=(
+        "尚未实现: 桩代码仍然抛出 NotImplementedError",
+        "not implemented yet: the stub still raises NotImplementedError",
+    ),
+    scenario=("场景 '{name}': {what}", "scenario '{name}': {what}"),
+    replay=(
+        '场景 \'{name}\', 调度 "{schedule}"。运行你的单元格之后, 在 notebook 中这样重现:',
+        'scenario \'{name}\', schedule "{schedule}". Replay it in the notebook after running your cell:',
+    ),
+    # the self-check's lines
+    passed=(
+        "✔ {name}  ({n} 个调度{s}: 与默认顺序相差不超过 {k} 处{ds}的{which}调度{extra})",
+        "✔ {name}  ({n} schedule{s}: {which} with ≤{k} deviation{ds} from the default order{extra})",
+    ),
+    which_all=("全部", "all"),
+    which_first=("最先的一批", "the first"),
+    random=(", 另加 {r} 个随机调度", ", + {r} random"),
+    todo=("✘ {title}: 尚未实现: {todo}", "✘ {title}: not implemented yet: {todo}"),
+    stub_raised=(
+        "✘ {title}: 尚未实现 (桩代码仍然抛出 NotImplementedError)",
+        "✘ {title}: not implemented yet (the stub still raises NotImplementedError)",
+    ),
+    stub_raised_in=(
+        "✘ {title}: 尚未实现 (桩代码仍然在 `{where}` 中抛出 NotImplementedError)",
+        "✘ {title}: not implemented yet (the stub still raises NotImplementedError in `{where}`)",
+    ),
+    lanes=(
+        "同一个交错, 画成泳道图 (每个线程一列):",
+        "The same interleaving as swimlanes (one column per thread):",
+    ),
+    # what a cell still lacks
+    missing_one=(
+        "{names} 没有在这个单元格中定义 (本练习要求 {required})",
+        "{names} is not defined in this cell (the exercise asks for {required})",
+    ),
+    missing_many=(
+        "{names} 没有在这个单元格中定义 (本练习要求 {required})",
+        "{names} are not defined in this cell (the exercise asks for {required})",
+    ),
+    stubs_one=("{names} 仍然抛出 NotImplementedError (桩代码)", "{names} still raises NotImplementedError (the stub)"),
+    stubs_many=("{names} 仍然抛出 NotImplementedError (桩代码)", "{names} still raise NotImplementedError (the stub)"),
+    write_it=(
+        "{parts}。写好它, 运行这个单元格, 然后再运行一次这个检查。",
+        "{parts}. Write it, run the cell, then run this check again.",
+    ),
+    write_them=(
+        "{parts}。写好它们, 运行这个单元格, 然后再运行一次这个检查。",
+        "{parts}. Write them, run the cell, then run this check again.",
+    ),
+    # the public scenarios' hints
+    hint_counter=(
+        "两个线程读到了同一个旧值, 又都写回了 旧值+1: `+= 1` 的读和写必须在同一把锁的保护下完成, "
+        "而且每次 increment 都要持有这把锁。",
+        "Two threads read the same old value and both wrote old+1: the read and the write of `+= 1` must "
+        "happen under ONE lock, held by every increment.",
+    ),
+    hint_workers=(
+        "只创建一个 SafeCounter, 让 n_threads 个线程都在它上面工作并全部启动, 再 join 所有线程, "
+        "然后读取 counter.value。",
+        "Make ONE SafeCounter, start all n_threads threads on it, join all of them, then read counter.value.",
+    ),
+    hint_wake_acquire=(
+        "有一个资源已经被归还, 但仍有线程阻塞在 acquire() 中: release() 必须唤醒正在等待的 acquire()。",
+        "A thread stayed blocked in acquire() although a resource had been given back: release() must wake "
+        "a waiting acquire().",
+    ),
+    hint_too_serial=(
+        "过于串行: size=2 时, 第一个线程持有资源期间, 第二个线程无法 acquire。池必须允许 `size` 个线程同时"
+        "持有资源 (从 acquire() 一直持有到 release() 的锁只放一个线程进来)。",
+        "Too serial: with size=2 the second thread could not acquire while the first held a resource. The "
+        "pool must let `size` threads hold resources at once (a lock held from acquire() to release() lets "
+        "only one in).",
+    ),
+    hint_second_resource=(
+        "一个线程无法从大小为 3 的池中取第二个资源: 池必须允许同时借出 `size` 个资源 (从 acquire() 一直持有"
+        "到 release() 的锁只允许借出一个)。",
+        "One thread could not take a second resource of a pool of size 3: the pool must let `size` resources "
+        "out at once (a lock held from acquire() to release() lets only one out).",
+    ),
+    hint_timeout=(
+        "acquire(timeout=0.1) 一直等了下去: 把 timeout 交给真正阻塞的那个调用 (时间到时 "
+        "Semaphore.acquire(timeout=...) 返回 False), 然后抛出 TimeoutError。",
+        "acquire(timeout=0.1) waited for ever: hand the timeout to the call that blocks "
+        "(Semaphore.acquire(timeout=...) returns False when time is up) and raise TimeoutError then.",
+    ),
+    hint_release_check=(
+        "release() 必须检查该资源此刻确实处于借出状态, 然后恰好归还一个许可; 被拒绝的 release 不改变任何东西。",
+        "release() must check that the resource is checked out right now, and then give back exactly one "
+        "permit; a refused release changes nothing.",
+    ),
+    hint_while_acquire=(
+        "一个线程在 acquire() 中被唤醒后就继续往下走了, 但另一个线程已经先拿走了空闲的资源: 要在 wait() "
+        "外面套一个 `while` 循环重新检查条件。",
+        "A thread woke up in acquire() and went on, but another thread had taken the free resource first: "
+        "re-check in a `while` loop around wait().",
+    ),
+    hint_release_once=(
+        "检查资源是否已借出, 和把它标记为已归还, 必须在同一个临界区中完成: 如果检查在一个临界区、更新在另一个, "
+        "两次 release 都会通过检查。",
+        "Check that the resource is out AND mark it returned in ONE critical section: with the check in one "
+        "and the update in another, both releases pass the check.",
+    ),
+    hint_wake=(
+        "有线程永远在等待: 改变了缓冲区的 put() 或 get() 必须通知等待这一变化的线程 (两类等待者共用一个条件"
+        "变量时: 用 notify_all)。",
+        "A thread waits for ever: a put() or get() that changes the buffer must notify the threads waiting "
+        "for that change (with one condition for both kinds of waiters: notify_all).",
+    ),
+    hint_while=(
+        "一个线程从 wait() 醒来后就继续往下走了, 尽管缓冲区又变空 (或变满) 了: 另一个线程抢先一步。要在 "
+        "wait() 外面套一个 `while` 循环重新检查条件。",
+        "A thread woke up from wait() and went on although the buffer was empty (or full) again: another "
+        "thread got there first. Re-check the condition in a `while` loop around wait().",
+    ),
+    hint_room=(
+        "检查是否有空位和放入物品必须在同一个临界区中完成: 如果 put() 在两者之间释放了锁, 另一个生产者会先"
+        "占掉那个空位。",
+        "Check for room and add the item in ONE critical section: if put() lets go of the lock between the "
+        "two, another producer fills the free slot first.",
+    ),
+    hint_same_slot=(
+        "两个生产者都有空位时, 不能写进同一个槽位: 它们都会修改的下标 (或列表) 需要锁的保护, 即使已经用信号量"
+        "来计数空槽。",
+        "Two producers with room for both must not write the same slot: the index (or the list) they both "
+        "change needs the lock, even when semaphores count the free slots.",
+    ),
+    hint_lock_order=(
+        "每个线程都拿到了自己第一个账户的锁, 又在等另一个账户的锁: 无论转账方向如何, 都按同一个全局顺序"
+        "获取两把锁 (例如按账户 id)。",
+        "Each thread took its first account's lock and waits for the other's: take the two locks in one "
+        "global order (for example by account id), whatever the direction of the transfer.",
+    ),
+    hint_self_transfer=(
+        "transfer(a, a, ...) 两次获取同一个账户的锁, 而 Lock 不可重入: 单独处理 src is dst 的情况 (或者使用 RLock)。",
+        "transfer(a, a, ...) takes the same account's lock twice, and a Lock is not re-entrant: handle src "
+        "is dst on its own (or use an RLock).",
+    ),
+    hint_both_locks=(
+        "检查 `src.balance >= amount` 和依赖这一检查的扣款必须在同一个临界区中完成, 并且同时持有两个账户的锁。",
+        "The check `src.balance >= amount` and the debit that relies on it must happen in ONE critical "
+        "section, holding the locks of both accounts.",
+    ),
+)
+
+
+# Its scenarios' messages in each language: the English exactly as the scenario code's assert says it,
+# each {expression} as in its f-string (sync_checks.feedback fills the Chinese with the same values).
+SAYS = Messages(
+    new_safecounter_has_value=(
+        "新的 SafeCounter 的值是 {c.value!r}, 应为 0",
+        "a new SafeCounter has value {c.value!r}, expected 0",
+    ),
+    update_lost=(
+        "2 个线程各加 2 次, 但值是 {c.value}, 不是 4: 丢失了一次更新",
+        "2 threads x 2 increments, but value is {c.value}, not 4: an update was lost",
+    ),
+    count_returned=(
+        "count_with_threads(2, 2) 返回了 {result!r}, 应为 4",
+        "count_with_threads(2, 2) returned {result!r}, expected 4",
+    ),
+    every_thread_gave_resource=(
+        "每个线程都归还了资源之后, available 是 {pool.available}, 不是 1",
+        "after every thread gave its resource back, available is {pool.available}, not 1",
+    ),
+    pool_connection_whose_body=(
+        "`with pool.connection()` 的代码块抛出异常之后, available 是 {pool.available}, 不是 1: 许可泄漏了 (在 "
+        "finally 中 release)",
+        "after `with pool.connection()` whose body raised, available is {pool.available}, not 1: the permit leaked "
+        "(release in a finally)",
+    ),
+    buffer_holds_items_capacity=(
+        "缓冲区里有 {len(buf)} 个物品, 但它的容量是 1",
+        "the buffer holds {len(buf)} items but its capacity is 1",
+    ),
+    consumer_got_expected_0=(
+        "消费者得到了 {got}, 应为 [0, 1, 2] (每个物品恰好一次, 按顺序)",
+        "the consumer got {got}, expected [0, 1, 2] (every item once, in order)",
+    ),
+    transfer_b_10_enough=(
+        "余额足够时 transfer(a, b, 10) 必须返回 True",
+        "transfer(a, b, 10) with enough money must return True",
+    ),
+    transfer_b_20_enough=(
+        "余额足够时 transfer(b, a, 20) 必须返回 True",
+        "transfer(b, a, 20) with enough money must return True",
+    ),
+    balances_expected_110_90=(
+        "余额为 {a.balance}, {b.balance}, 应为 110, 90: 钱凭空丢失或多出来了",
+        "balances {a.balance}, {b.balance}, expected 110, 90: money was lost or created",
+    ),
+    count_returned_early=(
+        "count_with_threads(2, 2) 在它的 4 次 increment() 调用只完成了 {calls} 次时就返回了: 读取计数之前要 join "
+        "每个工作线程 (用 t.join(), 不是 sleep)",
+        "count_with_threads(2, 2) returned after {calls} of its 4 increment() calls: join every worker (t.join(), "
+        "not a sleep) before reading the count",
+    ),
+    increment_ran_calling_thread=(
+        "increment() 在调用者线程中运行了: 要启动线程, 让工作线程去做这些 increment",
+        "increment() ran in the calling thread: start the threads and let the workers do the increments",
+    ),
+    count_started_no_thread=(
+        "count_with_threads(2, 2) 没有启动任何线程: 工作者必须是线程",
+        "count_with_threads(2, 2) started no thread: the workers must be threads",
+    ),
+    n4_increments_went_different=(
+        "这 4 次 increment 落在了 {len(seen_counters)} 个不同的 SafeCounter 对象上: 所有工作线程必须对同一个计数器加 1",
+        "the 4 increments went to {len(seen_counters)} different SafeCounter objects: every worker must increment "
+        "the same, ONE counter",
+    ),
+    connectionpool_did_raise_valueerror=(
+        "ConnectionPool({bad}) 没有抛出 ValueError: 小于 1 的大小必须被拒绝",
+        "ConnectionPool({bad}) did not raise ValueError: a size below 1 must be refused",
+    ),
+    new_pool_size_3=(
+        "一个新的大小为 3 的池给出 available={pool.available!r}, 应为 3",
+        "a new pool of size 3 says available={pool.available!r}, expected 3",
+    ),
+    acquire_gave_hand_out=(
+        "acquire() 给出了 {x!r} 和 {y!r}: 要交出 factory() 创建的资源",
+        "acquire() gave {x!r} and {y!r}: hand out the resources that factory() makes",
+    ),
+    two_acquire_calls_row=("连续两次 acquire() 调用都返回了 {x!r}", "two acquire() calls in a row both returned {x!r}"),
+    n2_3_resources_out=(
+        "3 个资源借出了 2 个时, available={pool.available}, 应为 1",
+        "with 2 of 3 resources out, available={pool.available}, expected 1",
+    ),
+    both_came_back_available=(
+        "两个都归还之后, available={pool.available}, 应为 3",
+        "after both came back, available={pool.available}, expected 3",
+    ),
+    pool_size_3_called=(
+        "一个大小为 3 的池调用了 {make.made} 次 factory: 最多创建 size 个资源, 并把已归还的资源重新交出去",
+        "a pool of size 3 called its factory {make.made} times: make at most size resources, and hand out released "
+        "ones again",
+    ),
+    acquire_timeout_0_1=(
+        "所有资源都已借出时, acquire(timeout=0.1) 返回了 {got!r}: 时间到了就必须抛出 TimeoutError",
+        "acquire(timeout=0.1) while every resource was out returned {got!r}: when the time is up it must raise "
+        "TimeoutError",
+    ),
+    timed_out_acquire_available=(
+        "一次超时的 acquire 之后, available={pool.available}, 应为 0",
+        "after a timed-out acquire, available={pool.available}, expected 0",
+    ),
+    release_something_pool_never=(
+        "release() 一个池从未交出过的东西, 没有抛出 ValueError",
+        "release() of something the pool never handed out did not raise ValueError",
+    ),
+    refused_release_available_expected=(
+        "一次被拒绝的 release 之后, available={pool.available}, 应为 1",
+        "after a refused release, available={pool.available}, expected 1",
+    ),
+    release_second_time_was=(
+        "{r!r} 已经归还之后, 第二次 release({r!r}) 没有抛出 ValueError",
+        "release({r!r}) a second time, after it was given back, did not raise ValueError",
+    ),
+    refused_second_release_available=(
+        "第二次 release 被拒绝之后, available={pool.available}, 应为 1",
+        "after a refused second release, available={pool.available}, expected 1",
+    ),
+    pool_size_1_handed=(
+        "大小为 1 的池在 {r!r} 仍被借出时又交出了 {other!r}: 某次 release() (也许是被拒绝的那次) "
+        "归还了一个没有被任何 acquire() 取走的许可",
+        "a pool of size 1 handed out {other!r} while {r!r} was still out: some release() (maybe a refused one) "
+        "added a permit that no acquire() had taken",
+    ),
+    two_threads_called_release=(
+        "两个线程对同一个已借出的资源调用了 release({r!r}), 结果是 {sorted(said)}; 必须一个成功, 另一个抛出 ValueError",
+        "two threads called release({r!r}) for one resource that was out: {sorted(said)}; one must succeed and the "
+        "other raise ValueError",
+    ),
+    afterwards_available_expected_2=(
+        "之后 available={pool.available}, 应为 2",
+        "afterwards available={pool.available}, expected 2",
+    ),
+    boundedbuffer_did_raise_valueerror=(
+        "BoundedBuffer({bad}) 没有抛出 ValueError: 小于 1 的容量必须被拒绝",
+        "BoundedBuffer({bad}) did not raise ValueError: a capacity below 1 must be refused",
+    ),
+    new_buffer_has_len=("新缓冲区的 len 是 {len(buf)}, 应为 0", "a new buffer has len {len(buf)}, expected 0"),
+    n2_puts_len_expected=("put 2 次之后, len 是 {len(buf)}, 应为 2", "after 2 puts, len is {len(buf)}, expected 2"),
+    put_p_put_q=(
+        "先 put p, 再 put q, 然后 get() 返回了 {first!r}: 先放进去的物品先出来",
+        "put p, put q, then get() returned {first!r}: the first item in comes out first",
+    ),
+    next_two_get_calls=(
+        "接下来的两次 get() 调用返回了 {rest}, 应为 ['q', 0] (先进先出)",
+        "the next two get() calls returned {rest}, expected ['q', 0] (first in, first out)",
+    ),
+    taking_everything_out_len=(
+        "全部取出之后, len 是 {len(buf)}, 应为 0",
+        "after taking everything out, len is {len(buf)}, expected 0",
+    ),
+    two_consumers_got_expected=(
+        "两个消费者得到了 {got}, 应为 10 和 20, 各一次",
+        "the two consumers got {got}, expected 10 and 20, once each",
+    ),
+    two_producers_no_consumer=(
+        "两个生产者, 还没有消费者: 缓冲区里有 {len(buf)} 个物品, 它的容量是 1",
+        "two producers and no consumer yet: the buffer holds {len(buf)} items, its capacity is 1",
+    ),
+    two_get_calls_returned=(
+        "两次 get() 调用返回了 {got}, 应为 u 和 v, 各一次",
+        "the two get() calls returned {got}, expected u and v, once each",
+    ),
+    two_puts_into_buffer=(
+        "向容量为 2 的缓冲区 put 两次之后, 里面剩下 {len(buf)} 个物品",
+        "two puts into a buffer of capacity 2 left {len(buf)} items in it",
+    ),
+    two_producers_put_b=(
+        "两个生产者同时 put 了 a 和 b 之后, 两次 get 得到了 {got}: 丢失了一个物品",
+        "after two producers put a and b at once, two gets gave {got}: an item was lost",
+    ),
+    transfer_b_15_from=(
+        "从余额 40 中 transfer(a, b, 15) 返回了 {ok!r}, 余额变为 {a.balance}, {b.balance}; 应为 True 和 25, 20",
+        "transfer(a, b, 15) from a balance of 40 returned {ok!r} and left balances {a.balance}, {b.balance}; "
+        "expected True and 25, 20",
+    ),
+    transfer_b_21_only=(
+        "b 中只有 20 时 transfer(b, a, 21) 返回了 {ok!r}, 余额变为 {a.balance}, {b.balance}; 应为 False 且余额不变",
+        "transfer(b, a, 21) with only 20 in b returned {ok!r} and left balances {a.balance}, {b.balance}; expected "
+        "False and no change",
+    ),
+    transfer_10_from_account=(
+        "transfer(a, a, 10) (从一个账户转给它自己) 返回了 {ok!r}, 余额为 {a.balance}; 应为 True 且余额不变",
+        "transfer(a, a, 10) (from an account to itself) returned {ok!r} with balance {a.balance}; expected True "
+        "and no change",
+    ),
+    account_went_negative_two=(
+        "账户 a 的余额变成了负数 ({a.balance}): 从 9 中支付两笔 6, 两笔都成功了",
+        "account a went negative ({a.balance}): two payments of 6 out of 9 both went through",
+    ),
+    two_payments_6_out=(
+        "从 9 中支付两笔 6, 返回了 {paid}; 应为一个 True, 一个 False",
+        "two payments of 6 out of 9 returned {paid}; expected one True, one False",
+    ),
+    balances_expected_3_6=(
+        "余额为 {a.balance}, {b.balance}; 应为 3, 6",
+        "balances {a.balance}, {b.balance}; expected 3, 6",
+    ),
+)
+
+
+def hint(key: str) -> tuple[str, str]:
+    """A hint of this module's table as a scenario carries it: (Chinese, English), plain data."""
+    return tuple(M.both(key))
+
+
+def pairs(table: Messages) -> tuple:
+    """A table's sentences as a scenario carries them: ((Chinese, English), ...), plain data."""
+    return tuple(table.texts.values())
+
+
+def _parse(template: str) -> list:
+    try:
+        return list(string.Formatter().parse(template))
+    except ValueError:
+        return []
+
+
+def _values(template: str, text: str) -> dict | None:
+    """{expression: its text} when ``text`` is what ``template`` says (its {expressions} filled), else None."""
+    pattern, names = "", []
+    for literal, field, _, _ in _parse(template):
+        pattern += re.escape(literal)
+        if field is None:
+            continue
+        if field in names:
+            pattern += f"(?P=v{names.index(field)})"
+        else:
+            pattern += f"(?P<v{len(names)}>.*?)"
+            names.append(field)
+    m = re.fullmatch(pattern, text, re.S) if pattern else None
+    return None if m is None else {name: m.group(f"v{i}") for i, name in enumerate(names)}
+
+
+def _filled(template: str, values: dict) -> str:
+    return "".join(literal + (values[field] if field is not None else "") for literal, field, _, _ in _parse(template))
+
+
+def said(scenario: Scenario, failure: sched.Failure) -> Both:
+    """The failure's message in each language: a scenario's assert says English (its code is what a
+    student replays), the Chinese is its template in ``scenario.says`` or SAYS, filled with the same
+    values; any other message is said in each language already."""
+    message = failure.said()
+    if failure.kind != "check" or message[0] != message[1]:
+        return message
+    for zh, en in tuple(scenario.says) + pairs(SAYS):
+        values = _values(en, message[1])
+        if values is not None and all(f in values for _, f, _, _ in _parse(zh) if f is not None):
+            return Both(_filled(zh, values), message[1])
+    return message
+
 
 # What the self-checks in the notebook may spend: every schedule with at most one deviation from the default order
 # (capped), then a few seeded random ones. Counted in schedules, never in seconds.
@@ -36,14 +447,18 @@ SUBJECT_API = ("explore_cell",)
 class Scenario:
     name: str  # what it checks, in a few words
     code: str  # the scenario: runs as the main thread, your module is ``m``
-    hints: tuple = ()  # (failure kind, what it usually means) pairs
+    hints: tuple = ()  # (failure kind, what it usually means) pairs; the meaning a str or (Chinese, English)
     # A timed wait (sleep, acquire/wait/join with a timeout) may end at any scheduling point: a
     # running thread can always be slower than any sleep. Ordered time (it passes only when every
     # thread waits) would let staggered sleeps order unlocked sections like a lock;
     # only a scenario that checks a wakeup *before* a timeout turns it off.
     early_timeouts: bool = True
+    # (Chinese, English) templates of its asserts' messages besides this module's SAYS: the English
+    # as the code's f-string says it, each {expression} as written there (see :func:`said`)
+    says: tuple = ()
 
-    def hint(self, kind: str) -> str:
+    def hint(self, kind: str):
+        """The hint for a failure of this ``kind``: (Chinese, English), or a str (or "" when none)."""
         return next((h for k, h in self.hints if k == kind), "")
 
 
@@ -89,14 +504,10 @@ class Holders:
         self.peak = 0
 
     def got(self, r) -> None:
-        assert not any(r is h for h in self.held), (
-            f"{r!r} was handed to two threads at once (it was already checked out)"
-        )
+        assert not any(r is h for h in self.held), M.both("handed_twice", r=repr(r))
         self.held.append(r)
         self.peak = max(self.peak, len(self.held))
-        assert len(self.held) <= self.size, (
-            f"{len(self.held)} resources were checked out at once, but the pool's size is {self.size}"
-        )
+        assert len(self.held) <= self.size, M.both("too_many_out", n=len(self.held), size=self.size)
 
     def giving_back(self, r) -> None:
         self.held = [h for h in self.held if h is not r]
@@ -163,21 +574,45 @@ def picture(rep: dict) -> bytes:
 def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple[str, str]:
     """(message, example) for a failed scenario: what went wrong and how to replay it."""
     hint = scenario.hint(failure.kind)
-    if failure.kind == "exception" and isinstance(failure.exc, NotImplementedError):
-        return ("not implemented yet: the stub still raises NotImplementedError", "")
-    msg = f"scenario '{scenario.name}': {failure.explain()}"
-    if hint:
-        msg += "\n" + hint
+    if _is_stub(failure):
+        return (M("stub"), "")
+    msg = M("scenario", name=scenario.name, what=said(scenario, failure))
+    tip = ("\n" + (say(*hint) if isinstance(hint, (tuple, list)) else hint)) if hint else ""
+    if failure.story:
+        msg += "\n" + _shortened(failure.told(), MESSAGE_KEPT - len(msg) - len(tip) - 1)
+    msg += tip
     code = textwrap.indent(scenario.code.strip("\n"), "    ")
     example = (
-        f"scenario '{scenario.name}', schedule \"{failure.schedule}\". Replay it in the notebook "
-        f"after running your cell:\n"
+        M("replay", name=scenario.name, schedule=failure.schedule) + "\n"
         f"from ch13lib import sync_checks\n"
         f"SCENARIO = '''\n{code}\n'''\n"
         f"sync_checks.replay({obj_name}, SCENARIO, \"{failure.schedule}\""
         f"{'' if scenario.early_timeouts else ', early_timeouts=False'})"
     )
     return msg, example
+
+
+# What the feedback keeps of a message (kit/result.py: MESSAGE_CAP): a story told in two languages
+# beside its message could push the hint past it, so a long story loses steps from its middle first.
+MESSAGE_KEPT = 4000
+
+
+def _shortened(told: str, room: int) -> str:
+    """The story ``told`` (a header line, then one line per step) in at most ``room`` characters:
+    as it is when it fits, else its first and last steps around a line saying how many were left out."""
+    if len(told) <= room:
+        return told
+    header, *rows = told.split("\n")
+    first, last = rows[:8], rows[8:]
+    while last and len("\n".join([header, *first, "", *last])) + 30 > room:
+        last = last[1:]
+    left_out = len(rows) - len(first) - len(last)
+    return "\n".join([header, *first, f"  ... {left_out} more steps ...", *last])
+
+
+def _is_stub(failure: sched.Failure) -> bool:
+    """The failure is the stub's ``raise NotImplementedError``: nothing written yet."""
+    return failure.kind == "exception" and isinstance(failure.exc, NotImplementedError)
 
 
 def replay(obj, scenario_code: str, schedule: str, early_timeouts: bool = True) -> None:
@@ -240,12 +675,14 @@ def _top_level_names(tree: ast.Module) -> set:
     return names
 
 
-def _names(items) -> str:
+def _names(items) -> Both:
     items = [f"`{x}`" for x in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if len(items) == 1:
+        return Both(items[0], items[0])
+    return Both("、".join(items[:-1]) + " 和 " + items[-1], ", ".join(items[:-1]) + " and " + items[-1])
 
 
-def _left_to_do(source: str, required=()) -> str:
+def _left_to_do(source: str, required=()) -> Both | str:
     """What the cell still lacks, in words (empty when nothing): the names of ``required`` it does
     not define, and the functions whose body is still the stub's ``raise NotImplementedError()``."""
     try:
@@ -258,18 +695,14 @@ def _left_to_do(source: str, required=()) -> str:
     stubs = _stub_functions(tree, required)
     parts = []
     if missing:
-        parts.append(
-            f"{_names(missing)} {'is' if len(missing) == 1 else 'are'} not defined in this cell "
-            f"(the exercise asks for {_names(required)})"
-        )
+        key = "missing_one" if len(missing) == 1 else "missing_many"
+        parts.append(M.both(key, names=_names(missing), required=_names(required)))
     if stubs:
-        parts.append(f"{_names(stubs)} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError (the stub)")
+        parts.append(M.both("stubs_one" if len(stubs) == 1 else "stubs_many", names=_names(stubs)))
     if not parts:
         return ""
-    return (
-        f"{'; '.join(parts)}. Write {'it' if len(missing) + len(stubs) == 1 else 'them'}, run the cell, "
-        f"then run this check again."
-    )
+    key = "write_it" if len(missing) + len(stubs) == 1 else "write_them"
+    return M.both(key, parts=joined(parts, "; "))
 
 
 def _raised_in(failure: sched.Failure) -> str:
@@ -294,28 +727,23 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
         return False
     todo = _left_to_do(source, required)
     if todo:
-        print(f"✘ {title}: not implemented yet: {todo}")
+        print(M("todo", title=title, todo=todo))
         return False
     lines, ok, lanes = [], True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
     for sc in scenarios:
         rep = run(source, sc, filename=self_check_filename(), **PUBLIC_BUDGET)
         if rep.ok:
             n = rep.schedules - rep.random_schedules
-            lines.append(
-                f"✔ {sc.name}  ({n} schedule{'s' if n != 1 else ''}: "
-                f"{'all' if rep.exhaustive else 'the first'} with ≤{rep.max_preemptions} "
-                f"deviation{'s' if rep.max_preemptions != 1 else ''} from the default order"
-                f"{f', + {rep.random_schedules} random' if rep.random_schedules else ''})"
-            )
+            k = rep.max_preemptions
+            extra = M.both("random", r=rep.random_schedules) if rep.random_schedules else Both("", "")
+            which = M.both("which_all" if rep.exhaustive else "which_first")
+            lines.append(M("passed", name=sc.name, n=n, s=plural(n), which=which, k=k, ds=plural(k), extra=extra))
             continue
         ok = False
         msg, example = feedback(sc, rep.failure, obj_name)
-        if msg.startswith("not implemented yet"):
+        if _is_stub(rep.failure):
             where = _raised_in(rep.failure)
-            print(
-                f"✘ {title}: not implemented yet (the stub still raises NotImplementedError"
-                f"{f' in `{where}`' if where else ''})"
-            )
+            print(M("stub_raised_in", title=title, where=where) if where else M("stub_raised", title=title))
             return False
         lines.append(f"✘ {msg}\n\n{example}\n")
         lanes = rep.failure.events
@@ -325,12 +753,7 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
         try:
             from ch13lib.pictures import show, swimlanes
 
-            print(
-                say(
-                    "同一个交错, 画成泳道图 (每个线程一列):",
-                    "The same interleaving as swimlanes (one column per thread):",
-                )
-            )
+            print(M("lanes"))
             show(swimlanes(lanes, msg.splitlines()[0]))
         except Exception as e:  # noqa: BLE001 - no matplotlib here: the story above says it all
             print(FRAME("no_picture", why=type(e).__name__))
@@ -359,13 +782,7 @@ for t in threads:
     t.join()
 assert c.value == 4, f"2 threads x 2 increments, but value is {c.value}, not 4: an update was lost"
 ''',
-        hints=(
-            (
-                "check",
-                "Two threads read the same old value and both wrote old+1: the read and the "
-                "write of `+= 1` must happen under ONE lock, held by every increment.",
-            ),
-        ),
+        hints=(("check", hint("hint_counter")),),
     ),
     Scenario(
         "count_with_threads(2, 2)",
@@ -394,13 +811,7 @@ for t in threads:
     t.join()
 assert pool.available == 1, f"after every thread gave its resource back, available is {pool.available}, not 1"
 ''',
-        hints=(
-            (
-                "blocked_at_exit",
-                "A thread stayed blocked in acquire() although a resource had been "
-                "given back: release() must wake a waiting acquire().",
-            ),
-        ),
+        hints=(("blocked_at_exit", hint("hint_wake_acquire")),),
     ),
     Scenario(
         "size 2 admits two holders at once",
@@ -417,14 +828,7 @@ for t in threads:
 for t in threads:
     t.join()
 ''',
-        hints=(
-            (
-                "deadlock",
-                "Too serial: with size=2 the second thread could not acquire while the first "
-                "held a resource. The pool must let `size` threads hold resources at once "
-                "(a lock held from acquire() to release() lets only one in).",
-            ),
-        ),
+        hints=(("deadlock", hint("hint_too_serial")),),
     ),
     Scenario(
         "a body that raises still gives the resource back",
@@ -443,10 +847,7 @@ pool.release(r)
     ),
 ]
 
-_WAKE = (
-    "A thread waits for ever: a put() or get() that changes the buffer must notify the threads "
-    "waiting for that change (with one condition for both kinds of waiters: notify_all)."
-)
+_WAKE = hint("hint_wake")
 BUFFER_SCENARIOS = [
     Scenario(
         "capacity 1, one producer, one consumer",
@@ -488,14 +889,7 @@ for t in threads:
 assert (a.balance, b.balance) == (110, 90), (f"balances {a.balance}, {b.balance}, expected 110, 90: "
                                             f"money was lost or created")
 ''',
-        hints=(
-            (
-                "deadlock",
-                "Each thread took its first account's lock and waits for the other's: take "
-                "the two locks in one global order (for example by account id), whatever "
-                "the direction of the transfer.",
-            ),
-        ),
+        hints=(("deadlock", hint("hint_lock_order")),),
     ),
 ]
 
@@ -525,12 +919,7 @@ assert threads_started() >= 1, "count_with_threads(2, 2) started no thread: the 
 assert len(seen_counters) == 1, (f"the 4 increments went to {len(seen_counters)} different SafeCounter "
                                  f"objects: every worker must increment the same, ONE counter")
 ''',
-    hints=(
-        (
-            "check",
-            "Make ONE SafeCounter, start all n_threads threads on it, join all of them, then read counter.value.",
-        ),
-    ),
+    hints=(("check", hint("hint_workers")),),
 )
 
 POOL_CONTRACT = [
@@ -560,14 +949,7 @@ for _ in range(4):
 assert make.made <= 3, (f"a pool of size 3 called its factory {make.made} times: make at most size "
                         f"resources, and hand out released ones again")
 ''',
-        hints=(
-            (
-                "deadlock",
-                "One thread could not take a second resource of a pool of size 3: the pool must "
-                "let `size` resources out at once (a lock held from acquire() to release() "
-                "lets only one out).",
-            ),
-        ),
+        hints=(("deadlock", hint("hint_second_resource")),),
     ),
     Scenario(
         "one thread: acquire(timeout) raises TimeoutError",
@@ -584,14 +966,7 @@ else:
 assert pool.available == 0, f"after a timed-out acquire, available={pool.available}, expected 0"
 pool.release(r)
 ''',
-        hints=(
-            (
-                "deadlock",
-                "acquire(timeout=0.1) waited for ever: hand the timeout to the call that blocks "
-                "(Semaphore.acquire(timeout=...) returns False when time is up) and raise "
-                "TimeoutError then.",
-            ),
-        ),
+        hints=(("deadlock", hint("hint_timeout")),),
     ),
     Scenario(
         "one thread: a wrong release raises ValueError and changes nothing",
@@ -623,13 +998,7 @@ else:
                          f"(maybe a refused one) added a permit that no acquire() had taken")
 pool.release(r)
 ''',
-        hints=(
-            (
-                "check",
-                "release() must check that the resource is checked out right now, and then give back "
-                "exactly one permit; a refused release changes nothing.",
-            ),
-        ),
+        hints=(("check", hint("hint_release_check")),),
     ),
 ]
 
@@ -658,18 +1027,7 @@ pool.release(mine)
 t.join()
 assert pool.available == 1, f"after every thread gave its resource back, available is {pool.available}, not 1"
 ''',
-        hints=(
-            (
-                "blocked_at_exit",
-                "A thread stayed blocked in acquire() although a resource had been "
-                "given back: release() must wake a waiting acquire().",
-            ),
-            (
-                "exception",
-                "A thread woke up in acquire() and went on, but another thread had taken the "
-                "free resource first: re-check in a `while` loop around wait().",
-            ),
-        ),
+        hints=(("blocked_at_exit", hint("hint_wake_acquire")), ("exception", hint("hint_while_acquire"))),
     ),
     Scenario(
         "two threads release one resource at once",
@@ -692,20 +1050,11 @@ assert sorted(said) == ["ValueError", "released"], (f"two threads called release
     f"that was out: {sorted(said)}; one must succeed and the other raise ValueError")
 assert pool.available == 2, f"afterwards available={pool.available}, expected 2"
 ''',
-        hints=(
-            (
-                "check",
-                "Check that the resource is out AND mark it returned in ONE critical section: with "
-                "the check in one and the update in another, both releases pass the check.",
-            ),
-        ),
+        hints=(("check", hint("hint_release_once")),),
     ),
 ]
 
-_WHILE = (
-    "A thread woke up from wait() and went on although the buffer was empty (or full) again: "
-    "another thread got there first. Re-check the condition in a `while` loop around wait()."
-)
+_WHILE = hint("hint_while")
 BUFFER_MORE = [
     Scenario(
         "one thread: capacity, first in first out, len",
@@ -771,11 +1120,7 @@ assert sorted(got) == ["u", "v"], f"the two get() calls returned {got}, expected
             ("blocked_at_exit", _WAKE),
             ("deadlock", _WAKE),
             ("exception", _WHILE),
-            (
-                "check",
-                "Check for room and add the item in ONE critical section: if put() lets go of the "
-                "lock between the two, another producer fills the free slot first.",
-            ),
+            ("check", hint("hint_room")),
         ),
     ),
     Scenario(
@@ -793,20 +1138,11 @@ assert len(buf) == 2, f"two puts into a buffer of capacity 2 left {len(buf)} ite
 got = sorted([buf.get(), buf.get()], key=str)
 assert got == ["a", "b"], f"after two producers put a and b at once, two gets gave {got}: an item was lost"
 ''',
-        hints=(
-            (
-                "check",
-                "Two producers with room for both must not write the same slot: the index (or the "
-                "list) they both change needs the lock, even when semaphores count the free slots.",
-            ),
-        ),
+        hints=(("check", hint("hint_same_slot")),),
     ),
 ]
 
-_BOTH_LOCKS = (
-    "The check `src.balance >= amount` and the debit that relies on it must happen in ONE "
-    "critical section, holding the locks of both accounts."
-)
+_BOTH_LOCKS = hint("hint_both_locks")
 BANK_MORE = [
     Scenario(
         "one thread: paid, refused, to the same account",
@@ -822,13 +1158,7 @@ ok = m.transfer(a, a, 10)
 assert ok is True and a.balance == 25, (f"transfer(a, a, 10) (from an account to itself) returned "
     f"{ok!r} with balance {a.balance}; expected True and no change")
 ''',
-        hints=(
-            (
-                "deadlock",
-                "transfer(a, a, ...) takes the same account's lock twice, and a Lock is not "
-                "re-entrant: handle src is dst on its own (or use an RLock).",
-            ),
-        ),
+        hints=(("deadlock", hint("hint_self_transfer")),),
     ),
     Scenario(
         "two payments from one account that can afford only one",

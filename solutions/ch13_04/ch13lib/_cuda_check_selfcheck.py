@@ -7,7 +7,26 @@ from __future__ import annotations
 
 from ch13lib._cuda_check_observe import CheckFailed, local
 from ch13lib.cuda_sim import python_function
-from ch13lib.lang import FRAME, say
+from ch13lib.lang import FRAME, Messages, Once
+
+# What the runner says around the checks' own messages (ch13lib/lang.py).
+M = Messages(
+    title=("{grade_id} 自检 (检查模拟器):", "{grade_id} self-check (checking simulator):"),
+    stubs=(
+        "✘ 尚未实现: {names} 仍在抛出 NotImplementedError (占位代码)。写好它, 运行该单元, 再运行本自检。",
+        "✘ not implemented yet: {names} still raise NotImplementedError (the stub). Write them, run the cell, "
+        "then run this check again.",
+    ),
+    stub_case=(
+        "尚未实现 (占位代码仍在抛出 NotImplementedError)",
+        "not implemented yet (the stub still raises NotImplementedError)",
+    ),
+    crashed=("你的代码抛出了 {name}: {error}", "your code raised {name}: {error}"),
+    picture=(
+        "下图显示到第一个 ✘ 的错误为止, 哪个线程访问了哪个元素:",
+        "The picture below shows which thread touched which element up to that fault (the first ✘):",
+    ),
+)
 
 
 def _grading_line(name) -> bool:
@@ -68,11 +87,9 @@ def _run_checks(title, checks, functions=()) -> bool:
     stubs = _stubs(functions)
     if stubs:
         names = " and ".join(f"`{n}`" for n in stubs)
-        print(
-            f"  ✘ not implemented yet: {names} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError "
-            f"(the stub). Write {'it' if len(stubs) == 1 else 'them'}, run the cell, then run this check again."
-        )
+        print("  " + M("stubs", names=names))
         return False
+    once = Once()  # cases that fail for one reason explain it once
     ok, lines, picture = True, [], None  # printed at the end: no ✔ for a cell that turns out to be a stub
     for label, fn in checks:
         label = " / ".join(label.splitlines())  # a case's name on its ✔ or ✘ line, both languages on one
@@ -82,16 +99,16 @@ def _run_checks(title, checks, functions=()) -> bool:
                 fn()
         except NotImplementedError:
             lines = [line for line in lines if not line.startswith("  ✔")]
-            lines.append(f"  ✘ {label}: not implemented yet (the stub still raises NotImplementedError)")
+            lines.append(f"  ✘ {label}: " + M("stub_case"))
             print("\n".join(lines))
             return False
         except CheckFailed as e:
-            lines.append(f"  ✘ {label}: {e}")
+            lines.append(f"  ✘ {label}: " + once(str(e)).replace("\n", "\n    "))
             ok = False
             if e.accesses and picture is None:
                 picture = e  # the first fault is drawn below the text
         except Exception as e:  # noqa: BLE001 - the student's code crashed
-            lines.append(f"  ✘ {label}: your code raised {type(e).__name__}: {e}")
+            lines.append(f"  ✘ {label}: " + M("crashed", name=type(e).__name__, error=e))
             ok = False
         else:
             lines.append(f"  ✔ {label}")
@@ -109,12 +126,7 @@ def _show_picture(failed: CheckFailed) -> None:
     try:
         from ch13lib.pictures import show
 
-        print(
-            say(
-                "下图显示到第一个 ✘ 的错误为止, 哪个线程访问了哪个元素:",
-                "The picture below shows which thread touched which element up to that fault (the first ✘):",
-            )
-        )
+        print(M("picture"))
         show(failed.picture)
     except Exception as e:  # noqa: BLE001 - no matplotlib here: the text says it all
         print(FRAME("no_picture", why=type(e).__name__))
@@ -126,4 +138,4 @@ def _self_check(grade_id: str, functions: dict, checks) -> bool:
     if _grading_line(grade_id):
         return True
     ask = local(**functions)
-    return _run_checks(f"{grade_id} self-check (checking simulator):", checks(ask), tuple(functions.values()))
+    return _run_checks(M("title", grade_id=grade_id), checks(ask), tuple(functions.values()))

@@ -23,9 +23,37 @@ import time
 from typing import TYPE_CHECKING
 
 from ch13lib._sched_code import _SCHED_FILES, _hidden_dunders, _line_text
+from ch13lib.lang import Messages
 
 if TYPE_CHECKING:
     from ch13lib._sched_run import Run, _Sim
+
+# What a simulated thread waits for (told when it waits for ever), and the models' own refusals, in the
+# course's language (ch13lib/lang.py). The errors that mimic threading's own keep Python's words.
+M = Messages(
+    settling=("其他线程阻塞或结束", "the other threads to block or finish"),
+    held_by=("{lock} (被 {holder} 持有)", "{lock} (held by {holder})"),
+    notify=("{cond} 上的一次 notify", "a notify on {cond}"),
+    semaphore=("{sem} (值为 0)", "{sem} (value 0)"),
+    event_set=("{event} 被 set", "{event} to be set"),
+    join=("{thread} 结束 (join)", "{thread} to finish (join)"),
+    sleep=("sleep({seconds}) 结束", "sleep({seconds}) to end"),
+    blocks_outside=(
+        "{what} 会在调度器之外永远阻塞下去",
+        "{what} would block for ever outside the scheduler",
+    ),
+    start_outside=(
+        "这个模拟线程只能在一次受调度的运行中启动",
+        "this simulated thread can only start inside a scheduled run",
+    ),
+    hidden_dunder=(
+        "class {name} 把 {names} 设成了不是 Python 函数的东西 ({type}): 解释器从 C 中调用它, 调度器看不到, "
+        "所以它做了什么永远无法检查。请用 def 来写 dunder 方法。",
+        "class {name} sets {names} to something that is not a Python function ({type}): the interpreter "
+        "calls it from C, out of the scheduler's sight, so what it does could never be checked. Write "
+        "dunder methods with def.",
+    ),
+)
 
 # The real things, saved before anyone patches anything.
 _real_lock = _thread.allocate_lock
@@ -67,7 +95,7 @@ def settle() -> None:
         run.block(
             lambda: not any(t is not me and t.enabled() for t in run.threads),
             None,
-            ("the other threads to block or finish", None),
+            (M.both("settling"), None),
         )
     finally:
         me.settling = False
@@ -137,7 +165,7 @@ class Lock(_Sync):
                 return True
             if not blocking or (timeout is not None and timeout >= 0):
                 return False
-            raise RuntimeError(f"{self._label()} would block for ever outside the scheduler")
+            raise RuntimeError(M("blocks_outside", what=self._label()))
         if not blocking or timeout == 0:
             run.point()
             if self._locked:
@@ -145,7 +173,7 @@ class Lock(_Sync):
         elif not run.block(
             lambda: not self._locked,
             _deadline(run, timeout),
-            (f"{self._label()} (held by {self._holder.name if self._holder else '?'})", self),
+            (M.both("held_by", lock=self._label(), holder=self._holder.name if self._holder else "?"), self),
             point=True,
         ):
             return False
@@ -275,12 +303,12 @@ class Condition(_Sync):
             raise RuntimeError("cannot wait on un-acquired lock")
         run = _run_now()
         if run is None:
-            raise RuntimeError(f"{self._label()}.wait() would block for ever outside the scheduler")
+            raise RuntimeError(M("blocks_outside", what=f"{self._label()}.wait()"))
         waiter = [False]
         self._waiters.append(waiter)
         saved = self._lock._release_save()
         self._log(run, f"waits on {self._label()} (released {self._lock._label()})")
-        ok = run.block(lambda: waiter[0], _deadline(run, timeout), (f"a notify on {self._label()}", self))
+        ok = run.block(lambda: waiter[0], _deadline(run, timeout), (M.both("notify", cond=self._label()), self))
         if not ok:
             try:
                 self._waiters.remove(waiter)
@@ -343,13 +371,13 @@ class Semaphore(_Sync):
                 return True
             if not blocking or timeout is not None:
                 return False
-            raise RuntimeError(f"{self._label()} would block for ever outside the scheduler")
+            raise RuntimeError(M("blocks_outside", what=self._label()))
         if not blocking or (timeout is not None and timeout <= 0):
             run.point()
             if self._value == 0:
                 return False
         elif not run.block(
-            lambda: self._value > 0, _deadline(run, timeout), (f"{self._label()} (value 0)", self), point=True
+            lambda: self._value > 0, _deadline(run, timeout), (M.both("semaphore", sem=self._label()), self), point=True
         ):
             return False
         self._value -= 1
@@ -409,7 +437,9 @@ class Event(_Sync):
         run = _run_now()
         if run is None:
             return self._flag
-        return run.block(lambda: self._flag, _deadline(run, timeout), (f"{self._label()} to be set", self), point=True)
+        return run.block(
+            lambda: self._flag, _deadline(run, timeout), (M.both("event_set", event=self._label()), self), point=True
+        )
 
 
 MODEL_TYPES = frozenset((Lock, RLock, Condition, Semaphore, BoundedSemaphore, Event))  # _sched_code._intact
@@ -443,7 +473,7 @@ class Thread:
         if self._sim is not None:
             raise RuntimeError("threads can only be started once")
         if run is None:
-            raise RuntimeError("this simulated thread can only start inside a scheduled run")
+            raise RuntimeError(M("start_outside"))
         sim = run.new_sim(self)
         parent = run.current  # what it did so far happens before the child; what it does next, not
         sim.vc = {**parent.vc, sim.index: 0}
@@ -474,7 +504,7 @@ class Thread:
         if self._sim is run.current:
             raise RuntimeError("cannot join current thread")
         sim = self._sim
-        if run.block(lambda: sim.done, _deadline(run, timeout), (f"{sim.name} to finish (join)", self), point=True):
+        if run.block(lambda: sim.done, _deadline(run, timeout), (M.both("join", thread=sim.name), self), point=True):
             me = run.current  # everything the joined thread did happens before what we do next
             for k, v in sim.vc.items():
                 if me.vc.get(k, -1) < v:
@@ -584,7 +614,7 @@ def _sleep(seconds) -> None:
     if seconds > 0:
         if run.record:
             run._event(run.current, f"sleeps {seconds:g}s", depth=2)
-        run.block(lambda: False, run.clock + seconds, (f"sleep({seconds:g}) to end", None))
+        run.block(lambda: False, run.clock + seconds, (M.both("sleep", seconds=f"{seconds:g}"), None))
 
 
 def _monotonic() -> float:
@@ -660,11 +690,7 @@ def _build_class(func, name, *bases, **kwds):
     if run is not None and getattr(func, "__code__", None) is not None and func.__code__.co_filename in run.traced:
         bad = _hidden_dunders(vars(cls))
         if bad:
-            raise TypeError(
-                f"class {name} sets {', '.join(bad)} to something that is not a Python function "
-                f"({type(vars(cls)[bad[0]]).__name__}): the interpreter calls it from C, out of the scheduler's "
-                "sight, so what it does could never be checked. Write dunder methods with def."
-            )
+            raise TypeError(M("hidden_dunder", name=name, names=", ".join(bad), type=type(vars(cls)[bad[0]]).__name__))
     return cls
 
 

@@ -43,6 +43,82 @@ from ch13lib._sched_code import (
     _trusted_frame,
 )
 from ch13lib._sched_models import Lock, RLock, Thread, _real_get_ident, _real_lock, _real_start, _Sync
+from ch13lib.lang import Both, Messages
+
+# What the scheduler tells a student, in the course's language (ch13lib/lang.py). The story's own
+# lines (read/wrote/acquired ...: a trace of your code's steps) stay as they are in both languages.
+M = Messages(
+    raised=("{name} 抛出了 {exc}", "{name} raised {exc}"),
+    raised_at=("{name} 抛出了 {exc}: {text} (位置: {where})", "{name} raised {exc}: {text} (at {where})"),
+    check_failed=("一项检查未通过", "a check failed"),
+    not_yours=("(不在你的代码中)", "(not in your code)"),
+    line=("第 {n} 行: {code}", "line {n}: {code}"),
+    how=(
+        "发生经过 (抢占 {n} 次{s}; 你的代码每执行一步占一行):",
+        "How it happened ({n} preemption{s}; one line per step of your code):",
+    ),
+    livelock=(
+        "没有进展: 执行 {steps} 步之后, 这些线程仍在运行 ({where})。靠自旋等待 (反复检查而不阻塞) 的循环"
+        "在这里永远不会结束。",
+        "no progress: after {steps} steps the threads were still running ({where}). A loop that waits by "
+        "spinning (re-checking without blocking) never ends here.",
+    ),
+    running_at=("{name} 位于 {where}", "{name} at {where}"),
+    deadlock=(
+        "死锁: 所有线程都被阻塞, 没有任何线程能再唤醒其他线程。\n",
+        "deadlock: every thread is blocked and none can ever wake the others.\n",
+    ),
+    blocked_at_exit=(
+        "线程被遗留在阻塞状态: 程序已经结束, 但这些线程仍在等待, 而且再也没有谁能唤醒它们 (丢失的唤醒、"
+        "缺少 release/notify, 或者 join 所等待的另一方缺失)。\n",
+        "threads left blocked: the program was over but these threads were still waiting and nothing will "
+        "ever wake them (a lost wakeup, a missing release/notify, or a missing join's counterpart).\n",
+    ),
+    cycle=(
+        "等待环:\n    {cycle}\n -> 回到第一个\n各线程在哪里等待:\n",
+        "The wait-for cycle:\n    {cycle}\n -> back to the first\nWho waits where:\n",
+    ),
+    cycle_step=(
+        "{name} (位于 {where}) 等待 {lock}, 它被 {holder} 持有, 自 {since} 起",
+        "{name} (at {where}) waits for {lock} held by {holder} since {since}",
+    ),
+    waits=("  {name} 等待 {what}, 位于 {where}", "  {name} waits for {what}, at {where}"),
+    held_by=("{lock} (被 {holder} 持有)", "{lock} (held by {holder})"),
+    nobody=("无人", "nobody"),
+    refused_dunder=(
+        "{name}: {what} 在运行时设置了类的 dunder 方法 (或创建了一个类) ({line}): 解释器从 C 中调用 dunder "
+        "方法, 调度器看不到它们。请在 class 语句中用 def 来写。",
+        "{name}: {what} sets a class's dunder method (or makes a class) at run time ({line}): the "
+        "interpreter calls dunder methods from C, out of the scheduler's sight. Write them with def in a "
+        "class statement.",
+    ),
+)
+
+
+def joined(parts, sep: str = "") -> Both:
+    """Sentences and phrases (each a :class:`Both`, or a str the same in both languages) joined, in
+    each language."""
+    parts = [p if isinstance(p, Both) else Both(str(p), str(p)) for p in parts]
+    return Both(sep.join(p[0] for p in parts), sep.join(p[1] for p in parts))
+
+
+_LINE = re.compile(r"line (\d+): (.*)", re.S)
+
+
+def located(where):
+    """A place in your code, "line 12: x += 1" (_sched_code._line_text), in each language."""
+    m = _LINE.fullmatch(where) if isinstance(where, str) else None
+    return M.both("line", n=m.group(1), code=m.group(2)) if m else where
+
+
+def english(phrase) -> str:
+    """The English side of a phrase (the story's lines are told in one language)."""
+    return phrase[1] if isinstance(phrase, Both) else str(phrase)
+
+
+def plural(n: int) -> Both:
+    """The English plural ending for ``n`` things (Chinese has none)."""
+    return Both("", "" if n == 1 else "s")
 
 
 def _park():
@@ -141,7 +217,7 @@ class Failure:
     """Why a run failed, and the interleaving that made it fail."""
 
     kind: str  # check | exception | deadlock | blocked_at_exit | livelock | hang | refused
-    message: str  # what went wrong, in words
+    message: str  # what went wrong, in words (in the language in force; ``sides``: in each)
     schedule: str = ""  # pass to replay() to run exactly this interleaving again
     preemptions: int = 0
     story: str = ""  # the interleaving, in your own lines
@@ -149,15 +225,29 @@ class Failure:
     blocked: list = dataclasses.field(default_factory=list)  # [(thread, what, line)] at the end
     exc: BaseException | None = None
     scenario: str = ""
+    sides: tuple = ()  # the message in each language, (Chinese, English), when it has them
+
+    def __post_init__(self) -> None:
+        if isinstance(self.message, Both):
+            self.say(self.message)
+
+    def say(self, message) -> None:
+        """Set the message (a :class:`Both`, or a str the same in both languages)."""
+        self.sides = tuple(joined([message]))
+        self.message = str(Both(*self.sides))
+
+    def said(self) -> Both:
+        """The message in each language."""
+        return Both(*self.sides) if self.sides else Both(self.message, self.message)
+
+    def told(self) -> str:
+        """How it happened: the header, then the story (empty when there is none)."""
+        if not self.story:
+            return ""
+        return M("how", n=self.preemptions, s=plural(self.preemptions)) + "\n" + self.story
 
     def explain(self) -> str:
-        parts = [self.message]
-        if self.story:
-            parts.append(
-                f"How it happened ({self.preemptions} preemption"
-                f"{'s' if self.preemptions != 1 else ''}; one line per step of your code):\n" + self.story
-            )
-        return "\n".join(parts)
+        return "\n".join([self.message] + ([self.told()] if self.story else []))
 
 
 @dataclasses.dataclass
@@ -369,7 +459,7 @@ class Run:
             if not point or not self._user_call():
                 return True
         elif self.record:
-            self._event(me, f"blocked: {waiting[0]}", depth=3)
+            self._event(me, f"blocked: {english(waiting[0])}", depth=3)
         me.cond, me.deadline, me.waiting, me.timed_out = cond, deadline, waiting, False
         try:
             while True:
@@ -383,7 +473,7 @@ class Run:
                     self._transfer(me, nxt)
                 if me.timed_out:
                     if self.record:
-                        self._event(me, f"timed out waiting ({waiting[0]}) at t={self.clock:g}s", depth=3)
+                        self._event(me, f"timed out waiting ({english(waiting[0])}) at t={self.clock:g}s", depth=3)
                     self._passed(me)
                     return False
                 if cond():
@@ -426,19 +516,24 @@ class Run:
 
     def _thread_exception(self, sim: _Sim, e: BaseException) -> None:
         self.failure = Failure("exception", "", exc=e)
-        self.failure.message = f"{sim.name} raised {type(e).__name__}"
+        self.failure.say(M.both("raised", name=sim.name, exc=type(e).__name__))
         self.failure.blocked = [(sim.name, "raised", _exc_where(e, self.traced))]
         self.finished = True
         self.done.release()
 
     def _fail_livelock(self, me: _Sim) -> None:
-        where = ", ".join(f"{t.name} at {self._where(t)}" for t in self.threads if not t.done and t.started)
+        where = joined(
+            [
+                M.both("running_at", name=t.name, where=located(self._where(t)))
+                for t in self.threads
+                if not t.done and t.started
+            ],
+            ", ",
+        )
         self._end(
             Failure(
                 "livelock",
-                f"no progress: after {self.max_steps} steps the threads were "
-                f"still running ({where}). A loop that waits by spinning "
-                f"(re-checking without blocking) never ends here.",
+                M.both("livelock", steps=self.max_steps, where=where),
                 blocked=[(t.name, "running", self._where(t)) for t in self.threads if not t.done and t.started],
             )
         )
@@ -449,29 +544,23 @@ class Run:
                 return "?"
             obj = t.waiting[1]
             if isinstance(obj, (Lock, RLock)):  # who holds it now, not when the wait began
-                return f"{obj._label()} (held by {obj._holder.name if obj._holder else 'nobody'})"
+                holder = obj._holder.name if obj._holder else M.both("nobody")
+                return M.both("held_by", lock=obj._label(), holder=holder)
             return t.waiting[0]
 
         blocked = [(t.name, what(t), self._where(t)) for t in self.threads if not t.done and t.started]
         main_done = self.threads[0].done
         kind = "blocked_at_exit" if main_done else "deadlock"
         cycle = self._cycle()
-        lines = []
-        for name, what, where in blocked:
-            lines.append(f"  {name} waits for {what}, at {where}")
-        if kind == "deadlock":
-            msg = "deadlock: every thread is blocked and none can ever wake the others.\n"
-        else:
-            msg = (
-                "threads left blocked: the program was over but these threads were still waiting "
-                "and nothing will ever wake them (a lost wakeup, a missing release/notify, or a "
-                "missing join's counterpart).\n"
-            )
+        lines = joined(
+            [M.both("waits", name=name, what=what, where=located(where)) for name, what, where in blocked], "\n"
+        )
+        msg = [M.both(kind)]
         if cycle:
-            msg += "The wait-for cycle:\n    " + "\n -> ".join(cycle) + "\n -> back to the first\nWho waits where:\n"
-        self._end(Failure(kind, msg + "\n".join(lines), blocked=blocked))
+            msg.append(M.both("cycle", cycle=joined(cycle, "\n -> ")))
+        self._end(Failure(kind, joined(msg + [lines]), blocked=blocked))
 
-    def _cycle(self) -> list[str]:
+    def _cycle(self) -> list[Both]:
         """Threads waiting for a lock held by a thread waiting for a lock held by ... itself."""
 
         def holder(t):
@@ -491,8 +580,14 @@ class Run:
                 for s in cyc:
                     lk = s.waiting[1]
                     out.append(
-                        f"{s.name} (at {self._where(s)}) waits for {lk._label()} held by "
-                        f"{lk._holder.name} since {lk._where or '?'}"
+                        M.both(
+                            "cycle_step",
+                            name=s.name,
+                            where=located(self._where(s)),
+                            lock=lk._label(),
+                            holder=lk._holder.name,
+                            since=located(lk._where or "?"),
+                        )
                     )
                 return out
         return []
@@ -503,11 +598,11 @@ class Run:
             frame = frame.f_back
         return frame
 
-    def _where(self, t: _Sim) -> str:
+    def _where(self, t: _Sim) -> str | Both:
         frame = sys._current_frames().get(t.os_ident) if t.os_ident else None
         f = self._student_frame(frame)
         if f is None:
-            return "(not in your code)"
+            return M.both("not_yours")
         return _line_text(f.f_code.co_filename, f.f_lineno)
 
     def _event(self, sim: _Sim, action: str, depth: int = 2, student=True) -> None:
@@ -772,9 +867,12 @@ class Run:
         self._end(
             Failure(
                 "refused",
-                f"{me.name}: {what} sets a class's dunder method (or makes a class) at run "
-                f"time ({_line_text(frame.f_code.co_filename, frame.f_lineno)}): the interpreter calls dunder "
-                "methods from C, out of the scheduler's sight. Write them with def in a class statement.",
+                M.both(
+                    "refused_dunder",
+                    name=me.name,
+                    what=what,
+                    line=located(_line_text(frame.f_code.co_filename, frame.f_lineno)),
+                ),
                 blocked=[(me.name, "refused", _line_text(frame.f_code.co_filename, frame.f_lineno))],
             )
         )
@@ -954,11 +1052,11 @@ class Run:
         return "\n".join(out)
 
 
-def _exc_where(e: BaseException, traced) -> str:
+def _exc_where(e: BaseException, traced) -> str | Both:
     import traceback
 
     frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename in traced]
     if not frames:
-        return "(not in your code)"
+        return M.both("not_yours")
     f = frames[-1]
     return f"line {f.lineno}: {(f.line or '').strip()}"

@@ -53,6 +53,8 @@ import torch
 import torch.distributed as dist
 import torch.distributed.distributed_c10d as c10d
 
+from .lang import Both, Messages
+
 __all__ = ["World", "WorldError", "run_world", "install"]
 
 # Blocking collectives (and point-to-point calls) that a rank can be stuck in.
@@ -88,11 +90,63 @@ COLLECTIVES = (
     "irecv",
     "batch_isend_irecv",
 )
-_RUN_COLLECTIVES = (
-    "Calls that run collectives for you: model.state_dict() and "
-    "model.load_state_dict() under FULL_STATE_DICT, FSDP.optim_state_dict, "
-    "FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
-    "summon_full_params: every rank must make them."
+# What a failed world says, in the course's language (ch13lib/lang.py).
+M = Messages(
+    run_collectives=(
+        "会替你执行集合通信的调用: FULL_STATE_DICT 下的 model.state_dict() 和 model.load_state_dict(), "
+        "FSDP.optim_state_dict, FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
+        "summon_full_params: 每个 rank 都必须调用它们。",
+        "Calls that run collectives for you: model.state_dict() and "
+        "model.load_state_dict() under FULL_STATE_DICT, FSDP.optim_state_dict, "
+        "FSDP.optim_state_dict_to_load, get_state_dict / set_state_dict, "
+        "summon_full_params: every rank must make them.",
+    ),
+    rank_raised=("rank {rank} 在 {phase} 中抛出了 {type}", "rank {rank} raised {type} in {phase}"),
+    rank_waits=(
+        "rank {rank} 在 {phase} 内部等待于 {name} (它的第 {seq} 次集合通信, {where})",
+        "rank {rank} waits in {name} (its collective #{seq}, {where}) inside {phase}",
+    ),
+    rank_returned=(
+        "rank {rank} 在 {count} 次集合通信之后已从 {phase} 返回, 不再调用",
+        "rank {rank} has returned from {phase} after {count} collective(s) and calls no more",
+    ),
+    rank_held=(
+        "rank {rank} 在 {phase} 内部被扣留在 {held}: 检查程序最后运行 rank 0, 一直扣留它, 直到其他每个 rank "
+        "都调用了之后的集合通信或已返回 (以别的方式等待 rank 0 的 rank, 比如等在锁或事件上, 永远做不到这一点)",
+        "rank {rank} is held at {held} inside {phase}: the check runs rank 0 last, holding it"
+        " until every other rank has called a later collective or returned (a rank that waits for"
+        " rank 0 in some other way, on a lock or an event say, never does)",
+    ),
+    rank_running=(
+        "rank {rank} 正在运行 {phase} (到目前为止 {count} 次集合通信)",
+        "rank {rank} is running {phase} ({count} collective(s) so far)",
+    ),
+    other_raised=("先抛出了异常", "raised an exception first"),
+    other_returned=(
+        "在只进行了 {count} 次集合通信之后就从 {phase} 返回了",
+        "returned from {phase} after only {count} collective(s)",
+    ),
+    hang_missing=(
+        "挂起: rank {rank} 在 {phase} 内部调用了 {name} ({where}), 这是它的第 {seq} 次集合通信, 但 rank {other} "
+        "{why}, 所以永远不会有人加入它。集合通信必须由「每个」rank 以相同顺序调用: 不要把它, 或会执行集合通信的调用, "
+        "放在 `if rank == 0:` 里面。{collectives}\n挂起时各 rank 的状态:\n{state}",
+        "hang: rank {rank} called {name} ({where}) inside {phase}, its collective #{seq}, but rank {other} {why}, "
+        "so no one will ever join it. A collective must be called by EVERY rank, in the same order: do not put it, "
+        "or a call that runs one, inside `if rank == 0:`. {collectives}\nRanks at the moment of the hang:\n{state}",
+    ),
+    hang_mismatch=(
+        "挂起: 在第 {seq} 次集合通信时, rank {a} 在 {phase_a} 内部调用了 {name_a} ({where_a}), 而 rank {b} 在 "
+        "{phase_b} 内部调用了 {name_b} ({where_b})。每个 rank 都必须以相同顺序调用相同的集合通信。{collectives}\n"
+        "挂起时各 rank 的状态:\n{state}",
+        "hang: at their collective #{seq} rank {a} called {name_a} ({where_a}) inside {phase_a} while rank {b} "
+        "called {name_b} ({where_b}) inside {phase_b}. Every rank must call the same collectives in the same order. "
+        "{collectives}\nRanks at the moment of the hang:\n{state}",
+    ),
+    no_progress=(
+        "{guard} s 内没有任何进展 (一次无法确定原因的挂起)。各 rank:\n{state}",
+        "no progress for {guard} s (a hang whose cause could not be pinned down). Ranks:\n{state}",
+    ),
+    rank_exception=("rank {rank} 抛出了 {type}: {error}", "rank {rank} raised {type}: {error}"),
 )
 # Point to point: outside the collectives' numbering (ranks make different numbers of these calls)
 _P2P = {"send", "recv", "send_object_list", "recv_object_list", "isend", "irecv", "batch_isend_irecv"}
@@ -482,21 +536,22 @@ class World:
             w.done = True
             self.cond.notify_all()
 
-    def _describe(self, r: _Rank) -> str:
+    def _describe(self, r: _Rank) -> Both:
         if r.error is not None:
-            return f"rank {r.rank} raised {type(r.error[0]).__name__} in {r.phase}"
+            return M.both("rank_raised", rank=r.rank, type=type(r.error[0]).__name__, phase=r.phase)
         if r.blocked:
             seq, name, where = r.blocked
-            return f"rank {r.rank} waits in {name} (its collective #{seq}, {where}) inside {r.phase}"
+            return M.both("rank_waits", rank=r.rank, name=name, seq=seq, where=where, phase=r.phase)
         if r.idle:
-            return f"rank {r.rank} has returned from {r.phase} after {r.count} collective(s) and calls no more"
+            return M.both("rank_returned", rank=r.rank, phase=r.phase, count=r.count)
         if r.held:
-            return (
-                f"rank {r.rank} is held at {r.held} inside {r.phase}: the check runs rank 0 last, holding it"
-                " until every other rank has called a later collective or returned (a rank that waits for"
-                " rank 0 in some other way, on a lock or an event say, never does)"
-            )
-        return f"rank {r.rank} is running {r.phase} ({r.count} collective(s) so far)"
+            return M.both("rank_held", rank=r.rank, held=r.held, phase=r.phase)
+        return M.both("rank_running", rank=r.rank, phase=r.phase, count=r.count)
+
+    def _state(self) -> Both:
+        """Every rank's state, one indented line each, in each language."""
+        lines = [self._describe(x) for x in self.ranks]
+        return Both(*("\n".join("  " + line[i] for line in lines) for i in (0, 1)))
 
     def _mismatch(self, me: _Rank) -> _Rank | None:
         """Another rank waiting in a different collective at the same point as ``me``."""
@@ -525,19 +580,25 @@ class World:
             missing = [o for o in idle if o is not r and o.count < seq]
             if missing:
                 o = missing[0]
-                state = "\n".join("  " + self._describe(x) for x in self.ranks)
+                why = (
+                    M.both("other_raised")
+                    if o.error is not None
+                    else M.both("other_returned", phase=o.phase, count=o.count)
+                )
                 self._fail(
                     WorldError(
-                        f"hang: rank {r.rank} called {name} ({where}) inside {r.phase}, its collective "
-                        f"#{seq}, but rank {o.rank} "
-                        + (
-                            "raised an exception first"
-                            if o.error is not None
-                            else f"returned from {o.phase} after only {o.count} collective(s)"
-                        )
-                        + f", so no one will ever join it. A collective must be called by EVERY rank, in "
-                        f"the same order: do not put it, or a call that runs one, inside `if rank == 0:`. "
-                        f"{_RUN_COLLECTIVES}\nRanks at the moment of the hang:\n{state}",
+                        M(
+                            "hang_missing",
+                            rank=r.rank,
+                            name=name,
+                            where=where,
+                            phase=r.phase,
+                            seq=seq,
+                            other=o.rank,
+                            why=why,
+                            collectives=M.both("run_collectives"),
+                            state=self._state(),
+                        ),
                         "hang",
                     )
                 )
@@ -547,14 +608,22 @@ class World:
         for a in blocked:
             for b in blocked:
                 if a.rank < b.rank and a.blocked[0] == b.blocked[0] and a.blocked[1] != b.blocked[1]:
-                    state = "\n".join("  " + self._describe(x) for x in self.ranks)
                     self._fail(
                         WorldError(
-                            f"hang: at their collective #{a.blocked[0]} rank {a.rank} called "
-                            f"{a.blocked[1]} ({a.blocked[2]}) inside {a.phase} while rank {b.rank} "
-                            f"called {b.blocked[1]} ({b.blocked[2]}) inside {b.phase}. Every rank must "
-                            f"call the same collectives in the same order. {_RUN_COLLECTIVES}\n"
-                            f"Ranks at the moment of the hang:\n{state}",
+                            M(
+                                "hang_mismatch",
+                                seq=a.blocked[0],
+                                a=a.rank,
+                                name_a=a.blocked[1],
+                                where_a=a.blocked[2],
+                                phase_a=a.phase,
+                                b=b.rank,
+                                name_b=b.blocked[1],
+                                where_b=b.blocked[2],
+                                phase_b=b.phase,
+                                collectives=M.both("run_collectives"),
+                                state=self._state(),
+                            ),
                             "hang",
                         )
                     )
@@ -614,7 +683,7 @@ def run_world(
                 # in two threads can raise "AST constructor recursion depth mismatch" (gh-106905).
                 me.error = (e, None)
                 if world.failure is None:
-                    failure = WorldError(f"rank {rank} raised {type(e).__name__}: {e}", "exception")
+                    failure = WorldError(M("rank_exception", rank=rank, type=type(e).__name__, error=e), "exception")
                     failure.exc, failure.rank = e, rank
                     world._fail(failure)
         finally:
@@ -654,13 +723,7 @@ def _wait(world: World, threads: list, guard_s: float) -> list:
                 break
             left = deadline - _monotonic()
             if left <= 0:
-                state = "\n".join("  " + world._describe(x) for x in world.ranks)
-                world._fail(
-                    WorldError(
-                        f"no progress for {guard_s:g} s (a hang whose cause could not be pinned down). Ranks:\n{state}",
-                        "timeout",
-                    )
-                )
+                world._fail(WorldError(M("no_progress", guard=f"{guard_s:g}", state=world._state()), "timeout"))
                 break
             world.cond.wait(min(left, 0.5))
     if world.failure is not None:

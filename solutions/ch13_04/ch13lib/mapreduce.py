@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from ch13lib import grading
-from ch13lib.lang import FRAME
+from ch13lib.lang import FRAME, Both, Messages, say
 
 # Read by Ray when it starts its processes (FIELD-NOTES): no ~/.ray/auth_token, loopback only,
 # no usage-stats upload. PYTHONHASHSEED=0 gives every worker the same str hash, so a submission
@@ -47,6 +47,226 @@ _temp_dir: str | None = None
 
 
 START_TRIES = 3  # Ray waits a fixed 30 s (ray._private.node) for its raylet; a loaded machine can miss it
+
+
+# What the self-check says, in the course's language (ch13lib/lang.py).
+M = Messages(
+    ray_failed=(
+        "Ray 没有启动 (尝试了 {tries} 次; 最后一次报错: {first})。这是机器的问题 (负载过高?), 不是你的代码的问题: "
+        "请重新运行该单元 (助教会重新评分已评分的单元)。",
+        "Ray did not start ({tries} tries; the last said: {first}). This is the machine's fault "
+        "(overloaded?), not your code's: run the cell again (a TA grades a graded cell again).",
+    ),
+    and_=(" 和 ", " and "),
+    in_ray_task=("{line} (在一个 Ray 任务中)", "{line} (in a Ray task)"),
+    not_defined_yet=(
+        "✘ 尚未定义: {missing} — 请先运行答案单元 (它必须定义 {names})。",
+        "✘ not defined yet: {missing} — run the answer cell first (it must define {names}).",
+    ),
+    stub_calls_one=(
+        "{label}: 尚未实现 (它调用的 {stubs} 仍然抛出 NotImplementedError)",
+        "{label}: not implemented yet ({stubs}, which it calls, still raises NotImplementedError)",
+    ),
+    stub_calls_many=(
+        "{label}: 尚未实现 (它调用的 {stubs} 仍然抛出 NotImplementedError)",
+        "{label}: not implemented yet ({stubs}, which it calls, still raise NotImplementedError)",
+    ),
+    stub=(
+        "{label}: 尚未实现 (桩代码仍然抛出 NotImplementedError)",
+        "{label}: not implemented yet (the stub still raises NotImplementedError)",
+    ),
+    raised=("{label}: 抛出了 {error}", "{label}: raised {error}"),
+    uses_undefined=(
+        "{who} 使用了 `{name}`, 但它没有定义: 请在答案单元中定义或导入它, 运行该单元, 然后重新运行本检查。",
+        "{who} uses `{name}`, which is not defined: define or import it in the answer cell, "
+        "run the cell, then run this check again.",
+    ),
+    worker_died=(
+        "一个 worker 崩溃了, 它的任务没有重新运行: 给远程函数设置 max_retries (例如 @ray.remote(max_retries=3)), "
+        "或者自己重新提交失败的任务。",
+        "a worker died and its task was not run again: give the remote functions max_retries "
+        "(e.g. @ray.remote(max_retries=3)), or resubmit a failed task yourself.",
+    ),
+    map_check=(
+        "map_fn({record}) 对 record.split() 的每个单词给出一个 (word, 1)",
+        "map_fn({record}) gives one (word, 1) per word of record.split()",
+    ),
+    map_fix=(
+        "应为 {want}, 实际为 {got}。单词就是 record.split() 的结果: 保留大小写和标点。",
+        "expected {want}, got {got}. Words are exactly record.split(): keep case and punctuation.",
+    ),
+    reduce_fix=(
+        "实际为 {got}; values 可以是任何 int 的可迭代对象 (迭代器没有 len())。",
+        "got {got}; values may be any iterable of ints (an iterator has no len()).",
+    ),
+    part_range=("partition(key, 3) 的结果在 range(3) 内", "partition(key, 3) is in range(3)"),
+    part_range_fix=("对 {keys} 实际得到 {got}", "got {got} for {keys}"),
+    spread=(
+        "partition 把 {n} 个不同的键分散到 range(2) 和 range(4) 的全部归约器上",
+        "partition spreads {n} different keys over all of range(2) and range(4)",
+    ),
+    spread_fix=(
+        "partition(key, {n}) 只把它们发给了归约器 {used}: 归约工作没有分散开。"
+        "请对键做哈希 (例如 zlib.crc32(key.encode()) % n_reduce)。",
+        "partition(key, {n}) sends them to reducer(s) {used} only: the reduce work is not spread. "
+        "Hash the key (e.g. zlib.crc32(key.encode()) % n_reduce).",
+    ),
+    fresh_label=(
+        "在 PYTHONHASHSEED={seed} 的进程中运行 partition",
+        "partition in a process with PYTHONHASHSEED={seed}",
+    ),
+    stable=(
+        "partition 在哈希种子不同的进程中给出相同的结果",
+        "partition gives the same answer in processes with different hash seeds",
+    ),
+    stable_fix=(
+        "Python 对 str 的 hash() 在不同进程中会变化: 请使用稳定的哈希, 例如 zlib.crc32(key.encode()) 或 hashlib。",
+        "Python's hash() of a str changes from process to process: use a stable hash "
+        "such as zlib.crc32(key.encode()) or hashlib.",
+    ),
+    counts5=(
+        "run_mapreduce 在 n_map={n_map}, n_reduce={n_reduce} 时正确统计 5 条记录的语料",
+        "run_mapreduce counts a 5-record corpus with n_map={n_map}, n_reduce={n_reduce}",
+    ),
+    expected_got=("应为 {want}\n      实际为 {got}", "expected {want}\n      got {got}"),
+    got_only=("实际为 {got}", "got {got}"),
+    shape_label=(
+        "在 {n} 条记录上运行 run_mapreduce (n_map={n_map}, n_reduce={n_reduce})",
+        "run_mapreduce on {n} records with n_map={n_map}, n_reduce={n_reduce}",
+    ),
+    die_label=("映射 worker 崩溃时的 run_mapreduce", "run_mapreduce with a map worker that dies"),
+    die_check=(
+        "在产生 {record} 的 2 个键值对之后被杀死的 worker 会被重试; 每条记录恰好计数一次",
+        "a worker killed after emitting 2 pairs of {record} is retried; every record counted once",
+    ),
+    never_died=(
+        "worker 从未崩溃: map_fn 从未在 Ray worker 中对 {record} 调用过{where}。每条记录都必须在映射任务 "
+        "(@ray.remote) 中经过传给你的 map_fn。",
+        "the worker never died: map_fn was never called on {record} inside a Ray worker{where}. Every record "
+        "must go through the map_fn you are given, in a map task (@ray.remote).",
+    ),
+    in_notebook=(
+        " (有 {n} 次 map_fn 调用在本 notebook 的进程中运行)",
+        " ({n} map_fn calls ran in this notebook's process)",
+    ),
+    raise_label=("map_fn 抛出异常时的 run_mapreduce", "run_mapreduce when map_fn raises"),
+    raise_text=(
+        "当 map_fn 在第一次尝试处理 {victim} 时 (产生 2 个键值对之后) 抛出异常, run_mapreduce 会重试该任务或把错误"
+        "传递出去{how}",
+        "when map_fn raises on its first attempt at {victim} (after 2 pairs), run_mapreduce retries the task or "
+        "passes the error on{how}",
+    ),
+    passed_on=(" (它把错误传递出去了)", " (it passed it on)"),
+    retried=(" (它重试了)", " (it retried)"),
+    never_ran_map=(
+        "map_fn 从未在 Ray worker 中对 {victim} 运行: 请在映射任务中, 对每条记录调用传给你的 map_fn。",
+        "map_fn never ran on {victim} inside a Ray worker: call the map_fn you are given, on every record, "
+        "inside a map task.",
+    ),
+    raise_wrong=(
+        "它返回的计数不对: 应为 {want}\n      实际为 {got}\n      不要在任务内部捕获并跳过错误 "
+        "(失败记录的键值对会丢失或只计了一半): 让 Ray 重试整个任务 (@ray.remote(retry_exceptions=True)), "
+        "或者让错误传到调用者。",
+        "it returned wrong counts: expected {want}\n      got {got}\n      Do not catch and skip errors inside a "
+        "task (the failed record's pairs are lost or half counted): let Ray retry the whole task "
+        "(@ray.remote(retry_exceptions=True)), or let the error reach the caller.",
+    ),
+    reduce_die_label=("归约 worker 崩溃时的 run_mapreduce", "run_mapreduce with a reduce worker that dies"),
+    reduce_die_check=(
+        "在 reduce_fn('the', ...) 中被杀死的 worker 会被重试; 每个键恰好计数一次",
+        "a worker killed in reduce_fn('the', ...) is retried; every key counted once",
+    ),
+    reduce_never=(
+        "reduce_fn 从未在 Ray worker 中对 'the' 运行: 请在归约任务中, 对每个键调用传给你的 reduce_fn。",
+        "reduce_fn never ran on 'the' inside a Ray worker: call the reduce_fn you are given, on every key, inside "
+        "a reduce task.",
+    ),
+    stubs_left_one=(
+        "{names} 仍然抛出 NotImplementedError (桩代码)",
+        "{names} still raises NotImplementedError (the stub)",
+    ),
+    stubs_left_many=(
+        "{names} 仍然抛出 NotImplementedError (桩代码)",
+        "{names} still raise NotImplementedError (the stub)",
+    ),
+    undefined_one=("{names} 没有定义 (NameError)", "{names} is not defined (NameError)"),
+    undefined_many=("{names} 没有定义 (NameError)", "{names} are not defined (NameError)"),
+    not_finished=(
+        "✘ 尚未完成: {parts}。请在答案单元中写好缺少的代码, 运行它, 然后重新运行本检查。",
+        "✘ not finished yet: {parts}. Write the missing code in the answer cell, run it, then run this check again.",
+    ),
+    counts_given=(
+        "run_mapreduce 用传给它的 map_fn 和 reduce_fn 正确统计 {n} 条记录",
+        "run_mapreduce counts {n} records with the map_fn and reduce_fn it is given",
+    ),
+    in_ray=(
+        "map_fn 和 reduce_fn 在 Ray 任务中运行, 而不是在驱动进程中",
+        "map_fn and reduce_fn run inside Ray tasks, not in the driver",
+    ),
+    in_ray_fix=(
+        "{m}/{mt} 次 map_fn 调用和 {r}/{rt} 次 reduce_fn 调用在本 notebook 的进程中运行: 请在 @ray.remote 函数 "
+        "(用 .remote() 启动) 中调用它们。",
+        "{m} of {mt} map_fn calls and {r} of {rt} reduce_fn calls ran in this notebook's process: call them inside "
+        "@ray.remote functions (started with .remote()).",
+    ),
+    given=(
+        "run_mapreduce 对每条记录和每个键调用传给它的 map_fn 和 reduce_fn",
+        "run_mapreduce calls the map_fn and reduce_fn it is given, on every record and every key",
+    ),
+    given_fix=(
+        "传入的 map_fn / reduce_fn 从未见到 {lost}: 请调用作为参数传入的函数 (隐藏测试会传入别的函数), "
+        "而不是单元中同名的函数。",
+        "the map_fn / reduce_fn passed in never saw {lost}: call the functions given as arguments (a hidden test "
+        "passes in others), not the ones of the same name in the cell.",
+    ),
+    mapped_by=("{n} 条记录由 n_map={n_map} 个 Ray 任务映射", "the {n} records are mapped by n_map={n_map} Ray tasks"),
+    map_tasks_fix=(
+        "对 {records} 条记录 (n_map={n_map}), map_fn 在 {n} 个不同的 Ray 任务中被调用: 请把记录分成 n_map 个映射任务 "
+        "(例如 records[i::n_map])。",
+        "map_fn was called in {n} different Ray task(s) for {records} records with n_map={n_map}: split the records "
+        "into n_map map tasks (e.g. records[i::n_map]).",
+    ),
+    map_parallel=("映射任务并行运行", "the map tasks run in parallel"),
+    map_barrier=(
+        "第一次 map_fn 调用在屏障处等待了 {wait} s, 等第二个映射任务启动, 却没有等到 (总共只有 {seen} 个映射任务"
+        "到达屏障): 请先用 .remote() 提交所有映射任务, 再对其中任何一个调用 ray.get。",
+        "the first map_fn call waited {wait} s at a barrier for a second map task to start, and none did ({seen} "
+        "map task(s) reached it in all): submit all map tasks with .remote() before calling ray.get on any of them.",
+    ),
+    reduce_tasks_fix=(
+        "n_reduce={n_reduce} 时, reduce_fn 在 {n} 个不同的 Ray 任务中被调用: 请运行 n_reduce 个归约任务, "
+        "每个归约 partition() 分给它的键。",
+        "reduce_fn was called in {n} different Ray task(s) with n_reduce={n_reduce}: run n_reduce reduce tasks, "
+        "each reducing the keys partition() gives it.",
+    ),
+    split_fix=(
+        "键 {k} 在 {n} 个不同的归约任务中被归约: 一个键必须只发给一个归约器, 即 partition(key, n_reduce)。",
+        "key {k} was reduced in {n} different reduce tasks: a key must go to exactly one reducer, "
+        "partition(key, n_reduce).",
+    ),
+    wrong_reducer_fix=(
+        "一个归约任务归约了键 {a} 和 {b}, 但 partition() 给它们的是 {pa} 和 {pb} (n_reduce={n_reduce}): "
+        "请用本单元的 partition() 把每个键值对发给归约任务 partition(key, n_reduce)。",
+        "one reduce task reduced keys {a} and {b}, but partition() gives them {pa} and {pb} (n_reduce={n_reduce}): "
+        "send every pair to reduce task partition(key, n_reduce), with the partition() of this cell.",
+    ),
+    reduce_by_one=(
+        "每个键由 n_reduce={n_reduce} 个归约任务中的一个归约, 即 partition(key) 指定的那个",
+        "each key is reduced by one of n_reduce={n_reduce} reduce tasks, the one partition(key) names",
+    ),
+    reduce_parallel=("归约任务并行运行", "the reduce tasks run in parallel"),
+    reduce_barrier=(
+        "第一次 reduce_fn 调用在屏障处等待了 {wait} s, 等第二个归约任务启动, 却没有等到 (总共只有 {seen} 个归约任务"
+        "到达屏障): 请先用 .remote() 提交所有归约任务, 再对其中任何一个调用 ray.get{tail}",
+        "the first reduce_fn call waited {wait} s at a barrier for a second reduce task to start, and none did "
+        "({seen} reduce task(s) reached it in all): submit all reduce tasks with .remote() before calling ray.get "
+        "on any of them{tail}",
+    ),
+    tail_same=(
+        "; 而且 partition() 把每个键都发给了同一个归约器 (见上)。",
+        "; and partition() sends every key to the same reducer (see above).",
+    ),
+)
 
 
 class RayDidNotStart(RuntimeError):
@@ -103,10 +323,7 @@ def start_local_ray(num_cpus: int = 2, object_store_mb: int = 80):
             error = e
             _end_failed_start(_temp_dir)
     first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-    raise RayDidNotStart(
-        f"Ray did not start ({START_TRIES} tries; the last said: {first}). This is the machine's fault "
-        "(overloaded?), not your code's: run the cell again (a TA grades a graded cell again)."
-    )
+    raise RayDidNotStart(M("ray_failed", tries=START_TRIES, first=first))
 
 
 @contextlib.contextmanager
@@ -370,12 +587,19 @@ BARRIER_WAIT_S = 10.0
 SPREAD_KEYS = [f"k{i}" for i in range(24)] + ["the", "The", "cat", "über", "数据", "a,b", "x" * 40]
 
 
-def _names(items) -> str:
+def _names(items) -> Both:
     items = [f"`{x}`" for x in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if len(items) == 1:
+        return Both(items[0], items[0])
+    return Both(*(", ".join(items[:-1]) + sep + items[-1] for sep in M.both("and_")))
 
 
-def _error_text(e: BaseException) -> str:
+def _side(text, i: int) -> str:
+    """Side ``i`` (0: Chinese, 1: English) of a Both; a str (code) reads the same in both."""
+    return text[i] if isinstance(text, Both) else str(text)
+
+
+def _error_text(e: BaseException) -> Both | str:
     """``Type: message`` on one line. An error raised inside a Ray task shows the last line of the
     task's traceback: the exception the task itself raised."""
     lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
@@ -383,7 +607,7 @@ def _error_text(e: BaseException) -> str:
     if not lines:
         return name
     if name.startswith("RayTaskError"):
-        return f"{lines[-1]} (in a Ray task)"
+        return M.both("in_ray_task", line=lines[-1])
     return f"{name}: {lines[0]}"
 
 
@@ -403,7 +627,7 @@ def self_check(namespace: dict) -> bool:
     names = ("map_fn", "reduce_fn", "partition", "run_mapreduce")
     missing = [n for n in names if not callable(namespace.get(n))]
     if missing:
-        print(f"✘ not defined yet: {', '.join(missing)} — run the answer cell first (it must define {_names(names)}).")
+        print(M("not_defined_yet", missing=", ".join(missing), names=_names(names)))
         return False
     map_fn, reduce_fn, partition, run_mapreduce = (namespace[n] for n in names)
     ok = True
@@ -412,10 +636,16 @@ def self_check(namespace: dict) -> bool:
     undefined: list[str] = []  # names the cell's functions use but nothing defines (NameError)
     halt: list[str] = []  # run_mapreduce cannot run yet (a stub it calls)
 
-    def report(passed: bool, text: str, fix: str = "") -> None:
+    def report(passed: bool, text, fix="") -> None:
+        """One ✔/✘ line (text and fix: a Both, or a str that reads the same in both languages); under
+        ``both`` the Chinese line (and its fix) first, then the English."""
         nonlocal ok
         ok &= passed
-        lines.append(("✔ " if passed else "✘ ") + text + ("" if passed or not fix else f"\n    → {fix}"))
+        mark = "✔ " if passed else "✘ "
+        zh, en = (
+            mark + _side(text, i) + ("" if passed or not _side(fix, i) else f"\n    → {_side(fix, i)}") for i in (0, 1)
+        )
+        lines.append(zh if zh == en else say(zh, en))
 
     def attempt(label, func, who):
         try:
@@ -423,14 +653,11 @@ def self_check(namespace: dict) -> bool:
         except NotImplementedError as e:
             if type(e).__name__.startswith("RayTaskError") and stubs:
                 # raised in a task by a stub it calls (partition, say), already reported above
-                report(
-                    False,
-                    f"{label}: not implemented yet ({_names(stubs)}, which it calls, still "
-                    f"raise{'s' if len(stubs) == 1 else ''} NotImplementedError)",
-                )
+                key = "stub_calls_one" if len(stubs) == 1 else "stub_calls_many"
+                report(False, M.both(key, label=label, stubs=_names(stubs)))
                 halt.append(who)
             else:
-                report(False, f"{label}: not implemented yet (the stub still raises NotImplementedError)")
+                report(False, M.both("stub", label=label))
                 if who not in stubs:
                     stubs.append(who)
         except NameError as e:
@@ -439,19 +666,15 @@ def self_check(namespace: dict) -> bool:
                 undefined.append(name)
             report(
                 False,
-                f"{label}: raised {_error_text(e)}",
-                f"{who} uses `{name}`, which is not defined: define or import it in the answer cell, "
-                "run the cell, then run this check again.",
+                M.both("raised", label=label, error=_error_text(e)),
+                M.both("uses_undefined", who=who, name=name),
             )
         except Exception as e:  # noqa: BLE001 — show the student what their code raised
             crashed = "WorkerCrashedError" in type(e).__name__ or "ray.exceptions.WorkerCrashedError" in str(e)
             report(
                 False,
-                f"{label}: raised {_error_text(e)}",
-                "a worker died and its task was not run again: give the remote functions max_retries "
-                "(e.g. @ray.remote(max_retries=3)), or resubmit a failed task yourself."
-                if crashed
-                else "",
+                M.both("raised", label=label, error=_error_text(e)),
+                M.both("worker_died") if crashed else "",
             )
         return False, None
 
@@ -461,15 +684,15 @@ def self_check(namespace: dict) -> bool:
     if done:
         report(
             sorted(got) == sorted(want),
-            f"map_fn({record!r}) gives one (word, 1) per word of record.split()",
-            f"expected {want}, got {got}. Words are exactly record.split(): keep case and punctuation.",
+            M.both("map_check", record=repr(record)),
+            M.both("map_fix", want=want, got=got),
         )
     done, got = attempt("reduce_fn", lambda: reduce_fn("cat", iter([1, 2, 3])), "reduce_fn")
     if done:
         report(
             tuple(got) == ("cat", 6) if isinstance(got, tuple) else False,
             "reduce_fn('cat', iter([1, 2, 3])) == ('cat', 6)",
-            f"got {got!r}; values may be any iterable of ints (an iterator has no len()).",
+            M.both("reduce_fix", got=repr(got)),
         )
     keys = ["the", "The", "cat", "über", "数据", "a,b"]
     spread_ok = True
@@ -477,8 +700,8 @@ def self_check(namespace: dict) -> bool:
     if done:
         report(
             all(isinstance(p, int) and 0 <= p < 3 for p in got),
-            "partition(key, 3) is in range(3)",
-            f"got {got} for {keys}",
+            M.both("part_range"),
+            M.both("part_range_fix", got=got, keys=keys),
         )
         done, table = attempt(
             "partition", lambda: {n: [partition(k, n) for k in SPREAD_KEYS] for n in (2, 4)}, "partition"
@@ -489,14 +712,13 @@ def self_check(namespace: dict) -> bool:
             n, used = next(iter(narrow.items()), (0, []))
             report(
                 spread_ok,
-                f"partition spreads {len(SPREAD_KEYS)} different keys over all of range(2) and range(4)",
-                f"partition(key, {n}) sends them to reducer(s) {used} only: the reduce work is not spread. "
-                "Hash the key (e.g. zlib.crc32(key.encode()) % n_reduce).",
+                M.both("spread", n=len(SPREAD_KEYS)),
+                M.both("spread_fix", n=n, used=used),
             )
         runs = []
         for seed in (1, 2):
             done2, out = attempt(
-                f"partition in a process with PYTHONHASHSEED={seed}",
+                M.both("fresh_label", seed=seed),
                 lambda seed=seed: _partition_in_fresh_process(partition, seed),
                 "partition",
             )
@@ -505,9 +727,8 @@ def self_check(namespace: dict) -> bool:
         if len(runs) == 2:
             report(
                 runs[0] == runs[1],
-                "partition gives the same answer in processes with different hash seeds",
-                "Python's hash() of a str changes from process to process: use a stable hash "
-                "such as zlib.crc32(key.encode()) or hashlib.",
+                M.both("stable"),
+                M.both("stable_fix"),
             )
 
     ray = start_local_ray()
@@ -546,19 +767,19 @@ def self_check(namespace: dict) -> bool:
         if done:
             report(
                 got == want,
-                f"run_mapreduce counts a 5-record corpus with n_map={n_map}, n_reduce={n_reduce}",
-                f"expected {want}\n      got {got}",
+                M.both("counts5", n_map=n_map, n_reduce=n_reduce),
+                M.both("expected_got", want=want, got=got),
             )
     done, got = run("run_mapreduce([])", [], reference_map_fn, reference_reduce_fn, 4, 2)
     if done:
-        report(got == {}, "run_mapreduce([]) == {}", f"got {got!r}")
+        report(got == {}, "run_mapreduce([]) == {}", M.both("got_only", got=repr(got)))
 
     # Where the work runs: every call logged with its process and Ray task; the first map_fn
     # (reduce_fn) call waits at a barrier until a second map (reduce) task arrives.
     shape, n_map, n_reduce = SHAPE_CORPUS, SHAPE_MAPS, SHAPE_REDUCES
     shape_want = dict(collections.Counter(w for r in shape for w in r.split()))
     done, obs = observed(
-        f"run_mapreduce on {len(shape)} records with n_map={n_map}, n_reduce={n_reduce}",
+        M.both("shape_label", n=len(shape), n_map=n_map, n_reduce=n_reduce),
         shape,
         n_map,
         n_reduce,
@@ -572,18 +793,20 @@ def self_check(namespace: dict) -> bool:
         # The victim is the last record of its map task whether tasks take records[i::n] or slices:
         # pairs a task pushed out before dying (instead of returning them) get counted twice.
         die = DieOnce(corpus[4], 2, folder, os.getpid())
-        done, got = run("run_mapreduce with a map worker that dies", corpus, die, reference_reduce_fn, 2, 2)
+        done, got = run(M.both("die_label"), corpus, die, reference_reduce_fn, 2, 2)
         if done:
             died = os.path.exists(os.path.join(folder, "died"))
             in_driver = [c for c in _calls(folder) if c[0] == os.getpid() or c[1] == "None"]
             report(
                 died and got == want,
-                f"a worker killed after emitting 2 pairs of {corpus[4]!r} is retried; every record counted once",
-                f"expected {want}\n      got {got}"
+                M.both("die_check", record=repr(corpus[4])),
+                M.both("expected_got", want=want, got=got)
                 if died
-                else f"the worker never died: map_fn was never called on {corpus[4]!r} inside a Ray worker"
-                + (f" ({len(in_driver)} map_fn calls ran in this notebook's process)" if in_driver else "")
-                + ". Every record must go through the map_fn you are given, in a map task (@ray.remote).",
+                else M.both(
+                    "never_died",
+                    record=repr(corpus[4]),
+                    where=M.both("in_notebook", n=len(in_driver)) if in_driver else "",
+                ),
             )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -604,44 +827,33 @@ def self_check(namespace: dict) -> bool:
             raise
 
     if not halted():
-        done, obs = attempt("run_mapreduce when map_fn raises", raising, "run_mapreduce")
+        done, obs = attempt(M.both("raise_label"), raising, "run_mapreduce")
         if done:
-            text = (
-                f"when map_fn raises on its first attempt at {victim!r} (after 2 pairs), run_mapreduce "
-                "retries the task or passes the error on"
-            )
+            text = M.both("raise_text", victim=repr(victim), how="")
             if "raised" in obs:
-                report(True, text + " (it passed it on)")
+                report(True, M.both("raise_text", victim=repr(victim), how=M.both("passed_on")))
             elif ["map", victim] not in obs["fired"]:
                 report(
                     False,
                     text,
-                    f"map_fn never ran on {victim!r} inside a Ray worker: call the map_fn you are "
-                    "given, on every record, inside a map task.",
+                    M.both("never_ran_map", victim=repr(victim)),
                 )
             else:
                 got = obs["result"]
                 report(
                     got == want,
-                    text + (" (it retried)" if got == want else ""),
-                    f"it returned wrong counts: expected {want}\n      got {got}\n      Do not catch and skip "
-                    "errors inside a task (the failed record's pairs are lost or half counted): let Ray retry "
-                    "the whole task (@ray.remote(retry_exceptions=True)), or let the error reach the caller.",
+                    M.both("raise_text", victim=repr(victim), how=M.both("retried")) if got == want else text,
+                    M.both("raise_wrong", want=want, got=got),
                 )
 
     # A reduce worker dies on the first reduce_fn call for one key.
-    done, obs = observed(
-        "run_mapreduce with a reduce worker that dies", corpus, 2, 2, reduce_faults={"the": ("exit", 0)}
-    )
+    done, obs = observed(M.both("reduce_die_label"), corpus, 2, 2, reduce_faults={"the": ("exit", 0)})
     if done:
         fired = ["reduce", "the"] in obs["fired"]
         report(
             fired and obs["result"] == want,
-            "a worker killed in reduce_fn('the', ...) is retried; every key counted once",
-            f"expected {want}\n      got {obs['result']}"
-            if fired
-            else "reduce_fn never ran on 'the' inside a Ray worker: call the reduce_fn you are given, on every "
-            "key, inside a reduce task.",
+            M.both("reduce_die_check"),
+            M.both("expected_got", want=want, got=obs["result"]) if fired else M.both("reduce_never"),
         )
 
     ray_ok = ray.is_initialized()
@@ -650,13 +862,12 @@ def self_check(namespace: dict) -> bool:
         print("\n".join(line for line in lines if not line.startswith("✔")))
         parts = []
         if stubs:
-            parts.append(f"{_names(stubs)} still raise{'s' if len(stubs) == 1 else ''} NotImplementedError (the stub)")
+            key = "stubs_left_one" if len(stubs) == 1 else "stubs_left_many"
+            parts.append(M.both(key, names=_names(stubs)))
         if undefined:
-            parts.append(f"{_names(undefined)} {'is' if len(undefined) == 1 else 'are'} not defined (NameError)")
-        print(
-            f"✘ not finished yet: {'; '.join(parts)}. Write the missing code in the answer cell, run it, "
-            "then run this check again."
-        )
+            key = "undefined_one" if len(undefined) == 1 else "undefined_many"
+            parts.append(M.both(key, names=_names(undefined)))
+        print(M("not_finished", parts=Both(*("; ".join(p[i] for p in parts) for i in (0, 1)))))
         return False
     print("\n".join(lines))
     print(FRAME("passed") if ok else FRAME("fix"))
@@ -670,42 +881,37 @@ def _check_shape(obs, records, want, n_map, n_reduce, partition, spread_ok, repo
     got, calls, barrier = obs["result"], obs["calls"], obs["barrier"] or {}
     report(
         got == want,
-        f"run_mapreduce counts {len(records)} records with the map_fn and reduce_fn it is given",
-        f"expected {want}\n      got {got}",
+        M.both("counts_given", n=len(records)),
+        M.both("expected_got", want=want, got=got),
     )
     in_driver = [c for c in calls if c["task"] is None or c["pid"] == obs["driver_pid"]]
     where = {k: sum(c["kind"] == k for c in in_driver) for k in ("map", "reduce")}
     total = {k: sum(c["kind"] == k for c in calls) for k in ("map", "reduce")}
     report(
         not in_driver,
-        "map_fn and reduce_fn run inside Ray tasks, not in the driver",
-        f"{where['map']} of {total['map']} map_fn calls and {where['reduce']} of {total['reduce']} reduce_fn "
-        "calls ran in this notebook's process: call them inside @ray.remote functions (started with .remote()).",
+        M.both("in_ray"),
+        M.both("in_ray_fix", m=where["map"], mt=total["map"], r=where["reduce"], rt=total["reduce"]),
     )
     mapped = {c["target"] for c in calls if c["kind"] == "map"}
     reduced = {c["target"] for c in calls if c["kind"] == "reduce"}
     lost = [r for r in records if r not in mapped] + [k for k in want if k not in reduced]
     report(
         not lost,
-        "run_mapreduce calls the map_fn and reduce_fn it is given, on every record and every key",
-        f"the map_fn / reduce_fn passed in never saw {lost[0] if lost else None!r}: call the functions "
-        "given as arguments (a hidden test passes in others), not the ones of the same name in the cell.",
+        M.both("given"),
+        M.both("given_fix", lost=repr(lost[0] if lost else None)),
     )
     if where["map"] == 0 and total["map"]:
         map_tasks = {c["task"] for c in calls if c["kind"] == "map"}
         report(
             len(map_tasks) == n_map,
-            f"the {len(records)} records are mapped by n_map={n_map} Ray tasks",
-            f"map_fn was called in {len(map_tasks)} different Ray task(s) for {len(records)} records with "
-            f"n_map={n_map}: split the records into n_map map tasks (e.g. records[i::n_map]).",
+            M.both("mapped_by", n=len(records), n_map=n_map),
+            M.both("map_tasks_fix", n=len(map_tasks), records=len(records), n_map=n_map),
         )
         proven, seen, _ = barrier.get("map", (False, 0, []))
         report(
             proven and obs.get("ran_together", {}).get("map", False),  # by Ray's own record, as the grader
-            "the map tasks run in parallel",
-            f"the first map_fn call waited {BARRIER_WAIT_S:.0f} s at a barrier for a second map task to "
-            f"start, and none did ({seen} map task(s) reached it in all): submit all map tasks with "
-            ".remote() before calling ray.get on any of them.",
+            M.both("map_parallel"),
+            M.both("map_barrier", wait=f"{BARRIER_WAIT_S:.0f}", seen=seen),
         )
     if where["reduce"] == 0 and total["reduce"]:
         map_tasks = {c["task"] for c in calls if c["kind"] == "map"}
@@ -717,15 +923,9 @@ def _check_shape(obs, records, want, n_map, n_reduce, partition, spread_ok, repo
         fix = ""
         split = sorted((k for k, tasks in by_key.items() if len(tasks) > 1), key=repr)
         if not 1 <= len(by_task) <= n_reduce:
-            fix = (
-                f"reduce_fn was called in {len(by_task)} different Ray task(s) with n_reduce={n_reduce}: run "
-                "n_reduce reduce tasks, each reducing the keys partition() gives it."
-            )
+            fix = M.both("reduce_tasks_fix", n=len(by_task), n_reduce=n_reduce)
         elif split:
-            fix = (
-                f"key {split[0]!r} was reduced in {len(by_key[split[0]])} different reduce tasks: a key must go "
-                "to exactly one reducer, partition(key, n_reduce)."
-            )
+            fix = M.both("split_fix", k=repr(split[0]), n=len(by_key[split[0]]))
         else:
             try:
                 part = {k: partition(k, n_reduce) for k in by_key}
@@ -735,23 +935,23 @@ def _check_shape(obs, records, want, n_map, n_reduce, partition, spread_ok, repo
                 if part is not None and len({repr(part[k]) for k in keys}) > 1:
                     ordered = sorted(keys, key=lambda k: (repr(part[k]), k))
                     a, b = ordered[0], ordered[-1]
-                    fix = (
-                        f"one reduce task reduced keys {a!r} and {b!r}, but partition() gives them "
-                        f"{part[a]!r} and {part[b]!r} (n_reduce={n_reduce}): send every pair to reduce task "
-                        "partition(key, n_reduce), with the partition() of this cell."
+                    fix = M.both(
+                        "wrong_reducer_fix", a=repr(a), b=repr(b), pa=repr(part[a]), pb=repr(part[b]), n_reduce=n_reduce
                     )
                     break
         report(
             not fix,
-            f"each key is reduced by one of n_reduce={n_reduce} reduce tasks, the one partition(key) names",
+            M.both("reduce_by_one", n_reduce=n_reduce),
             fix,
         )
         proven, seen, _ = barrier.get("reduce", (False, 0, []))
         report(
             proven and obs.get("ran_together", {}).get("reduce", False),  # by Ray's own record, as the grader
-            "the reduce tasks run in parallel",
-            f"the first reduce_fn call waited {BARRIER_WAIT_S:.0f} s at a barrier for a second reduce task "
-            f"to start, and none did ({seen} reduce task(s) reached it in all): submit all reduce tasks "
-            "with .remote() before calling ray.get on any of them"
-            + ("; and partition() sends every key to the same reducer (see above)." if not spread_ok else "."),
+            M.both("reduce_parallel"),
+            M.both(
+                "reduce_barrier",
+                wait=f"{BARRIER_WAIT_S:.0f}",
+                seen=seen,
+                tail=M.both("tail_same") if not spread_ok else Both("。", "."),
+            ),
         )

@@ -41,6 +41,7 @@ import time
 import zlib
 
 from ch13lib import mapreduce as lib
+from ch13lib.lang import Messages
 
 for _key, _value in lib.RAY_ENV.items():  # before ray is imported: some are read at import
     os.environ.setdefault(_key, _value)
@@ -60,6 +61,31 @@ SUBJECT_API = (
 )
 
 MARK = "InjectedFault"  # in the message of every exception the probes raise
+
+# What the probes' injected exceptions say, in the course's language (ch13lib/lang.py); each starts with MARK.
+M = Messages(
+    scheduled=(
+        "{mark}: 评分程序计划的故障, 针对 {target} (第一次尝试)",
+        "{mark}: the grader's scheduled failure on {target} (first attempt)",
+    ),
+    deliberate=(
+        "{mark}: 自检故意制造的故障, 针对 {target} (仅第一次尝试)",
+        "{mark}: the self-check's deliberate failure on {target} (first attempt only)",
+    ),
+)
+_TEXTS = dict(M.texts)  # plain data: the probes travel to Ray workers by value, and workers cannot import ch13lib
+
+
+def _say_in_worker(key: str, **fields) -> str:
+    """``M(key, **fields)`` where ch13lib cannot be imported (a Ray worker): the language is
+    ``CH13_LANG`` of the environment the worker inherited (ch13lib.lang.say's rule, repeated)."""
+    zh, en = (t.format(**fields) for t in _TEXTS[key])
+    lang = os.environ.get("CH13_LANG", "").strip().lower()
+    if lang in ("zh", "en"):
+        return zh if lang == "zh" else en
+    return f"{zh} / {en}" if "\n" not in zh + en and len(zh) + len(en) <= 100 else f"{zh}\n{en}"
+
+
 REPR_CAP = 200
 
 _registered: set = set()  # answer modules already registered for pickling by value
@@ -380,7 +406,7 @@ class Probe:
     def _fire(action, target):
         if action == "exit":
             os._exit(1)
-        raise RuntimeError(f"{MARK}: the grader's scheduled failure on {target!r} (first attempt)")
+        raise RuntimeError(_say_in_worker("scheduled", mark=MARK, target=repr(target)))
 
     def __call__(self, *args):
         if self.kind == "map":
@@ -617,7 +643,7 @@ class _SelfCheckProbe(Probe):
     def _fire(action, target):
         if action == "exit":
             os._exit(1)
-        raise RuntimeError(f"{MARK}: the self-check's deliberate failure on {target!r} (first attempt only)")
+        raise RuntimeError(_say_in_worker("deliberate", mark=MARK, target=repr(target)))
 
 
 def observe(run_mapreduce, records, n_map, n_reduce, map_faults=None, reduce_faults=None, barrier_guard_s=None):

@@ -23,6 +23,353 @@ import torch.nn.functional as F
 from torch import nn
 
 from ch13lib.cell import expected_got
+from ch13lib.lang import Both, Messages
+
+# What the verdicts say, in the course's language (ch13lib/lang.py). A case's label and its replay
+# line are fields of these sentences (:meth:`PipeCase.label`, :func:`_call`): each language takes its side.
+M = Messages(
+    hidden_call=(
+        "{call} (评分时用的是隐藏的值; 这里抽取的是大小与调度都相同的公开值)",
+        "{call} (the grader's values were hidden ones; this draws public values of the same sizes and schedule)",
+    ),
+    replay=("重现: {replay}", "Replay: {replay}"),
+    malformed=("{case}: 运行报告传回时格式有误", "{case}: the run's report came back malformed"),
+    # labels
+    pipe_label=(
+        "P={P} 个阶段, m={m} 个微批次 (每个 {rows}), 宽度 {widths}, 损失 {loss}{pre}",
+        "P={P} stages, m={m} micro-batches of {rows}, widths {widths}, loss {loss}{pre}",
+    ),
+    rows=("{n} 行", "{n} rows"),
+    row=("{n} 行", "{n} row"),
+    pre_filled=(", .grad 已预先填充", ", .grad pre-filled"),
+    tp_label=(
+        "W={W} 个 rank, x 的形状为 {shape}, 隐藏维度 {hidden}, d_out {d_out}, {dtype}",
+        "W={W} ranks, x of shape {shape}, hidden {hidden}, d_out {d_out}, {dtype}",
+    ),
+    zero_label=(
+        "W={W} 个 rank, {n} 个参数, 形状为 {shapes} (N={N}), {dtype}, {steps} 步, lr={lr}, betas={betas}, "
+        "eps={eps}{tiny}",
+        "W={W} ranks, {n} parameters of shapes {shapes} (N={N}), {dtype}, {steps} steps, lr={lr}, betas={betas}, "
+        "eps={eps}{tiny}",
+    ),
+    tiny=(", 梯度约为 {g}", ", gradients ~{g}"),
+    # pipeline: gradients and loss
+    weight=("阶段 {r} 的 weight", "stage {r}'s weight"),
+    bias=("阶段 {r} 的 bias", "stage {r}'s bias"),
+    no_grad_mid=(
+        "激活的梯度从未到达它: 除第一个阶段外, 每个阶段都要让收到的激活需要梯度 (x.requires_grad_()), "
+        "在它上面运行本阶段, 并在本阶段的反向传播之后把 x.grad 发回前一个 rank, "
+        "由前一个 rank 调用 out.backward(该梯度)。",
+        " The gradient of the activations never reached it: on every stage but the first, make the "
+        "received activation require grad (x.requires_grad_()), run the stage on it, and after its "
+        "backward send x.grad back to the previous rank, which calls out.backward(that gradient).",
+    ),
+    no_grad_last=("对缩放后的各微批次损失调用 backward。", " Call backward on the scaled micro-batch losses."),
+    no_grad=(
+        "{case}: 调用之后 {what} 没有 .grad。{hint}重现: {replay}",
+        "{case}: {what} has no .grad after the call.{hint} Replay: {replay}",
+    ),
+    grad_wrong=(
+        "{case}: 调用之后 {what}.grad 是错的: {why}。重现: {replay}",
+        "{case}: {what}.grad is wrong after the call: {why}. Replay: {replay}",
+    ),
+    grad_replaced=(
+        "它只含本步的梯度: 调用之前 .grad 中已有的内容丢失了。不要清零或替换 .grad "
+        "(不要 zero_grad(), 不要 p.grad = ...); backward() 会在原有值上累加",
+        "it holds this step's gradient only: the .grad it had before the call is gone. Do not zero "
+        "or replace .grad (no zero_grad(), no p.grad = ...); backward() accumulates on top of it",
+    ),
+    grad_unchanged_mid=(
+        "它没有变化: 这个阶段没有得到梯度 (激活在发送前被 detach 了, 或者发回的梯度从未用于 backward)",
+        "it did not change: this stage got no gradient (activations detached before being sent, "
+        "or the gradient sent back was never used in a backward)",
+    ),
+    grad_unchanged_last=("它没有变化: 这个阶段没有运行 backward", "it did not change: no backward ran on this stage"),
+    grad_times_m=(
+        "它是全批次梯度的 {m}×: 在 backward 之前把每个微批次的损失乘以 1/n_micro (loss_fn 在一个微批次上取均值, "
+        "再对 m 个微批次求和, 得到的是均值的 m 倍)",
+        "it is {m}× the full-batch gradient: scale each micro-batch's loss by 1/n_micro before its "
+        "backward (loss_fn's mean over a micro-batch, summed over m micro-batches, is m times the mean)",
+    ),
+    grad_over_m=(
+        "它是全批次梯度的 1/{m}: 损失被乘了两次 1/n_micro",
+        "it is 1/{m} of the full-batch gradient: the losses were scaled by 1/n_micro twice",
+    ),
+    grad_elements=(
+        "{n} 个元素中有 {bad} 个与整个模型的一次全批次步骤不同; 第一个在扁平下标 {k}: {eg}",
+        "{bad} of {n} elements differ from one full-batch step of the whole model; the first at flat index {k}: {eg}",
+    ),
+    not_last_returned=(
+        "{case}: rank {r} 返回了 {v}; 只有 rank P-1 返回损失, 其他每个 rank 都返回 None。重现: {replay}",
+        "{case}: rank {r} returned {v}; only rank P-1 returns the loss, every other rank None. Replay: {replay}",
+    ),
+    last_returned=(
+        "{case}: rank {r} (最后一个阶段) 返回了 {v}, 而不是 Python float 形式的平均损失 (loss.item())。重现: {replay}",
+        "{case}: rank {r} (the last stage) returned {v}, not the mean loss as a Python float (loss.item()). "
+        "Replay: {replay}",
+    ),
+    loss_summed=(
+        "它是平均损失的 {m}×: 各微批次的损失被求和而不是取平均 (把每个都乘以 1/n_micro)",
+        "it is {m}× the mean loss: the micro-batch losses were summed, not averaged (scale each by 1/n_micro)",
+    ),
+    loss_mean=("{want} (loss_fn 在整个批次上的均值)", "{want} (loss_fn's mean over the whole batch)"),
+    loss_wrong=(
+        "{case}: 返回的损失是错的: {why}。重现: {replay}",
+        "{case}: the returned loss is wrong: {why}. Replay: {replay}",
+    ),
+    a_tensor=("一个张量 ({value})", "a tensor ({value})"),
+    a_type=("一个 {type}", "a {type}"),
+    # pipeline: the schedule
+    chart_cut=("(只显示 {length} 个 tick 中的前 {n} 个)", "(first {n} of {length} ticks)"),
+    forward=("前向", "forward"),
+    backward=("反向", "backward"),
+    stage_work=(
+        "{case}: rank {r} 的阶段只对 {done} 个微批次的行运行了{name}, 而不是 {m} 个: "
+        "每个微批次的前向和反向都要调用阶段本身 (stage(x)); "
+        "运行在它内部找到的某个模块, 或者手工用它的参数计算, 都会跳过调度所度量的工作。重现: {replay}",
+        "{case}: rank {r}'s stage ran {name} on {done} micro-batches' worth of rows, not {m}: call the stage itself "
+        "(stage(x)) for the forward and backward of every micro-batch; running a module found inside it, or its "
+        "parameters by hand, skips the work the schedule is measured on. Replay: {replay}",
+    ),
+    serial=(
+        "2·P·m 个 tick: 任何两个阶段都从未同时工作 "
+        "(一次处理整个批次, 或者一个微批次完整地前向再反向之后才开始下一个)。",
+        "2·P·m ticks: no two stages ever work at the same time (the whole batch at once, or one "
+        "micro-batch all the way forward and back before the next starts). ",
+    ),
+    too_long=(
+        "调度太长: {case}: 它用了 {took} 个 tick, GPipe 只需 2(m + P − 1) = 2({m} + {P} − 1) = {bound}。{hint}"
+        "每个阶段应在微批次 i 一到达就对它做前向并立即传给下一个阶段, 然后在各个梯度到达时运行反向传播 "
+        "(F = 前向, B = 该微批次的反向, . = 空闲):",
+        "the schedule is too long: {case}: it took {took} ticks, GPipe takes 2(m + P − 1) = 2({m} + {P} − 1) = "
+        "{bound}. {hint}Every stage should forward micro-batch i as soon as it arrives and pass it on at once, then "
+        "run the backward passes as their gradients arrive (F = forward, B = backward of that micro-batch, . = idle):",
+    ),
+    # pipeline: the data flow of a relayed world
+    acts_from=("来自 rank {src} 的激活", "activations from rank {src}"),
+    grads_from=("来自 rank {src} 的梯度", "gradients from rank {src}"),
+    ran_before_data=(
+        "{case}: rank {r} 的阶段对 {n} 行运行了{name}, 而当时它只收到了 {had} 行{side}: 请在拿到收到的数据时, "
+        "在这些数据上调用阶段 (在别的数据上运行阶段、再手工完成真正的计算, 不算流水线的工作)。重现: {replay}",
+        "{case}: rank {r}'s stage ran {name} on {n} row(s) while it had received {side} for only {had}: call the "
+        "stage on the data you received, when you have it (a stage run on other data, with the real work done by "
+        "hand, is not the pipeline's work). Replay: {replay}",
+    ),
+    activations=("激活", "activations"),
+    gradients=("梯度", "gradients"),
+    sent_before_run=(
+        "{case}: rank {r} 向 rank {dst} 发送了 {n} 行{what}, 而当时它的阶段的{name}只运行了 {ran} 行: "
+        "请发送阶段算出的结果, 并且在算出之后再发送。重现: {replay}",
+        "{case}: rank {r} sent {what} of {n} row(s) to rank {dst} when its stage's {name} had run on only {ran}: "
+        "send what the stage computed, after it computed it. Replay: {replay}",
+    ),
+    # tensor parallelism
+    not_tensor=(
+        "{case}: rank {r} 返回了 {kind}, 不是张量: 每个 rank 都要返回完整的 y。重现: {replay}",
+        "{case}: rank {r} returned {kind}, not a tensor: return the full y on every rank. Replay: {replay}",
+    ),
+    bad_shape=(
+        "{case}: rank {r} 返回的张量形状为 {shape}; y = gelu(x @ W1 + B1) @ W2 + b2 的形状是 {want} "
+        "(每个 rank 上都是完整的输出, 而不是本 rank 的分片)。重现: {replay}",
+        "{case}: rank {r} returned a tensor of shape {shape}; y = gelu(x @ W1 + B1) @ W2 + b2 has shape {want} "
+        "(the full output on every rank, not this rank's shard). Replay: {replay}",
+    ),
+    bad_dtype=(
+        "{case}: rank {r} 对 {dtype} 输入返回了 {got}: 保持 x 的 dtype (不要用 float32 缓冲区: "
+        "torch.zeros(..., dtype=x.dtype) 或 torch.empty_like)。重现: {replay}",
+        "{case}: rank {r} returned {got} for {dtype} inputs: keep x's dtype (no float32 buffers: "
+        "torch.zeros(..., dtype=x.dtype) or torch.empty_like). Replay: {replay}",
+    ),
+    float32_only=(
+        "{case}: rank {r} 的结果只在约 1e-7 的精度上与 float64 的 MLP 一致 (最大差异 {diff}): 其中一部分是用 float32 "
+        "计算的。每个中间结果和缓冲区都要保持 x 的 dtype (不要 .float(), 不要 float32 缓冲区)。重现: {replay}",
+        "{case}: rank {r} is right only to about 1e-7 of the float64 MLP (largest difference {diff}): part of it "
+        "was computed in float32. Keep x's dtype for every intermediate and buffer (no .float(), no float32 "
+        "buffers). Replay: {replay}",
+    ),
+    tp_wrong=(
+        "{case}: rank {r} 的输出与不分片的 MLP 不同: {why}。重现: {replay}",
+        "{case}: rank {r}'s output differs from the unsharded MLP: {why}. Replay: {replay}",
+    ),
+    b2_everywhere=(
+        "它差了 {k}·b2: 每个 rank 都在 all_reduce 之前加了 b2, 所以求和的结果里有 {W} 份 b2。请在规约之后加 b2 "
+        "(或只在一个 rank 上加)",
+        "it is off by {k}·b2: every rank added b2 before the all_reduce, so the sum holds it "
+        "{W} times. Add b2 after the reduction (or on one rank only)",
+    ),
+    averaged=(
+        "它的矩阵乘部分是正确值的 1/{W}: 部分积被取了平均, 而不是求和。行并行的部分和必须相加 (all_reduce SUM)",
+        "its matmul part is 1/{W} of the right one: the partial products were averaged, not summed. "
+        "Row-parallel partial sums must be added (all_reduce SUM)",
+    ),
+    b2_missing=("缺少 b2", "b2 is missing"),
+    tp_elements=(
+        "{n} 个元素中有 {bad} 个有偏差 (按 torch.allclose 的默认容差); 第一个在 {i}: {eg}。按列切分 W1 "
+        "(每个 rank 负责自己的隐藏单元, 并在其上做 gelu), 按行切分 W2, 再把部分输出相加",
+        "{bad} of {n} elements are off (torch.allclose's default tolerances); the first at {i}: {eg}. Split W1 by "
+        "columns (each rank its own hidden units, gelu on them), W2 by rows, and sum the partial outputs",
+    ),
+    call_item=("{call}({numel} 个 {dtype} 元素{peer}{op})", "{call}({numel} {dtype} elements{peer}{op})"),
+    call_peer=(", 对方 rank {peer}", " with rank {peer}"),
+    call_op=(", 运算 {op}", ", op {op}"),
+    calls_more=(" 以及另外 {n} 次", " and {n} more"),
+    calls_none=("无", "none"),
+    comm_calls=("{k} 次通信调用", "{k} comm calls"),
+    comm_call=("{k} 次通信调用", "{k} comm call"),
+    tp_avg=(
+        "op 为 AVG 的 all_reduce 会对部分输出取平均: 它们必须求和",
+        "an all_reduce with op AVG averages the partial outputs: they must be summed",
+    ),
+    tp_p2p=(
+        "不需要点对点消息: 每个 rank 的部分输出由一次 all_reduce 求和",
+        "point-to-point messages are not needed: each rank's partial output is summed by one all_reduce",
+    ),
+    tp_gather=(
+        "不需要收集激活: W1 按列切分、W2 按行切分之后, 每个 rank 的部分输出已经是 y 的大小; "
+        "一次 all_reduce 就能把它们相加",
+        "gathering activations is not needed: with W1 split by columns and W2 by rows, each rank's "
+        "partial output is already y's size; one all_reduce sums them",
+    ),
+    tp_many=("前向传播只需要一次 y 大小的 all_reduce", "one all_reduce of y's size is all the forward pass needs"),
+    tp_buffer=(
+        "缓冲区是 {got}: 请用 x 的 dtype ({dtype}) 做规约",
+        "the buffer is {got}: reduce in x's dtype ({dtype})",
+    ),
+    tp_itself=(
+        "对部分输出 y_r 本身 ({n} 个元素) 做 all_reduce",
+        "all_reduce the partial output y_r itself ({n} elements)",
+    ),
+    tp_traffic=(
+        "通信: {case}: rank {r} 发起了 {calls}: {listed}; Megatron MLP 每次前向恰好需要一次 y 大小的 comm.all_reduce "
+        "({n} 个元素, {dtype}, SUM)。{note}。重现: {replay}",
+        "communication: {case}: rank {r} made {calls}: {listed}; the Megatron MLP needs exactly one comm.all_reduce "
+        "of y's size ({n} elements, {dtype}, SUM) per forward. {note}. Replay: {replay}",
+    ),
+    # ZeRO-1
+    variant_sum=(
+        "梯度被求和而不是取平均: 把 reduce-scatter 得到的分片除以 world_size",
+        "the gradients were summed, not averaged: divide the reduce-scattered shard by world_size",
+    ),
+    variant_eps_in_sqrt=(
+        "eps 在平方根之内: Adam 除以的是 sqrt(v̂) + eps",
+        "eps is inside the square root: Adam divides by sqrt(v̂) + eps",
+    ),
+    variant_no_bias_correction=(
+        "没有偏差修正: 要把 m 除以 1 − β1^t, v 除以 1 − β2^t (t = 1, 2, ...)",
+        "no bias correction: divide m by 1 − β1^t and v by 1 − β2^t (t = 1, 2, ...)",
+    ),
+    variant_own=(
+        "每个 rank 都用自己的梯度更新了它的分片: 先对扁平梯度做 reduce-scatter, 让每个分片都用各 rank 的平均梯度更新",
+        "each rank updated its shard with its own gradient: reduce-scatter the flat gradients first, so that "
+        "every shard is updated with the mean over the ranks",
+    ),
+    rank_malformed=("{case}: rank {r} 的报告传回时格式有误", "{case}: rank {r}'s report came back malformed"),
+    params_malformed=(
+        "{case}: 第 {s} 步之后 rank {r} 的参数传回时格式有误",
+        "{case}: rank {r}'s parameters came back malformed after step {s}",
+    ),
+    params_dtype=(
+        "{case}: rank {r} 的参数变成了 {got} (应为 {dtype})。重现: {replay}",
+        "{case}: rank {r}'s parameters became {got} ({dtype} expected). Replay: {replay}",
+    ),
+    elements=("{k} 个元素", "{k} elements"),
+    element=("{k} 个元素", "{k} element"),
+    never_changed=(
+        "{count}从未改变 (扁平下标 {idx}, 共 {N} 个): N={N} 不是 W={W} 的倍数, 要填充到 W·⌈N/W⌉ = {padded}, "
+        "让每个元素都属于某个分片, 并把全部 N 个元素复制回去",
+        "{count} never changed (flat indices {idx} of {N}): with N={N} not a multiple of W={W}, pad to "
+        "W·⌈N/W⌉ = {padded} so every element has a shard, and copy all N back",
+    ),
+    largest=(
+        "最大差异为 {diff}, 位于扁平下标 {k} ({eg}; 允许 {tol}){more}",
+        "the largest difference is {diff} at flat index {k} ({eg}; allowed {tol}){more}",
+    ),
+    f32_buffer=(
+        "; float64 参数使用 float32 缓冲区就会损失这么多: 保持参数的 dtype",
+        "; a float32 buffer for float64 parameters loses that much: keep the parameters' dtype",
+    ),
+    defaults=(
+        "; 这个用例用签名的默认值构造 {fn}(params, comm), "
+        "这些默认值必须与合约一致: lr=1e-3, betas=(0.9, 0.999), eps=1e-8",
+        "; this case builds {fn}(params, comm) with its signature's defaults, which must "
+        "be the contract's: lr=1e-3, betas=(0.9, 0.999), eps=1e-8",
+    ),
+    zero_wrong=(
+        "{case}: 第 {s} 步之后 rank {r} 的参数与 DDP (平均梯度) + torch.optim.Adam 不同: {why}。重现: {replay}",
+        "{case}: rank {r}'s parameters after step {s} differ from DDP (averaged gradients) + "
+        "torch.optim.Adam: {why}. Replay: {replay}",
+    ),
+    numel_not_int=(
+        "{case}: rank {r} 的 state_numel() 返回了 {n}, 不是 int。重现: {replay}",
+        "{case}: rank {r}'s state_numel() returned {n}, not an int. Replay: {replay}",
+    ),
+    numel_too_big=(
+        "{case}: rank {r} 保存了 {n} 个元素的优化器状态 (state_numel()); ZeRO-1 只为自己的分片保存 exp_avg 和 "
+        "exp_avg_sq: 至多 2·⌈N/W⌉ = 2·{c} = {bound}。重现: {replay}",
+        "{case}: rank {r} keeps {n} elements of optimizer state (state_numel()); ZeRO-1 keeps "
+        "exp_avg and exp_avg_sq for its own shard only: at most 2·⌈N/W⌉ = 2·{c} = {bound}. Replay: {replay}",
+    ),
+    numel_zero=(
+        "{case}: rank {r} 的 state_numel() 是 {n}: 要把 exp_avg 和 exp_avg_sq 计算在内。重现: {replay}",
+        "{case}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. Replay: {replay}",
+    ),
+    held_too_much=(
+        "{case}: rank {r} 的 state_dict() 从一步到下一步携带了 {held} 个元素 "
+        "(任何 dtype 的张量、数字、文本和字节都按其大小计, 每个 None、bool 和容器至少计一个); "
+        "除了自己分片的 exp_avg 和 exp_avg_sq (2·{c}) 之外, 它还可以保存"
+        "自己那一份参数分片和梯度分片 (各 {c} 个) 以及少量数字 (例如步数), "
+        "但不能有任何大小为 N={N} 的东西。重现: {replay}",
+        "{case}: rank {r}'s state_dict() carries {held} elements from one step to the next "
+        "(tensors of any dtype, numbers, text and bytes count by their size, every None, bool and "
+        "container at least one); besides exp_avg and "
+        "exp_avg_sq of its shard (2·{c}) it may keep its own shard of the parameters and of "
+        "the gradient ({c} each) and a few numbers such as the step count, nothing of size "
+        "N={N}. Replay: {replay}",
+    ),
+    not_its_shard=(
+        "{case}: 在第 {s} 步, rank {r} all-gather 的值不是它那一份更新后的参数分片 (该步之后的元素 {lo}..{hi}): "
+        "ZeRO-1 只在自己的分片上运行 Adam, 然后 all-gather 更新后的参数分片, 而不是梯度 (收集梯度再在全部 N 个参数上"
+        "运行 Adam, 会让每个 rank 都保存完整的优化器状态)。重现: {replay}",
+        "{case}: at step {s} rank {r} all-gathered values that are not its shard of the "
+        "updated parameters (elements {lo}..{hi} after the step): ZeRO-1 runs Adam on its own "
+        "shard only and all-gathers the updated parameter shard, not the gradients (gathering those "
+        "to run Adam on all N parameters keeps the full optimizer state on every rank). Replay: {replay}",
+    ),
+    zero_all_reduce=(
+        "all_reduce 会让每个 rank 都得到完整的平均梯度, 但一个 rank 只更新自己的分片: 改为对扁平梯度做 reduce-scatter "
+        "(通信量减半), 再 all-gather 更新后的分片",
+        "an all_reduce gives every rank the whole averaged gradient, but a rank updates only its shard: "
+        "reduce-scatter the flat gradients instead (half the traffic), then all-gather the updated shards",
+    ),
+    zero_p2p=("请用这两个集合通信, 而不是点对点消息", "use the two collectives, not point-to-point messages"),
+    zero_dtype=(
+        "用了另一种 dtype 的缓冲区: 保持参数的 dtype ({dtype})",
+        "a buffer of another dtype: keep the parameters' dtype ({dtype})",
+    ),
+    zero_shard=(
+        "每个分片有 ⌈N/W⌉ = ⌈{N}/{W}⌉ = {c} 个元素 (把扁平缓冲区填充到 W·{c})",
+        "each shard has ⌈N/W⌉ = ⌈{N}/{W}⌉ = {c} elements (pad the flat buffer to W·{c})",
+    ),
+    zero_per_step=(
+        "每一步: 对填充后的扁平梯度做一次 reduce_scatter_tensor, 对更新后的分片做一次 all_gather_into_tensor",
+        "per step: one reduce_scatter_tensor of the flat padded gradients, one all_gather_into_tensor "
+        "of the updated shards",
+    ),
+    zero_traffic=(
+        "通信: {case}: rank {r} 在 {steps} 步中发起了 {k} 次通信调用: {listed}; 应为每步恰好一次 reduce_scatter_tensor "
+        "和一次 all_gather_into_tensor, 分片为 {c} 个元素 ({dtype})。{note}。重现: {replay}",
+        "communication: {case}: rank {r} made {k} comm calls over {steps} steps: {listed}; expected per step exactly "
+        "one reduce_scatter_tensor and one all_gather_into_tensor of {c}-element shards ({dtype}). {note}. "
+        "Replay: {replay}",
+    ),
+)
+NONE = Both("", "")  # an empty field: no hint, no note
+
+
+def _joined(*parts: Both) -> Both:
+    """Phrases one after the other, each language its own."""
+    return Both("".join(p[0] for p in parts), "".join(p[1] for p in parts))
+
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 LOSSES = {"mse": F.mse_loss, "cross_entropy": F.cross_entropy}
@@ -32,11 +379,15 @@ def _kwargs(case) -> dict:  # what a replay line prints: never the judge's key
     return {k: (tuple(v) if isinstance(v, list) else v) for k, v in dataclasses.asdict(case).items() if k != "key"}
 
 
-def _call(fn_name: str, check: str, case) -> str:
+def _call(fn_name: str, check: str, case) -> Both:
+    """The replay line in each language (the call is code; a hidden case's note is not)."""
     call = f"{check}({fn_name}, " + ", ".join(f"{k}={v!r}" for k, v in _kwargs(case).items()) + ")"
-    if case.key:
-        call += " (the grader's values were hidden ones; this draws public values of the same sizes and schedule)"
-    return call
+    return M.both("hidden_call", call=call) if case.key else Both(call, call)
+
+
+def _said(line: Both) -> str:
+    """A replay line as a string in the language in force (the call alone when there is no note)."""
+    return line[1] if line[0] == line[1] else str(line)
 
 
 def _gen(case, salt: int) -> torch.Generator:
@@ -79,14 +430,17 @@ class PipeCase:
         """GPipe's schedule length on the logical clock: 2(m + P − 1)."""
         return 2 * (self.n_micro + self.stages - 1)
 
-    def label(self) -> str:
-        return (
-            f"P={self.stages} stages, m={self.n_micro} micro-batches of {self.micro_rows} row"
-            f"{'s' if self.micro_rows != 1 else ''}, widths {list(self.widths)}, loss {self.loss}"
-            + (", .grad pre-filled" if self.grad_init else "")
+    def label(self) -> Both:
+        rows = M.both("row" if self.micro_rows == 1 else "rows", n=self.micro_rows)
+        pre = M.both("pre_filled") if self.grad_init else NONE
+        return M.both(
+            "pipe_label", P=self.stages, m=self.n_micro, rows=rows, widths=list(self.widths), loss=self.loss, pre=pre
         )
 
     def replay(self, fn_name: str = "gpipe_step") -> str:
+        return _said(self.replay_both(fn_name))
+
+    def replay_both(self, fn_name: str = "gpipe_step") -> Both:
         return _call(fn_name, "check_pipeline_case", self)
 
 
@@ -168,91 +522,65 @@ def pipeline_verdict(case: PipeCase, seen: dict, fn_name: str = "gpipe_step", re
     ``seen``: ``{"returns": [per rank], "grads": [per rank: [flat tensor or None per parameter]]}``."""
     ref = ref or pipeline_reference(case)
     P, m = case.stages, case.n_micro
-    head = f"{case.label()}"
-    replay = f"Replay: {case.replay(fn_name)}"
+    head = case.label()
+    replay = case.replay_both(fn_name)
     grads = seen.get("grads")
     if not isinstance(grads, list) or len(grads) != P:
-        return f"{head}: the run's report came back malformed"
+        return M("malformed", case=head)
     for r in range(P):
         got_r, want_r, own_r = grads[r], ref["grads"][r], ref["own"][r]
         before_r = ref["before"][r]
         for i, (got, want, own) in enumerate(zip(got_r, want_r, own_r)):
-            what = f"stage {r}'s {'weight' if i == 0 else 'bias'}"
+            what = M.both("weight" if i == 0 else "bias", r=r)
             b = before_r[i].reshape(-1).double() if before_r[i] is not None else torch.zeros_like(own)
             if got is None or not isinstance(got, torch.Tensor):
-                hint = (
-                    " The gradient of the activations never reached it: on every stage but the first, make the "
-                    "received activation require grad (x.requires_grad_()), run the stage on it, and after its "
-                    "backward send x.grad back to the previous rank, which calls out.backward(that gradient)."
-                    if r < P - 1
-                    else " Call backward on the scaled micro-batch losses."
-                )
-                return f"{head}: {what} has no .grad after the call.{hint} {replay}"
+                hint = M.both("no_grad_mid" if r < P - 1 else "no_grad_last")
+                return M("no_grad", case=head, what=what, hint=hint, replay=replay)
             got = got.reshape(-1).double()
             if _close(got, want):
                 continue
             if case.grad_init and _close(got, own):
-                why = (
-                    "it holds this step's gradient only: the .grad it had before the call is gone. Do not zero "
-                    "or replace .grad (no zero_grad(), no p.grad = ...); backward() accumulates on top of it"
-                )
+                why = M.both("grad_replaced")
             elif _close(got, b) and float(own.abs().max()) > 1e-6:
-                why = (
-                    "it did not change: this stage got no gradient (activations detached before being sent, "
-                    "or the gradient sent back was never used in a backward)"
-                    if r < P - 1
-                    else "it did not change: no backward ran on this stage"
-                )
+                why = M.both("grad_unchanged_mid" if r < P - 1 else "grad_unchanged_last")
             elif m > 1 and _close(got, b + own * m):
-                why = (
-                    f"it is {m}× the full-batch gradient: scale each micro-batch's loss by 1/n_micro before its "
-                    "backward (loss_fn's mean over a micro-batch, summed over m micro-batches, is m times the mean)"
-                )
+                why = M.both("grad_times_m", m=m)
             elif m > 1 and _close(got, b + own / m):
-                why = f"it is 1/{m} of the full-batch gradient: the losses were scaled by 1/n_micro twice"
+                why = M.both("grad_over_m", m=m)
             else:
                 bad = (~torch.isclose(got, want, rtol=1e-4, atol=1e-5)).nonzero().flatten().tolist() or [0]
                 k = bad[0]
-                why = (
-                    f"{len(bad)} of {want.numel()} elements differ from one full-batch step of the whole model; "
-                    f"the first at flat index {k}: "
-                    + expected_got(f"{float(want[k]):.6g}", f"{float(got[k]):.6g}", bool(case.key))
-                )
-            return f"{head}: {what}.grad is wrong after the call: {why}. {replay}"
+                eg = expected_got(f"{float(want[k]):.6g}", f"{float(got[k]):.6g}", bool(case.key))
+                why = M.both("grad_elements", bad=len(bad), n=want.numel(), k=k, eg=eg)
+            return M("grad_wrong", case=head, what=what, why=why, replay=replay)
     returns = seen.get("returns")
     if not isinstance(returns, list) or len(returns) != P:
-        return f"{head}: the run's report came back malformed"
+        return M("malformed", case=head)
     for r in range(P - 1):
         if returns[r] is not None:
-            return (
-                f"{head}: rank {r} returned {_describe_return(returns[r])}; only rank P-1 returns the loss, "
-                f"every other rank None. {replay}"
-            )
+            return M("not_last_returned", case=head, r=r, v=_describe_return(returns[r]), replay=replay)
     last = returns[P - 1]
     if not (isinstance(last, dict) and last.get("kind") == "float"):
-        return (
-            f"{head}: rank {P - 1} (the last stage) returned {_describe_return(last)}, not the mean loss as a "
-            f"Python float (loss.item()). {replay}"
-        )
+        return M("last_returned", case=head, r=P - 1, v=_describe_return(last), replay=replay)
     got, want = float(last["value"]), ref["loss"]
     if abs(got - want) <= 1e-4 * abs(want) + 1e-5:
         return None
     if m > 1 and abs(got - want * m) <= 1e-4 * abs(want * m) + 1e-5:
-        why = f"it is {m}× the mean loss: the micro-batch losses were summed, not averaged (scale each by 1/n_micro)"
+        why = M.both("loss_summed", m=m)
     else:
-        why = expected_got(f"{want:.6g} (loss_fn's mean over the whole batch)", f"{got:.6g}", bool(case.key))
-    return f"{head}: the returned loss is wrong: {why}. {replay}"
+        why = expected_got(M.both("loss_mean", want=f"{want:.6g}"), f"{got:.6g}", bool(case.key))
+    return M("loss_wrong", case=head, why=why, replay=replay)
 
 
-def _describe_return(v) -> str:
+def _describe_return(v) -> Both | str:
     if v is None:
         return "None"
     if isinstance(v, dict):
         if v.get("kind") == "float":
             return f"{v.get('value')!r}"
         if v.get("kind") == "tensor":
-            return f"a tensor ({v.get('value')!r})"
-        return f"a {v.get('type', '?')}"
+            return M.both("a_tensor", value=repr(v.get("value")))
+        return M.both("a_type", type=v.get("type", "?"))
     return repr(v)
 
 
@@ -273,7 +601,7 @@ def schedule_chart(timeline: list, stages: int, length: float, max_ticks: int = 
     head = "tick    " + "".join(str(t).rjust(w) for t in range(n))
     lines = [head] + [f"rank {r}  " + "".join(c.rjust(w) for c in rows[r]) for r in range(stages)]
     if length > max_ticks:
-        lines.append(f"(first {max_ticks} of {length:g} ticks)")
+        lines.append(M("chart_cut", n=max_ticks, length=f"{length:g}"))
     return "\n".join(lines)
 
 
@@ -283,7 +611,7 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
     the data it was for; otherwise why, with the chart."""
     length = seen.get("length")
     if not isinstance(length, (int, float)):
-        return f"{case.label()}: the run's report came back malformed"
+        return M("malformed", case=case.label())
     bound = case.bound()
     P, m = case.stages, case.n_micro
     timeline = seen.get("timeline") or []
@@ -291,11 +619,14 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
         for kind, name in (("F", "forward"), ("B", "backward")):
             done = sum(float(ev[2]) - float(ev[1]) for ev in timeline if ev[0] == r and str(ev[3]) == kind)
             if done < m - 1e-9:
-                return (
-                    f"{case.label()}: rank {r}'s stage ran {name} on {done:g} micro-batches' worth of rows, not "
-                    f"{m}: call the stage itself (stage(x)) for the forward and backward of every micro-batch; "
-                    f"running a module found inside it, or its parameters by hand, skips the work the schedule "
-                    f"is measured on. Replay: {case.replay(fn_name)}"
+                return M(
+                    "stage_work",
+                    case=case.label(),
+                    r=r,
+                    name=M.both(name),
+                    done=f"{done:g}",
+                    m=m,
+                    replay=case.replay_both(fn_name),
                 )
     if seen.get("flow") is not None:  # a relayed world's: the charges must follow the data
         problem = dataflow_problem(case, seen["flow"], fn_name)
@@ -304,20 +635,10 @@ def schedule_problem(case: PipeCase, seen: dict, fn_name: str = "gpipe_step") ->
     if length <= bound + 1e-9:
         return None
     chart = schedule_chart(seen.get("timeline") or [], P, float(length))
-    hints = []
-    if abs(length - 2 * P * m) < 1e-9:
-        hints.append(
-            "2·P·m ticks: no two stages ever work at the same time (the whole batch at once, or one "
-            "micro-batch all the way forward and back before the next starts)"
-        )
-    return (
-        f"the schedule is too long: {case.label()}: it took {float(length):g} ticks, GPipe takes 2(m + P − 1) = "
-        f"2({m} + {P} − 1) = {bound}. " + (hints[0] + ". " if hints else "") + "Every stage should forward "
-        "micro-batch i as soon as it arrives and pass it on at once, then run the backward passes as their "
-        "gradients arrive (F = forward, B = backward of that micro-batch, . = idle):\n"
-        + chart
-        + f"\nReplay: {case.replay(fn_name)}"
-    )
+    hint = M.both("serial") if abs(length - 2 * P * m) < 1e-9 else NONE
+    # the sentence in each language, then the chart once, then the replay line
+    too_long = M("too_long", case=case.label(), took=f"{float(length):g}", m=m, P=P, bound=bound, hint=hint)
+    return too_long + "\n" + chart + "\n" + M("replay", replay=case.replay_both(fn_name))
 
 
 def _rows_found(t, expected: torch.Tensor, factors=(1,)) -> set:
@@ -378,7 +699,7 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
     charged = {(r, k): Fraction(0) for r in range(P) for k in ("F", "B")}
     got = {(r, k): set() for r in range(P) for k in ("F", "B")}
     sent = {(r, k): set() for r in range(P) for k in ("F", "B")}
-    replay = f"Replay: {case.replay(fn_name)}"
+    replay = case.replay_both(fn_name)
     for event in flow:
         r, what = event[0], event[1]
         if what in ("F", "B"):
@@ -386,14 +707,10 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
             had = len(got[r, what])
             needs = (r > 0) if what == "F" else (r < P - 1)
             if needs and min(charged[r, what], total) > had:
-                side = f"activations from rank {r - 1}" if what == "F" else f"gradients from rank {r + 1}"
-                pass_ = "forward" if what == "F" else "backward"
-                return (
-                    f"{case.label()}: rank {r}'s stage ran {pass_} on {float(charged[r, what]):g} row(s) while it had "
-                    f"received {side} for only {had}: call the stage on the data you received, when you have it "
-                    f"(a stage run on other data, with the real work done by hand, is not the pipeline's work). "
-                    + replay
-                )
+                side = M.both("acts_from", src=r - 1) if what == "F" else M.both("grads_from", src=r + 1)
+                pass_ = M.both("forward" if what == "F" else "backward")
+                n = f"{float(charged[r, what]):g}"
+                return M("ran_before_data", case=case.label(), r=r, name=pass_, n=n, had=had, side=side, replay=replay)
         elif what == "got":
             src, t = event[2], event[3]
             if src == r - 1:
@@ -410,12 +727,18 @@ def dataflow_problem(case: PipeCase, flow: list, fn_name: str = "gpipe_step") ->
                 continue
             sent[r, kind] |= rows
             if len(sent[r, kind]) > charged[r, kind]:
-                what_ = "activations" if kind == "F" else "gradients"
-                pass_ = "forward" if kind == "F" else "backward"
-                return (
-                    f"{case.label()}: rank {r} sent {what_} of {len(sent[r, kind])} row(s) to rank {dst} when its "
-                    f"stage's {pass_} had run on only {float(charged[r, kind]):g}: send what the stage computed, "
-                    f"after it computed it. " + replay
+                what_ = M.both("activations" if kind == "F" else "gradients")
+                pass_ = M.both("forward" if kind == "F" else "backward")
+                return M(
+                    "sent_before_run",
+                    case=case.label(),
+                    r=r,
+                    what=what_,
+                    n=len(sent[r, kind]),
+                    dst=dst,
+                    name=pass_,
+                    ran=f"{float(charged[r, kind]):g}",
+                    replay=replay,
                 )
     return None
 
@@ -439,13 +762,16 @@ class TPCase:
     def __post_init__(self):
         object.__setattr__(self, "lead", tuple(self.lead))
 
-    def label(self) -> str:
-        return (
-            f"W={self.world_size} ranks, x of shape {(*self.lead, self.d_in)}, hidden {self.hidden}, "
-            f"d_out {self.d_out}, {self.dtype}"
+    def label(self) -> Both:
+        shape = (*self.lead, self.d_in)
+        return M.both(
+            "tp_label", W=self.world_size, shape=shape, hidden=self.hidden, d_out=self.d_out, dtype=self.dtype
         )
 
     def replay(self, fn_name: str = "tp_mlp") -> str:
+        return _said(self.replay_both(fn_name))
+
+    def replay_both(self, fn_name: str = "tp_mlp") -> Both:
         return _call(fn_name, "check_tp_case", self)
 
     @property
@@ -500,66 +826,52 @@ def tp_verdict(case: TPCase, outputs: list, fn_name: str = "tp_mlp") -> str | No
     want = tp_reference(case)
     full = {k: v.double() for k, v in make_mlp(case).items()}
     W = case.world_size
-    replay = f"Replay: {case.replay(fn_name)}"
+    replay = case.replay_both(fn_name)
     for r, out in enumerate(outputs):
-        head = f"{case.label()}: rank {r}"
+        head = case.label()
         if not isinstance(out, torch.Tensor):
             kind = out if isinstance(out, str) else type(out).__name__
-            return f"{head} returned {kind}, not a tensor: return the full y on every rank. {replay}"
+            return M("not_tensor", case=head, r=r, kind=kind, replay=replay)
         if tuple(out.shape) != case.y_shape:
-            return (
-                f"{head} returned a tensor of shape {tuple(out.shape)}; y = gelu(x @ W1 + B1) @ W2 + b2 has shape "
-                f"{case.y_shape} (the full output on every rank, not this rank's shard). {replay}"
-            )
+            return M("bad_shape", case=head, r=r, shape=tuple(out.shape), want=case.y_shape, replay=replay)
         if out.dtype != want.dtype:
-            return (
-                f"{head} returned {str(out.dtype).replace('torch.', '')} for {case.dtype} inputs: keep x's dtype "
-                f"(no float32 buffers: torch.zeros(..., dtype=x.dtype) or torch.empty_like). {replay}"
-            )
+            got = str(out.dtype).replace("torch.", "")
+            return M("bad_dtype", case=head, r=r, got=got, dtype=case.dtype, replay=replay)
         if torch.allclose(out, want, **_tp_tolerance(want.dtype)):
             continue
         if torch.allclose(out, want):  # right to float32's precision only
-            return (
-                f"{head} is right only to about 1e-7 of the float64 MLP (largest difference "
-                f"{(out - want).abs().max().item():.1e}): part of it was computed in float32. Keep x's dtype for "
-                f"every intermediate and buffer (no .float(), no float32 buffers). {replay}"
-            )
+            diff = f"{(out - want).abs().max().item():.1e}"
+            return M("float32_only", case=head, r=r, diff=diff, replay=replay)
         got = out.double()
         b2 = full["b2"]
         partial = want.double() - b2
         if W > 1 and torch.allclose(got, partial + W * b2, rtol=1e-4, atol=1e-6):
-            why = (
-                f"it is off by {W - 1}·b2: every rank added b2 before the all_reduce, so the sum holds it "
-                f"{W} times. Add b2 after the reduction (or on one rank only)"
-            )
+            why = M.both("b2_everywhere", k=W - 1, W=W)
         elif W > 1 and torch.allclose(got, partial / W + b2, rtol=1e-4, atol=1e-6):
-            why = (
-                f"its matmul part is 1/{W} of the right one: the partial products were averaged, not summed. "
-                "Row-parallel partial sums must be added (all_reduce SUM)"
-            )
+            why = M.both("averaged", W=W)
         elif torch.allclose(got, partial, rtol=1e-4, atol=1e-6):
-            why = "b2 is missing"
+            why = M.both("b2_missing")
         else:
             bad = (~torch.isclose(out, want)).nonzero().tolist()
             i = tuple(bad[0]) if bad else ()
-            why = (
-                f"{len(bad)} of {want.numel()} elements are off (torch.allclose's default tolerances); the first at "
-                f"{i}: {expected_got(f'{float(want[i]):.8g}', f'{float(out[i]):.8g}', bool(case.key))}. Split W1 by "
-                f"columns (each rank its "
-                "own hidden units, gelu on them), W2 by rows, and sum the partial outputs"
-            )
-        return f"{head}'s output differs from the unsharded MLP: {why}. {replay}"
+            eg = expected_got(f"{float(want[i]):.8g}", f"{float(out[i]):.8g}", bool(case.key))
+            why = M.both("tp_elements", bad=len(bad), n=want.numel(), i=i, eg=eg)
+        return M("tp_wrong", case=head, r=r, why=why, replay=replay)
     return None
 
 
-def _calls_text(calls: list) -> str:
+def _calls_text(calls: list) -> Both:
     parts = []
     for c in calls[:6]:
-        extra = f", op {c.get('op')}" if c.get("op") not in (None, "SUM") else ""
-        peer = f" with rank {c.get('peer')}" if c.get("peer") is not None else ""
-        parts.append(f"{c.get('call')}({c.get('numel')} {c.get('dtype')} elements{peer}{extra})")
-    more = f" and {len(calls) - 6} more" if len(calls) > 6 else ""
-    return ", ".join(parts) + more if parts else "none"
+        op = M.both("call_op", op=c.get("op")) if c.get("op") not in (None, "SUM") else NONE
+        peer = M.both("call_peer", peer=c.get("peer")) if c.get("peer") is not None else NONE
+        parts.append(
+            M.both("call_item", call=c.get("call"), numel=c.get("numel"), dtype=c.get("dtype"), peer=peer, op=op)
+        )
+    if not parts:
+        return M.both("calls_none")
+    more = M.both("calls_more", n=len(calls) - 6) if len(calls) > 6 else NONE
+    return _joined(Both(", ".join(p[0] for p in parts), ", ".join(p[1] for p in parts)), more)
 
 
 def tp_traffic_problem(case: TPCase, logs: list, fn_name: str = "tp_mlp") -> str | None:
@@ -578,24 +890,27 @@ def tp_traffic_problem(case: TPCase, logs: list, fn_name: str = "tp_mlp") -> str
         if good or (W == 1 and not calls):
             continue
         if any(c.get("call") == "all_reduce" and c.get("op") == "AVG" for c in calls):
-            note = "an all_reduce with op AVG averages the partial outputs: they must be summed"
+            note = M.both("tp_avg")
         elif any(c.get("call") in ("send", "recv", "isend", "irecv") for c in calls):
-            note = "point-to-point messages are not needed: each rank's partial output is summed by one all_reduce"
+            note = M.both("tp_p2p")
         elif any(c.get("call") == "all_gather_into_tensor" for c in calls):
-            note = (
-                "gathering activations is not needed: with W1 split by columns and W2 by rows, each rank's "
-                "partial output is already y's size; one all_reduce sums them"
-            )
+            note = M.both("tp_gather")
         elif len(calls) > 1:
-            note = "one all_reduce of y's size is all the forward pass needs"
+            note = M.both("tp_many")
         elif calls and calls[0].get("dtype") != case.dtype:
-            note = f"the buffer is {calls[0].get('dtype')}: reduce in x's dtype ({case.dtype})"
+            note = M.both("tp_buffer", got=calls[0].get("dtype"), dtype=case.dtype)
         else:
-            note = f"all_reduce the partial output y_r itself ({n} elements)"
-        return (
-            f"communication: {case.label()}: rank {r} made {len(calls)} comm call{'s' if len(calls) != 1 else ''}: "
-            f"{_calls_text(calls)}; the Megatron MLP needs exactly one comm.all_reduce of y's size ({n} elements, "
-            f"{case.dtype}, SUM) per forward. {note}. Replay: {case.replay(fn_name)}"
+            note = M.both("tp_itself", n=n)
+        return M(
+            "tp_traffic",
+            case=case.label(),
+            r=r,
+            calls=M.both("comm_call" if len(calls) == 1 else "comm_calls", k=len(calls)),
+            listed=_calls_text(calls),
+            n=n,
+            dtype=case.dtype,
+            note=note,
+            replay=case.replay_both(fn_name),
         )
     return None
 
@@ -630,14 +945,26 @@ class ZeroCase:
     def shard(self) -> int:
         return -(-self.numel // self.world_size)
 
-    def label(self) -> str:
-        return (
-            f"W={self.world_size} ranks, {len(self.shapes)} parameters of shapes {list(self.shapes)} "
-            f"(N={self.numel}), {self.dtype}, {self.steps} steps, lr={self.lr:g}, betas={self.betas}, "
-            f"eps={self.eps:g}" + (f", gradients ~{self.grad_scale:g}" if self.grad_scale != 1.0 else "")
+    def label(self) -> Both:
+        tiny = M.both("tiny", g=f"{self.grad_scale:g}") if self.grad_scale != 1.0 else NONE
+        return M.both(
+            "zero_label",
+            W=self.world_size,
+            n=len(self.shapes),
+            shapes=list(self.shapes),
+            N=self.numel,
+            dtype=self.dtype,
+            steps=self.steps,
+            lr=f"{self.lr:g}",
+            betas=self.betas,
+            eps=f"{self.eps:g}",
+            tiny=tiny,
         )
 
     def replay(self, fn_name: str = "ZeroAdam") -> str:
+        return _said(self.replay_both(fn_name))
+
+    def replay_both(self, fn_name: str = "ZeroAdam") -> Both:
         return _call(fn_name, "check_zero_case", self)
 
     def tolerance(self) -> float:
@@ -705,15 +1032,8 @@ def adam_reference(case: ZeroCase, variant: str = "") -> list[torch.Tensor]:
 
 ZERO_DEFAULTS = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8}  # ZeroAdam's signature (CONTRACT 8.5)
 
-VARIANTS = {
-    "sum": "the gradients were summed, not averaged: divide the reduce-scattered shard by world_size",
-    "eps_in_sqrt": "eps is inside the square root: Adam divides by sqrt(v̂) + eps",
-    "no_bias_correction": "no bias correction: divide m by 1 − β1^t and v by 1 − β2^t (t = 1, 2, ...)",
-    "own": (
-        "each rank updated its shard with its own gradient: reduce-scatter the flat gradients first, so that "
-        "every shard is updated with the mean over the ranks"
-    ),
-}
+# each known mistake (adam_reference's variants) and what it says
+VARIANTS = {name: M.both(f"variant_{name}") for name in ("sum", "eps_in_sqrt", "no_bias_correction", "own")}
 
 
 def zero_verdict(case: ZeroCase, per_rank: list, fn_name: str = "ZeroAdam", ref: list | None = None) -> str | None:
@@ -722,20 +1042,20 @@ def zero_verdict(case: ZeroCase, per_rank: list, fn_name: str = "ZeroAdam", ref:
     ``per_rank``: for each rank, the list of its flat parameters after each step."""
     ref = ref if ref is not None else adam_reference(case)
     tol = case.tolerance()
-    replay = f"Replay: {case.replay(fn_name)}"
+    replay = case.replay_both(fn_name)
     for r, steps in enumerate(per_rank):
         if not isinstance(steps, list) or len(steps) != case.steps:
-            return f"{case.label()}: rank {r}'s report came back malformed"
+            return M("rank_malformed", case=case.label(), r=r)
         for s, (got, want) in enumerate(zip(steps, ref)):
             if not isinstance(got, torch.Tensor) or got.numel() != want.numel():
-                return f"{case.label()}: rank {r}'s parameters came back malformed after step {s + 1}"
+                return M("params_malformed", case=case.label(), r=r, s=s + 1)
             got = got.reshape(-1)
             if got.dtype != want.dtype:
-                return f"{case.label()}: rank {r}'s parameters became {got.dtype} ({case.dtype} expected). {replay}"
+                return M("params_dtype", case=case.label(), r=r, got=got.dtype, dtype=case.dtype, replay=replay)
             diff = (got.double() - want.double()).abs()
             if float(diff.max()) <= tol:
                 continue
-            why = ""
+            why = None
             for name, text in VARIANTS.items():
                 other = adam_reference(case, name)[s]
                 if float((other.double() - want.double()).abs().max()) <= tol:
@@ -748,31 +1068,26 @@ def zero_verdict(case: ZeroCase, per_rank: list, fn_name: str = "ZeroAdam", ref:
                 still = (got.double() == init) & (want.double() != init)
                 if bool(still.any()):
                     idx = still.nonzero().flatten().tolist()
-                    why = (
-                        f"{len(idx)} element{'s' if len(idx) != 1 else ''} never changed (flat indices "
-                        f"{idx[:6]}{'...' if len(idx) > 6 else ''} of {case.numel}): with N={case.numel} not a "
-                        f"multiple of W={case.world_size}, pad to W·⌈N/W⌉ = {case.world_size * case.shard} so every "
-                        f"element has a shard, and copy all N back"
+                    why = M.both(
+                        "never_changed",
+                        count=M.both("element" if len(idx) == 1 else "elements", k=len(idx)),
+                        idx=f"{idx[:6]}{'...' if len(idx) > 6 else ''}",
+                        N=case.numel,
+                        W=case.world_size,
+                        padded=case.world_size * case.shard,
                     )
                 else:
                     k = int(diff.argmax())
-                    why = (
-                        f"the largest difference is {float(diff.max()):.3g} at flat index {k} ("
-                        f"{expected_got(f'{float(want[k]):.12g}', f'{float(got[k]):.12g}', bool(case.key))}; "
-                        f"allowed {tol:g})"
-                    )
+                    eg = expected_got(f"{float(want[k]):.12g}", f"{float(got[k]):.12g}", bool(case.key))
+                    more = []
                     if case.dtype == "float64" and float(diff.max()) < 1e-5:
-                        why += "; a float32 buffer for float64 parameters loses that much: keep the parameters' dtype"
+                        more.append(M.both("f32_buffer"))
                     hyper = {"lr": case.lr, "betas": tuple(case.betas), "eps": case.eps}
                     if hyper == ZERO_DEFAULTS:
-                        why += (
-                            f"; this case builds {fn_name}(params, comm) with its signature's defaults, which must "
-                            "be the contract's: lr=1e-3, betas=(0.9, 0.999), eps=1e-8"
-                        )
-            return (
-                f"{case.label()}: rank {r}'s parameters after step {s + 1} differ from DDP (averaged gradients) + "
-                f"torch.optim.Adam: {why}. {replay}"
-            )
+                        more.append(M.both("defaults", fn=fn_name))
+                    diff_max = f"{float(diff.max()):.3g}"
+                    why = M.both("largest", diff=diff_max, k=k, eg=eg, tol=f"{tol:g}", more=_joined(NONE, *more))
+            return M("zero_wrong", case=case.label(), r=r, s=s + 1, why=why, replay=replay)
     return None
 
 
@@ -816,28 +1131,17 @@ def zero_state_problem(case: ZeroCase, seen: dict, fn_name: str = "ZeroAdam") ->
     between steps (``seen["held"]``, :func:`state_elements`) is at most 4·⌈N/W⌉ elements and
     ``STATE_NUMBERS`` numbers; otherwise why."""
     bound = 2 * case.shard
-    replay = f"Replay: {case.replay(fn_name)}"
+    replay = case.replay_both(fn_name)
     for r, (n, held) in enumerate(zip(seen.get("state_numel", []), seen.get("held", []))):
         if not (isinstance(n, int) and not isinstance(n, bool)):
-            return f"{case.label()}: rank {r}'s state_numel() returned {n!r}, not an int. {replay}"
+            return M("numel_not_int", case=case.label(), r=r, n=repr(n), replay=replay)
         if n > bound:
-            return (
-                f"{case.label()}: rank {r} keeps {n} elements of optimizer state (state_numel()); ZeRO-1 keeps "
-                f"exp_avg and exp_avg_sq for its own shard only: at most 2·⌈N/W⌉ = 2·{case.shard} = {bound}. "
-                f"{replay}"
-            )
+            return M("numel_too_big", case=case.label(), r=r, n=n, c=case.shard, bound=bound, replay=replay)
         if n <= 0 and case.numel > 0:
-            return f"{case.label()}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. {replay}"
+            return M("numel_zero", case=case.label(), r=r, n=n, replay=replay)
         # exp_avg, exp_avg_sq, a master copy of the shard and a gradient buffer of the shard: 4·c
         if isinstance(held, int) and held > 4 * case.shard + STATE_NUMBERS and case.world_size > 1:
-            return (
-                f"{case.label()}: rank {r}'s state_dict() carries {held} elements from one step to the next "
-                "(tensors of any dtype, numbers, text and bytes count by their size, every None, bool and "
-                "container at least one); besides exp_avg and "
-                f"exp_avg_sq of its shard (2·{case.shard}) it may keep its own shard of the parameters and of "
-                f"the gradient ({case.shard} each) and a few numbers such as the step count, nothing of size "
-                f"N={case.numel}. {replay}"
-            )
+            return M("held_too_much", case=case.label(), r=r, held=held, c=case.shard, N=case.numel, replay=replay)
     return None
 
 
@@ -854,7 +1158,7 @@ def zero_dataflow_problem(case: ZeroCase, flow: list, fn_name: str = "ZeroAdam")
         return None
     ref = adam_reference(case)
     tol = case.tolerance()
-    replay = f"Replay: {case.replay(fn_name)}"
+    replay = case.replay_both(fn_name)
     for r in range(W):
         gathered = [e[2] for e in flow if e[0] == r and e[1] == "all_gather_into_tensor"]
         lo, hi = r * c, min((r + 1) * c, n)
@@ -862,12 +1166,7 @@ def zero_dataflow_problem(case: ZeroCase, flow: list, fn_name: str = "ZeroAdam")
             want = ref[s].reshape(-1)[lo:hi].double()
             got = t.reshape(-1)[: hi - lo].double() if t.numel() >= hi - lo else None
             if got is None or (hi > lo and float((got - want).abs().max()) > tol):
-                return (
-                    f"{case.label()}: at step {s + 1} rank {r} all-gathered values that are not its shard of the "
-                    f"updated parameters (elements {lo}..{hi - 1} after the step): ZeRO-1 runs Adam on its own "
-                    f"shard only and all-gathers the updated parameter shard, not the gradients (gathering those "
-                    f"to run Adam on all N parameters keeps the full optimizer state on every rank). {replay}"
-                )
+                return M("not_its_shard", case=case.label(), s=s + 1, r=r, lo=lo, hi=hi - 1, replay=replay)
     return None
 
 
@@ -885,25 +1184,26 @@ def zero_traffic_problem(case: ZeroCase, logs: list, fn_name: str = "ZeroAdam") 
         if ok:
             continue
         if "all_reduce" in names:
-            note = (
-                "an all_reduce gives every rank the whole averaged gradient, but a rank updates only its shard: "
-                "reduce-scatter the flat gradients instead (half the traffic), then all-gather the updated shards"
-            )
+            note = M.both("zero_all_reduce")
         elif any(n in ("send", "recv", "isend", "irecv") for n in names):
-            note = "use the two collectives, not point-to-point messages"
+            note = M.both("zero_p2p")
         elif calls and any(x.get("dtype") != case.dtype for x in calls):
-            note = f"a buffer of another dtype: keep the parameters' dtype ({case.dtype})"
+            note = M.both("zero_dtype", dtype=case.dtype)
         elif calls and any(x.get("numel") != c for x in calls):
-            note = f"each shard has ⌈N/W⌉ = ⌈{case.numel}/{W}⌉ = {c} elements (pad the flat buffer to W·{c})"
+            note = M.both("zero_shard", N=case.numel, W=W, c=c)
         else:
-            note = (
-                "per step: one reduce_scatter_tensor of the flat padded gradients, one all_gather_into_tensor "
-                "of the updated shards"
-            )
-        return (
-            f"communication: {case.label()}: rank {r} made {len(calls)} comm calls over {case.steps} steps: "
-            f"{_calls_text(calls)}; expected per step exactly one reduce_scatter_tensor and one "
-            f"all_gather_into_tensor of {c}-element shards ({case.dtype}). {note}. Replay: {case.replay(fn_name)}"
+            note = M.both("zero_per_step")
+        return M(
+            "zero_traffic",
+            case=case.label(),
+            r=r,
+            k=len(calls),
+            steps=case.steps,
+            listed=_calls_text(calls),
+            c=c,
+            dtype=case.dtype,
+            note=note,
+            replay=case.replay_both(fn_name),
         )
     return None
 

@@ -26,6 +26,7 @@ from torch import nn
 
 from ch13lib.cell import not_defined, rank_copies
 from ch13lib.collective_cases import SimFailure, run_world, serve_report
+from ch13lib.lang import Messages
 from ch13lib.parallel_cases import (
     LOSSES,
     ZERO_DEFAULTS,
@@ -39,6 +40,18 @@ from ch13lib.parallel_cases import (
     rank_inputs,
     state_elements,
     tp_shard,
+)
+
+# What a harness says itself, in the course's language (ch13lib/lang.py; the subject inherits the judge's).
+M = Messages(
+    a_function=("一个函数 `{sig}`", "a function `{sig}`"),
+    a_class=("一个类 `{sig}`", "a class `{sig}`"),
+    not_plain=(
+        "{path} 是一个 {type}: state_dict() 只能包含张量、数字、字符串和字节, 放在 dict、list 和 tuple 中 "
+        "(优化器状态以普通数据的形式从一步传到下一步)",
+        "{path} is a {type}: a state_dict() holds tensors, numbers, strings and bytes, in "
+        "dicts, lists and tuples (the optimizer's state crosses from one step to the next as plain data)",
+    ),
 )
 
 RANK_API = ("run_real",)  # what a rank of a launched world may run (ch13lib.collective_launch)
@@ -60,11 +73,13 @@ def _one_thread() -> None:
         torch.set_num_threads(1)
 
 
-def _function(cell, name: str, what: str):
-    """The cell's ``name``, which must be callable (``what``: what the contract needs)."""
+def _function(cell, name: str, what: str, signature: str):
+    """The cell's ``name``, which must be callable (``what``: ``a_function`` or ``a_class``, of
+    ``signature``: what the contract needs)."""
     fn = getattr(cell.module, name, None)
     if not callable(fn):
-        raise SimFailure(not_defined(name, getattr(cell, "grade_id", "answer"), f"the contract needs {what}"))
+        needs = M.both(what, sig=signature)
+        raise SimFailure(not_defined(name, getattr(cell, "grade_id", "answer"), needs))
     return fn
 
 
@@ -140,7 +155,7 @@ def observe_pipeline(cell, case: PipeCase, *, fn_name: str = "gpipe_step", guard
 
     _one_thread()
     case = _as_case(case, PipeCase)
-    _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
+    _function(cell, fn_name, "a_function", f"{fn_name}(stage, batch, target, n_micro, comm, loss_fn)")
     P = case.stages
     fns = rank_copies(cell, fn_name, P)  # each rank its own module, as a process
     world = SimWorld(P, policy=case.policy, seed=case.schedule_seed, guard_s=guard_s)
@@ -182,7 +197,7 @@ def observe_tp(cell, case: TPCase, *, fn_name: str = "tp_mlp", device: str = "cp
 
     _one_thread()
     case = _as_case(case, TPCase)
-    _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
+    _function(cell, fn_name, "a_function", f"{fn_name}(x, w1, b1, w2, b2, comm)")
     W = case.world_size
     fns = rank_copies(cell, fn_name, W)  # each rank its own module, as a process
     full = make_mlp(case, device)
@@ -219,10 +234,7 @@ def _plain(state, path: str = "state_dict()"):
     np = sys.modules.get("numpy")
     if np is not None and type(state) is np.ndarray and state.dtype.kind in "biufc":
         return state.copy()
-    raise TypeError(
-        f"{path} is a {type(state).__name__}: a state_dict() holds tensors, numbers, strings and bytes, in "
-        "dicts, lists and tuples (the optimizer's state crosses from one step to the next as plain data)"
-    )
+    raise TypeError(M("not_plain", path=path, type=type(state).__name__))
 
 
 def _zero_steps(
@@ -294,7 +306,7 @@ def observe_zero(
 
     _one_thread()
     case = _as_case(case, ZeroCase)
-    _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    _function(cell, fn_name, "a_class", f"{fn_name}(params, comm, lr, betas, eps)")
     W = case.world_size
     classes = rank_copies(cell, fn_name, W)  # each rank its own module, as a process
     fresh = [rank_copies(cell, fn_name, W) for _ in range(case.steps)] if fresh_steps else None
@@ -327,7 +339,7 @@ def rank_pipeline(cell, case: PipeCase, rank: int, *, fn_name: str = "gpipe_step
     :func:`observe_pipeline` reports them per rank."""
     _one_thread()
     case = _as_case(case, PipeCase)
-    fn = _function(cell, fn_name, f"a function `{fn_name}(stage, batch, target, n_micro, comm, loss_fn)`")
+    fn = _function(cell, fn_name, "a_function", f"{fn_name}(stage, batch, target, n_micro, comm, loss_fn)")
     P = case.stages
     given = inputs if type(inputs) is dict else rank_inputs(case, rank)
     stage = Stage(case.widths[rank], case.widths[rank + 1], rank == P - 1)
@@ -359,7 +371,7 @@ def rank_tp(cell, case: TPCase, rank: int, *, fn_name: str = "tp_mlp", device: s
     :func:`rank_pipeline`): ``{"output": y or its type's name}``."""
     _one_thread()
     case = _as_case(case, TPCase)
-    fn = _function(cell, fn_name, f"a function `{fn_name}(x, w1, b1, w2, b2, comm)`")
+    fn = _function(cell, fn_name, "a_function", f"{fn_name}(x, w1, b1, w2, b2, comm)")
     given = inputs if type(inputs) is dict else rank_inputs(case, rank)
     args = tuple(t.to(device) for t in given["args"])
 
@@ -378,7 +390,7 @@ def rank_zero(
     reports them per rank."""
     _one_thread()
     case = _as_case(case, ZeroCase)
-    cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    cls = _function(cell, fn_name, "a_class", f"{fn_name}(params, comm, lr, betas, eps)")
     given = inputs if type(inputs) is dict else None
 
     def body(comm):
@@ -397,7 +409,7 @@ def rank_zero_step(
     measures it and hands it to the next step's process."""
     _one_thread()
     case = _as_case(case, ZeroCase)
-    cls = _function(cell, fn_name, f"a class `{fn_name}(params, comm, lr, betas, eps)`")
+    cls = _function(cell, fn_name, "a_class", f"{fn_name}(params, comm, lr, betas, eps)")
     given = inputs if type(inputs) is dict else {**rank_inputs(case, rank), "state": None}
 
     def body(comm):

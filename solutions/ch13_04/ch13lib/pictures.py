@@ -16,6 +16,8 @@ import re
 import unicodedata
 import warnings
 
+from ch13lib.lang import language
+
 MAX_ARRAYS = 4  # panels in a picture of CUDA accesses
 MAX_PHASES = 3  # barrier phases shown for a race on shared memory (the racing one last)
 BLOCK_COLOURS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
@@ -179,16 +181,18 @@ def _has_cjk(text: str) -> bool:
 
 def headline(message: str) -> list[str]:
     """The sentence(s) a picture's title is made of: the message's first line, and in a message that
-    says it in both languages (Chinese line, then English line) the second line too; without a Chinese
-    font, only the English one."""
+    says it in both languages (Chinese lines, then English lines) the first English line too; without
+    a Chinese font, only the English one."""
     lines = [x.strip() for x in (message or "").strip().splitlines()]
     if not lines or not lines[0]:
         return []
     said = [lines[0]]
-    if len(lines) > 1 and _has_cjk(lines[0]) and lines[1] and not _has_cjk(lines[1]):
-        said.append(lines[1])
-        if not _cjk_fonts():
-            said = said[1:]
+    if _has_cjk(lines[0]) and language() == "both":  # else a line without Chinese is code (a replay)
+        english_lines = [x for x in lines[1:] if x and not _has_cjk(x)]
+        if english_lines:
+            said.append(english_lines[0])
+            if not _cjk_fonts():
+                said = said[1:]
     return said
 
 

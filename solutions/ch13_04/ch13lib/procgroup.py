@@ -55,6 +55,7 @@ import torch
 # The parts: what the world and a relayed rank share, and the relayed rank (its public names are public here).
 from ch13lib._procgroup_core import _Abort, _user_line
 from ch13lib._procgroup_relay import RemoteComm, RemoteRankRaised, RemoteWork, _relay, serve_rank
+from ch13lib.lang import Both, Messages
 
 __all__ = [
     "CommError",
@@ -70,6 +71,135 @@ __all__ = [
     "RemoteWork",
     "serve_rank",
 ]
+
+
+# What the simulator says when a program misuses it, in the course's language (ch13lib/lang.py).
+# A CommError's message is a Both (both sides, for a sentence that names the case around it).
+M = Messages(
+    not_offered=(
+        "rank {rank} 调用了 comm.{name}, 本练习不提供它: 只能使用 {kind}",
+        "rank {rank} called comm.{name}, which this exercise does not offer: use only {kind}",
+    ),
+    offer_p2p=("点对点调用", "point-to-point calls"),
+    offer_and=("{a} 和 {b}", "{a} and {b}"),
+    offer_nothing=("(什么也没有)", "nothing"),
+    no_progress=(
+        "{s} 秒没有进展: rank {r} 一直在运行却不调用 comm (死循环?)",
+        "no progress for {s} s: rank {r} runs without calling comm (an endless loop?)",
+    ),
+    too_many_calls=(
+        "一次运行中 comm 调用超过了 {n} 次: 一个永不结束的循环 (一直在轮询 is_completed()?)",
+        "more than {n} comm calls in one run: a loop that never ends (polling is_completed() forever?)",
+    ),
+    not_tensor=(
+        "rank {me} 调用 {call} 时传入的是 {type}, 不是 torch.Tensor",
+        "rank {me} called {call} with a {type}, not a torch.Tensor",
+    ),
+    bad_peer=(
+        "rank {me} 调用 {call} 时传入 {peer_name}={peer}: rank 是 0..{last} 的整数",
+        "rank {me} called {call} with {peer_name}={peer}: ranks are ints 0..{last}",
+    ),
+    to_itself=(
+        "rank {me} 调用 {call} 时传入 {peer_name}={peer}, 即它自己: torch.distributed 拒绝发给自己的消息 "
+        "(改为在本地复制数据)",
+        "rank {me} called {call} with {peer_name}={peer}, itself: torch.distributed refuses messages to yourself "
+        "(copy the data locally instead)",
+    ),
+    non_contiguous=(
+        "rank {me} 调用 {call} 时传入的张量不连续 (形状 {shape}, 步长 {strides}): torch.distributed 需要连续的张量",
+        "rank {me} called {call} with a non-contiguous tensor (shape {shape}, strides {strides}): torch.distributed "
+        "needs contiguous tensors",
+    ),
+    wait_recv=(
+        "等待 rank {peer} 发出与之匹配的、来自 rank {me} 的 recv",
+        "for rank {peer} to post a matching recv from rank {me}",
+    ),
+    wait_send=("等待 rank {peer} 向 rank {me} 发送", "for rank {peer} to send to rank {me}"),
+    size_mismatch=(
+        "大小不匹配: rank {src} 向 rank {dst} 发送了 {sent} ({swhere}), 但 rank {dst} 上与之匹配的 recv 只能容纳 "
+        "{room} ({rwhere}); 两个 rank 之间的消息按发出的顺序匹配",
+        "size mismatch: rank {src} sent {sent} to rank {dst} ({swhere}), but the matching recv on rank {dst} has "
+        "room for {room} ({rwhere}); messages between two ranks match in the order they were posted",
+    ),
+    before_recv=("在与之匹配的 recv 发出之前", "before the matching recv was posted"),
+    before_wait=("在它的 wait() 返回之前", "before its wait() returned"),
+    buffer_changed=(
+        "rank {src} {when}改动了它发给 rank {dst} 的 isend 的缓冲区 ({where}): 交给 isend 的缓冲区在 work.wait() "
+        "返回之前属于通信库; 请使用单独的缓冲区 (或先 wait)",
+        "rank {src} changed the buffer of its isend to rank {dst} ({where}) {when}: a buffer handed to isend "
+        "belongs to the library until work.wait() returns; use a separate buffer (or wait first)",
+    ),
+    not_tensor_as=(
+        "rank {me} 调用 {name} 时, {what} 传入的是 {type}, 不是 torch.Tensor",
+        "rank {me} called {name} with a {type} as {what}, not a torch.Tensor",
+    ),
+    non_contiguous_as=(
+        "rank {me} 调用 {name} 时 {what} 不连续: torch.distributed 需要连续的张量",
+        "rank {me} called {name} with a non-contiguous {what}: torch.distributed needs contiguous tensors",
+    ),
+    bad_op=(
+        "rank {me} 调用 all_reduce 时传入 op={op}: 这个模拟器只提供 SUM 和 AVG",
+        "rank {me} called all_reduce with op={op}: this simulator offers SUM and AVG",
+    ),
+    bad_numel=(
+        "rank {me} 调用 {name} 时 input 有 {n_in} 个元素, output 有 {n_out} 个: {big} 必须恰好有 world_size × "
+        "{small} = {want} 个元素 (先把张量填充到 world_size 的倍数)",
+        "rank {me} called {name} with input of {n_in} and output of {n_out} elements: the {big} must hold exactly "
+        "world_size × {small} = {want} elements (pad the tensor to a multiple of world_size first)",
+    ),
+    bad_shape=(
+        "rank {me} 调用 {name} 时 input 形状为 {s_in}, output 形状为 {s_out}: {big} 必须是 world_size 个分片沿第 0 维"
+        "拼接而成, 形状 {want} (gloo 只接受这种形式; 稳妥起见请展平成一维张量)",
+        "rank {me} called {name} with input of shape {s_in} and output of shape {s_out}: the {big} must be the "
+        "world_size pieces concatenated along dim 0, shape {want} (gloo accepts only that form; flatten to 1-D "
+        "tensors to be safe)",
+    ),
+    scalar_split=("(0 维张量无法切分)", "(a 0-d tensor cannot be split)"),
+    two_dtypes=(
+        "rank {me} 调用 {name} 时 input 是 {d_in}, output 是 {d_out}: 请使用同一种 dtype",
+        "rank {me} called {name} with input {d_in} and output {d_out}: use one dtype",
+    ),
+    coll_call=("{name} (它的第 {k} 次集合通信调用)", "{name} (its collective call #{k})"),
+    wait_coll=("等待其他每个 rank 做第 {k} 次集合通信调用", "for every other rank to make its collective call #{k}"),
+    disagree=(
+        "各 rank 的第 {k} 次集合通信调用不一致: {listing}。每个 rank 必须以相同的顺序做相同的集合通信调用",
+        "the ranks disagree on collective call #{k}: {listing}. Every rank must make the same collective calls in "
+        "the same order",
+    ),
+    input_of=("rank {r}: input 有 {what}", "rank {r}: input of {what}"),
+    sizes=(
+        "各 rank 的 {name} 调用 (第 {k} 次) 大小不同: {listing}",
+        "the ranks' {name} calls (#{k}) have different sizes: {listing}",
+    ),
+    ops=(
+        "各 rank 的 {name} 调用 (第 {k} 次) 使用了不同的 op: {listing}",
+        "the ranks' {name} calls (#{k}) use different ops: {listing}",
+    ),
+    never_received=(
+        "rank {src} 向 rank {dst} 发送了 {what} ({where}), 但 rank {dst} 从未发出与之匹配的 recv: 每个 send "
+        "都恰好需要一个 recv",
+        "rank {src} sent {what} to rank {dst} ({where}) but rank {dst} never posted a matching recv: every send "
+        "needs exactly one recv",
+    ),
+    never_sent=(
+        "rank {dst} 发出了一个来自 rank {src} 的 irecv ({where}), 但没有任何 send 与之匹配",
+        "rank {dst} posted an irecv from rank {src} ({where}) that no send ever matched",
+    ),
+    call_counts=(
+        "各 rank 做的集合通信调用次数不同 ({listing})",
+        "the ranks made different numbers of collective calls ({listing})",
+    ),
+    deadlock=("死锁: 没有哪个 rank 能继续执行。", "deadlock: no rank can move."),
+    returned=("  rank {r} 已经返回了", "  rank {r} has already returned"),
+    blocked=(
+        "  rank {r} 阻塞在 {what} ({where}), {why}{note}",
+        "  rank {r} is blocked in {what} at {where}, waiting {why}{note}",
+    ),
+    peer_returned=(" (但 rank {peer} 已经返回了)", " (but rank {peer} has already returned)"),
+    cycle=("  等待环: {cycle}", "  wait-for cycle: {cycle}"),
+    elements_one=("{n} 个 {dtype} 元素", "{n} {dtype} element"),
+    elements_many=("{n} 个 {dtype} 元素", "{n} {dtype} elements"),
+)
 
 
 class CommError(Exception):
@@ -124,8 +254,9 @@ class _Wait:
     where: str
 
 
-def _describe(t: torch.Tensor) -> str:
-    return f"{t.numel()} {str(t.dtype).replace('torch.', '')} element{'s' if t.numel() != 1 else ''}"
+def _describe(t: torch.Tensor) -> Both:
+    key = "elements_one" if t.numel() == 1 else "elements_many"
+    return M.both(key, n=t.numel(), dtype=str(t.dtype).replace("torch.", ""))
 
 
 class Work:
@@ -161,14 +292,14 @@ class SimComm:
 
     def _need(self, allowed: bool, name: str) -> None:
         if not allowed:
-            offered = (["point-to-point calls"] if self._p2p else []) + (
+            offered = ([M.both("offer_p2p")] if self._p2p else []) + (
                 ["reduce_scatter_tensor", "all_gather_into_tensor"] if self._collectives else []
             )
             offered += ["all_reduce"] if self._all_reduce else []
-            kind = " and ".join(offered) or "nothing"
-            self._world._error(
-                self._rank, f"rank {self._rank} called comm.{name}, which this exercise does not offer: use only {kind}"
-            )
+            kind = offered[0] if offered else M.both("offer_nothing")
+            for more in offered[1:]:  # "a and b and c", as before
+                kind = M.both("offer_and", a=kind, b=more)
+            self._world._error(self._rank, M.both("not_offered", rank=self._rank, name=name, kind=kind))
 
     def send(self, tensor: torch.Tensor, dst: int) -> None:
         self._need(self._p2p, "send")
@@ -280,10 +411,7 @@ class SimWorld:
                     and not all(self._done)
                     and self._failure is None
                 ):
-                    self._failure = CommError(
-                        f"no progress for {self._guard_s:g} s: rank {self._current} runs without calling comm "
-                        f"(an endless loop?)"
-                    )
+                    self._failure = CommError(M.both("no_progress", s=f"{self._guard_s:g}", r=self._current))
                     self._notify()
             if self._failure is None:
                 self._check_leftovers()
@@ -391,11 +519,7 @@ class SimWorld:
             raise _Abort
         self._calls += 1
         if self._calls > self._max_calls:
-            self._error(
-                me,
-                f"more than {self._max_calls} comm calls in one run: a loop that never ends "
-                f"(polling is_completed() forever?)",
-            )
+            self._error(me, M.both("too_many_calls", n=self._max_calls))
         self._waits[me] = _Wait(ready, what, waits_on, why, _user_line())
         self._switch(me)
         while self._current != me and self._failure is None:
@@ -404,7 +528,7 @@ class SimWorld:
         if self._failure is not None:
             raise _Abort
 
-    def _error(self, me: int, message: str):
+    def _error(self, me: int, message: Both):
         """Fail the whole world with ``message`` (from rank ``me``'s thread) and unwind."""
         with self._cv:
             if self._failure is None:
@@ -443,23 +567,15 @@ class SimWorld:
     # ---- point to point --------------------------------------------------------------------
     def _check_tensor(self, me: int, t, call: str, peer: int, peer_name: str) -> None:
         if not isinstance(t, torch.Tensor):
-            self._error(me, f"rank {me} called {call} with a {type(t).__name__}, not a torch.Tensor")
+            self._error(me, M.both("not_tensor", me=me, call=call, type=type(t).__name__))
         if not isinstance(peer, int) or isinstance(peer, bool) or not 0 <= peer < self.world_size:
             self._error(
-                me, f"rank {me} called {call} with {peer_name}={peer!r}: ranks are ints 0..{self.world_size - 1}"
+                me, M.both("bad_peer", me=me, call=call, peer_name=peer_name, peer=repr(peer), last=self.world_size - 1)
             )
         if peer == me:
-            self._error(
-                me,
-                f"rank {me} called {call} with {peer_name}={peer}, itself: torch.distributed "
-                f"refuses messages to yourself (copy the data locally instead)",
-            )
+            self._error(me, M.both("to_itself", me=me, call=call, peer_name=peer_name, peer=peer))
         if not t.is_contiguous():
-            self._error(
-                me,
-                f"rank {me} called {call} with a non-contiguous tensor (shape {tuple(t.shape)}, "
-                f"strides {t.stride()}): torch.distributed needs contiguous tensors",
-            )
+            self._error(me, M.both("non_contiguous", me=me, call=call, shape=tuple(t.shape), strides=t.stride()))
 
     def _send(self, me: int, tensor, dst, *, blocking: bool):
         call = f"{'send' if blocking else 'isend'}(to rank {dst})"
@@ -476,9 +592,7 @@ class SimWorld:
             self._sends[(me, dst)].append(msg)
             self._match(me, me, dst)
             if blocking:
-                self._block(
-                    me, lambda: msg.matched, call, [dst], f"for rank {dst} to post a matching recv from rank {me}"
-                )
+                self._block(me, lambda: msg.matched, call, [dst], M.both("wait_recv", peer=dst, me=me))
                 return None
             self._block(me, lambda: True, call, [], "")
             return Work(self, me, msg)
@@ -493,7 +607,7 @@ class SimWorld:
             self._recvs[(src, me)].append(msg)
             self._match(me, src, me)
             if blocking:
-                self._block(me, lambda: msg.matched, call, [src], f"for rank {src} to send to rank {me}")
+                self._block(me, lambda: msg.matched, call, [src], M.both("wait_send", peer=src, me=me))
                 return None
             self._block(me, lambda: True, call, [], "")
             return Work(self, me, msg)
@@ -505,11 +619,17 @@ class SimWorld:
             if s.tensor.numel() != r.tensor.numel() or s.tensor.dtype != r.tensor.dtype:
                 self._error(
                     me,
-                    f"size mismatch: rank {src} sent {_describe(s.tensor)} to rank {dst} ({s.where}), "
-                    f"but the matching recv on rank {dst} has room for {_describe(r.tensor)} "
-                    f"({r.where}); messages between two ranks match in the order they were posted",
+                    M.both(
+                        "size_mismatch",
+                        src=src,
+                        dst=dst,
+                        sent=_describe(s.tensor),
+                        swhere=s.where,
+                        room=_describe(r.tensor),
+                        rwhere=r.where,
+                    ),
                 )
-            self._check_unchanged(me, s, "before the matching recv was posted")
+            self._check_unchanged(me, s, M.both("before_recv"))
             data = s.snapshot
             s.matched = r.matched = True
             self.traffic[dst].received_elements += data.numel()
@@ -525,7 +645,7 @@ class SimWorld:
             r.tensor.copy_(data.reshape(r.tensor.shape).to(r.tensor.device))
         r.delivered = True
 
-    def _check_unchanged(self, me: int, s: _Msg, when: str) -> None:
+    def _check_unchanged(self, me: int, s: _Msg, when: Both) -> None:
         if s.blocking:
             return
         same = (
@@ -534,12 +654,7 @@ class SimWorld:
             and torch.equal(s.tensor.detach(), s.snapshot)
         )
         if not same:
-            self._error(
-                me,
-                f"rank {s.src} changed the buffer of its isend to rank {s.dst} ({s.where}) {when}: "
-                f"a buffer handed to isend belongs to the library until work.wait() returns; "
-                f"use a separate buffer (or wait first)",
-            )
+            self._error(me, M.both("buffer_changed", src=s.src, dst=s.dst, where=s.where, when=when))
 
     def _wait_work(self, me: int, msg: _Msg) -> None:
         with self._cv:
@@ -549,16 +664,16 @@ class SimWorld:
                     lambda: msg.matched,
                     f"isend(to rank {msg.dst}).wait()",
                     [msg.dst],
-                    f"for rank {msg.dst} to post a matching recv from rank {me}",
+                    M.both("wait_recv", peer=msg.dst, me=me),
                 )
-                self._check_unchanged(me, msg, "before its wait() returned")
+                self._check_unchanged(me, msg, M.both("before_wait"))
             else:
                 self._block(
                     me,
                     lambda: msg.matched,
                     f"irecv(from rank {msg.src}).wait()",
                     [msg.src],
-                    f"for rank {msg.src} to send to rank {me}",
+                    M.both("wait_send", peer=msg.src, me=me),
                 )
                 if not msg.delivered:
                     self._deliver(msg, msg.staged)
@@ -573,18 +688,15 @@ class SimWorld:
     def _collective(self, me: int, name: str, output, input, op: Any = None) -> None:
         for t, what in ((output, "output"), (input, "input")):
             if not isinstance(t, torch.Tensor):
-                self._error(me, f"rank {me} called {name} with a {type(t).__name__} as {what}, not a torch.Tensor")
+                self._error(me, M.both("not_tensor_as", me=me, name=name, type=type(t).__name__, what=what))
             if not t.is_contiguous():
-                self._error(
-                    me,
-                    f"rank {me} called {name} with a non-contiguous {what}: torch.distributed needs contiguous tensors",
-                )
+                self._error(me, M.both("non_contiguous_as", me=me, name=name, what=what))
         w = self.world_size
         op_name = None
         if name == "all_reduce":
             op_name = "SUM" if op is None else str(op).split(".")[-1].upper()
             if op_name not in ("SUM", "AVG"):
-                self._error(me, f"rank {me} called all_reduce with op={op!r}: this simulator offers SUM and AVG")
+                self._error(me, M.both("bad_op", me=me, op=repr(op)))
             with self._cv:
                 self._note(me, name, input, op=op_name)
             return self._rendezvous(me, name, output, input, op_name, 2 * (w - 1) * -(-input.numel() // w))
@@ -592,24 +704,33 @@ class SimWorld:
         if big.numel() != w * small.numel():
             self._error(
                 me,
-                f"rank {me} called {name} with input of {input.numel()} and output of "
-                f"{output.numel()} elements: the {'input' if big is input else 'output'} must hold "
-                f"exactly world_size × {small.numel()} = {w * small.numel()} elements "
-                f"(pad the tensor to a multiple of world_size first)",
+                M.both(
+                    "bad_numel",
+                    me=me,
+                    name=name,
+                    n_in=input.numel(),
+                    n_out=output.numel(),
+                    big="input" if big is input else "output",
+                    small=small.numel(),
+                    want=w * small.numel(),
+                ),
             )
         if small.dim() == 0 or tuple(big.shape) != (w * small.shape[0], *small.shape[1:]):
-            want = (w * small.shape[0], *small.shape[1:]) if small.dim() else "(a 0-d tensor cannot be split)"
+            want = (w * small.shape[0], *small.shape[1:]) if small.dim() else M.both("scalar_split")
             self._error(
                 me,
-                f"rank {me} called {name} with input of shape {tuple(input.shape)} and output of "
-                f"shape {tuple(output.shape)}: the {'input' if big is input else 'output'} must be "
-                f"the world_size pieces concatenated along dim 0, shape {want} (gloo accepts only "
-                f"that form; flatten to 1-D tensors to be safe)",
+                M.both(
+                    "bad_shape",
+                    me=me,
+                    name=name,
+                    s_in=tuple(input.shape),
+                    s_out=tuple(output.shape),
+                    big="input" if big is input else "output",
+                    want=want,
+                ),
             )
         if input.dtype != output.dtype:
-            self._error(
-                me, f"rank {me} called {name} with input {input.dtype} and output {output.dtype}: use one dtype"
-            )
+            self._error(me, M.both("two_dtypes", me=me, name=name, d_in=input.dtype, d_out=output.dtype))
         with self._cv:
             self._note(me, name, small)
         self._rendezvous(me, name, output, input, op_name, (w - 1) * small.numel())
@@ -631,9 +752,9 @@ class SimWorld:
             self._block(
                 me,
                 lambda: slot["done"],
-                f"{name} (its collective call #{k + 1})",
+                M.both("coll_call", name=name, k=k + 1),
                 missing(),
-                f"for every other rank to make its collective call #{k + 1}",
+                M.both("wait_coll", k=k + 1),
             )
 
     def _complete_collective(self, me: int, k: int, slot: dict) -> None:
@@ -641,20 +762,17 @@ class SimWorld:
         names = {c[0] for c in calls.values()}
         if len(names) > 1:
             listing = "; ".join(f"rank {r}: {calls[r][0]} ({calls[r][3]})" for r in sorted(calls))
-            self._error(
-                me,
-                f"the ranks disagree on collective call #{k + 1}: {listing}. Every rank must make "
-                f"the same collective calls in the same order",
-            )
+            self._error(me, M.both("disagree", k=k + 1, listing=listing))
         name = names.pop()
         sizes = {(calls[r][2].numel(), calls[r][2].dtype) for r in calls}
         if len(sizes) > 1:
-            listing = "; ".join(f"rank {r}: input of {_describe(calls[r][2])}" for r in sorted(calls))
-            self._error(me, f"the ranks' {name} calls (#{k + 1}) have different sizes: {listing}")
+            each = [M.both("input_of", r=r, what=_describe(calls[r][2])) for r in sorted(calls)]
+            listing = Both("; ".join(e[0] for e in each), "; ".join(e[1] for e in each))
+            self._error(me, M.both("sizes", name=name, k=k + 1, listing=listing))
         ops = {calls[r][4] for r in calls}
         if len(ops) > 1:
             listing = "; ".join(f"rank {r}: op {calls[r][4]}" for r in sorted(calls))
-            self._error(me, f"the ranks' {name} calls (#{k + 1}) use different ops: {listing}")
+            self._error(me, M.both("ops", name=name, k=k + 1, listing=listing))
         w = self.world_size
         latest = max(self.clock[q] for q in calls)  # every rank waits in this call: no clock moves meanwhile
         for r in calls:
@@ -688,37 +806,35 @@ class SimWorld:
         for s in self._posted_sends:
             if not s.matched:
                 self._failure = CommError(
-                    f"rank {s.src} sent {_describe(s.tensor)} to rank {s.dst} ({s.where}) but rank {s.dst} never "
-                    f"posted a matching recv: every send needs exactly one recv"
+                    M.both("never_received", src=s.src, dst=s.dst, what=_describe(s.tensor), where=s.where)
                 )
                 return
         for r in self._posted_recvs:
             if not r.matched:
-                self._failure = CommError(
-                    f"rank {r.dst} posted an irecv from rank {r.src} ({r.where}) that no send ever matched"
-                )
+                self._failure = CommError(M.both("never_sent", dst=r.dst, src=r.src, where=r.where))
                 return
         seqs = set(self._coll_seq)
         if len(seqs) > 1:
             listing = ", ".join(f"rank {r}: {n}" for r, n in enumerate(self._coll_seq))
-            self._failure = CommError(f"the ranks made different numbers of collective calls ({listing})")
+            self._failure = CommError(M.both("call_counts", listing=listing))
 
-    def _deadlock_report(self) -> str:
-        lines = ["deadlock: no rank can move."]
+    def _deadlock_report(self) -> Both:
+        """The report, one line per rank, as a Both: each language's lines together."""
+        lines = [M.both("deadlock")]
         for r in range(self.world_size):
             if self._done[r]:
-                lines.append(f"  rank {r} has already returned")
+                lines.append(M.both("returned", r=r))
                 continue
             w = self._waits.get(r)
             if w is None:
                 continue
             peers = [p for p in w.waits_on if self._done[p]]
-            note = f" (but rank {peers[0]} has already returned)" if peers else ""
-            lines.append(f"  rank {r} is blocked in {w.what} at {w.where}, waiting {w.why}{note}")
+            note = M.both("peer_returned", peer=peers[0]) if peers else ""
+            lines.append(M.both("blocked", r=r, what=w.what, where=w.where, why=w.why, note=note))
         cycle = self._cycle()
         if cycle:
-            lines.append("  wait-for cycle: " + " -> ".join(f"rank {r}" for r in cycle))
-        return "\n".join(lines)
+            lines.append(M.both("cycle", cycle=" -> ".join(f"rank {r}" for r in cycle)))
+        return Both("\n".join(line[0] for line in lines), "\n".join(line[1] for line in lines))
 
     def _cycle(self) -> list[int]:
         for start in range(self.world_size):

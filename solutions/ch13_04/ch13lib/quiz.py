@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 
+from ch13lib.lang import Messages
+
 SALT = "ch13-04 quiz v1"
 DIGESTS = {
     "q1": "69b4a26631f52d04125fecec3558110a8913cffd91a77de388172e3f8e90d774",
@@ -17,13 +19,51 @@ DIGESTS = {
     "q4": "4716b70a29c1939de7c3f93ec4536983ae481f57bd3b46695682d8c476c368df",
     "q5": "7abd14b4b7362daa3d68963f5cf29557369c497323e3d30b8be9bd402387108c",
 }
-HINTS = {
-    "q1": "S(n) = 1 / ((1 - p) + p / n); a float, two decimals are enough",
-    "q2": 'a dict {"deadlock": letter, "livelock": letter, "starvation": letter}, letters "A", "B", "C"',
-    "q3": 'a dict {"order": [4 names, smallest first], "warp_size": int, "shared_memory_scope": name}',
-    "q4": 'a dict {"allreduce": "all" or "root", "reduce": "all" or "root"}',
-    "q5": "GB of FP16 parameters per GPU, a float",
-}
+# What the self-check says, in the course's language (ch13lib/lang.py); HINT: the form each answer takes.
+HINT = Messages(
+    q1=(
+        "S(n) = 1 / ((1 - p) + p / n); 一个浮点数, 保留两位小数即可",
+        "S(n) = 1 / ((1 - p) + p / n); a float, two decimals are enough",
+    ),
+    q2=(
+        '一个字典 {{"deadlock": 字母, "livelock": 字母, "starvation": 字母}}, 字母为 "A", "B", "C"',
+        'a dict {{"deadlock": letter, "livelock": letter, "starvation": letter}}, letters "A", "B", "C"',
+    ),
+    q3=(
+        '一个字典 {{"order": [4 个名字, 从小到大], "warp_size": int, "shared_memory_scope": 名字}}',
+        'a dict {{"order": [4 names, smallest first], "warp_size": int, "shared_memory_scope": name}}',
+    ),
+    q4=(
+        '一个字典 {{"allreduce": "all" 或 "root", "reduce": "all" 或 "root"}}',
+        'a dict {{"allreduce": "all" or "root", "reduce": "all" or "root"}}',
+    ),
+    q5=("每块 GPU 上 FP16 参数的 GB 数, 一个浮点数", "GB of FP16 parameters per GPU, a float"),
+)
+M = Messages(
+    unanswered=("… {name}: 尚未作答 — 应为 {hint}", "… {name}: not answered yet — expected {hint}"),
+    wrong_form=("✘ {name}: 格式不对 — 应为 {hint}", "✘ {name}: wrong form — expected {hint}"),
+    right=("✔ {name}: 正确", "✔ {name}: right"),
+    not_right=("✘ {name}: 还不对 — 再想想", "✘ {name}: not right yet — think again"),
+    amdahl_stub=("… amdahl_speedup: 尚未实现", "… amdahl_speedup: not implemented yet"),
+    amdahl_raised=(
+        "✘ amdahl_speedup({p}, {n}) 抛出了 {error}: {text}",
+        "✘ amdahl_speedup({p}, {n}) raised {error}: {text}",
+    ),
+    amdahl_wrong=(
+        "✘ amdahl_speedup({p}, {n}) = {got}, 应为 {want}",
+        "✘ amdahl_speedup({p}, {n}) = {got}, expected {want}",
+    ),
+    amdahl_right=("✔ amdahl_speedup({p}, {n}) = {got} (正确)", "✔ amdahl_speedup({p}, {n}) = {got}"),
+    amdahl_no_raise=(
+        "✘ amdahl_speedup({p}, {n}) 应当抛出 ValueError",
+        "✘ amdahl_speedup({p}, {n}) should raise ValueError",
+    ),
+    amdahl_raises=("✔ amdahl_speedup({p}, {n}) 抛出 ValueError", "✔ amdahl_speedup({p}, {n}) raises ValueError"),
+    amdahl_other=(
+        "✘ amdahl_speedup({p}, {n}) 抛出了 {error}, 应为 ValueError",
+        "✘ amdahl_speedup({p}, {n}) raised {error}, expected ValueError",
+    ),
+)
 
 
 def canonical(name: str, value) -> str:
@@ -52,16 +92,16 @@ def check(**answers) -> dict[str, bool | None]:
     for name in sorted(DIGESTS):
         if name not in answers or answers[name] is None or answers[name] is ...:
             verdicts[name] = None
-            print(f"… {name}: not answered yet / 尚未作答 — expected {HINTS[name]}")
+            print(M("unanswered", name=name, hint=HINT.both(name)))
             continue
         try:
             right = digest(name, answers[name]) == DIGESTS[name]
         except (KeyError, TypeError, ValueError, AttributeError):
             verdicts[name] = False
-            print(f"✘ {name}: wrong form / 格式不对 — expected {HINTS[name]}")
+            print(M("wrong_form", name=name, hint=HINT.both(name)))
             continue
         verdicts[name] = right
-        print(f"✔ {name}: right / 正确" if right else f"✘ {name}: not right yet / 还不对 — think again")
+        print(M("right" if right else "not_right", name=name))
     return verdicts
 
 
@@ -73,25 +113,25 @@ def check_amdahl(amdahl_speedup) -> bool:
         try:
             got = amdahl_speedup(p, n)
         except NotImplementedError:
-            print("… amdahl_speedup: not implemented yet / 尚未实现")
+            print(M("amdahl_stub"))
             return False
         except Exception as e:
-            print(f"✘ amdahl_speedup({p}, {n}) raised {type(e).__name__}: {e}")
+            print(M("amdahl_raised", p=p, n=n, error=type(e).__name__, text=e))
             ok = False
             continue
         if not isinstance(got, (int, float)) or abs(got - want) > 1e-9 * want:
-            print(f"✘ amdahl_speedup({p}, {n}) = {got!r}, expected {want:.6g}")
+            print(M("amdahl_wrong", p=p, n=n, got=repr(got), want=f"{want:.6g}"))
             ok = False
         else:
-            print(f"✔ amdahl_speedup({p}, {n}) = {got:.4g}")
+            print(M("amdahl_right", p=p, n=n, got=f"{got:.4g}"))
     for p, n in [(1.5, 4), (0.5, 0)]:
         try:
             amdahl_speedup(p, n)
-            print(f"✘ amdahl_speedup({p}, {n}) should raise ValueError")
+            print(M("amdahl_no_raise", p=p, n=n))
             ok = False
         except ValueError:
-            print(f"✔ amdahl_speedup({p}, {n}) raises ValueError")
+            print(M("amdahl_raises", p=p, n=n))
         except Exception as e:
-            print(f"✘ amdahl_speedup({p}, {n}) raised {type(e).__name__}, expected ValueError")
+            print(M("amdahl_other", p=p, n=n, error=type(e).__name__))
             ok = False
     return ok

@@ -65,6 +65,37 @@ from ch13lib._sched_models import (
 )
 from ch13lib._sched_run import Failure, Report, Run
 from ch13lib.cell import cell_source, compile_cell, new_module, self_check_filename  # noqa: F401 - cell_source: public here too
+from ch13lib.lang import Both, Messages
+
+# What the search and the replay tell a student, in the course's language (ch13lib/lang.py); the
+# scheduler's failures are in _sched_run's table.
+M = Messages(
+    hang=(
+        "某个线程阻塞在模拟器之外 (阻塞在运行开始之前创建的某个对象上, 或一次 C 层面的等待上), 再也没有回来",
+        "a thread blocked outside the simulator (on something created before the run started, or a C-level "
+        "wait) and never came back",
+    ),
+    not_the_same=(
+        "\n(注意: 重放这个调度并不是每次都以同样的方式失败: 代码依赖于交错之外的东西, 比如对象地址或真实时钟)",
+        "\n(note: replaying this schedule did not fail the same way every time: the code depends on something "
+        "besides the interleaving, such as object addresses or the real clock)",
+    ),
+    diverged=(
+        "(这个调度已经和这段代码对不上了: 单元格改过了吗? 已尽可能地重放)",
+        "(this schedule does not fit this code any more: did the cell change? replayed as far as it fits)",
+    ),
+    no_failure=(
+        "这个调度一直运行到结束, 没有失败; 发生的经过:",
+        "this schedule ran to the end without a failure; what happened:",
+    ),
+    not_plain=(
+        "被测代码在需要普通值的地方交回了一个 {type} (一个 {base} 的子类, 或带有自定义比较的对象): 请返回普通的 "
+        "int、str、list ... 值",
+        "the code under test handed back a {type} (a {base} subclass or an object with its own comparisons) "
+        "where a plain value was expected: return plain int, str, list ... values",
+    ),
+)
+
 
 __all__ = [
     "explore",
@@ -173,11 +204,7 @@ def run_schedule(
     sim.go.release()
     if not run.done.acquire(timeout=watchdog_s):  # the hang guard, never a verdict on a normal run
         run.finished = True
-        run.failure = Failure(
-            "hang",
-            "a thread blocked outside the simulator (on something created "
-            "before the run started, or a C-level wait) and never came back",
-        )
+        run.failure = Failure("hang", M.both("hang"))
     _sched_models._active = None
     for t in [t.thread for t in run.threads]:
         _cf_thread._threads_queues.pop(t, None)
@@ -286,10 +313,13 @@ def _one(main, prefix, traced, check, rng, record=False, **opts) -> Run:
         e = run.failure.exc
         if isinstance(e, AssertionError) and _raised_in_harness(e, traced):
             run.failure.kind = "check"
-            run.failure.message = str(e) or "a check failed"
+            said = e.args[0] if len(e.args) == 1 and isinstance(e.args[0], Both) else str(e)
+            run.failure.say(said or _sched_run.M.both("check_failed"))
         else:
             name, _, where = run.failure.blocked[0]
-            run.failure.message = f"{name} raised {type(e).__name__}: {e} (at {where})"
+            run.failure.say(
+                _sched_run.M.both("raised_at", name=name, exc=type(e).__name__, text=e, where=_sched_run.located(where))
+            )
     return run
 
 
@@ -322,11 +352,7 @@ def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
         again = _one(main, (), traced, check, None, follow=steps, **opts)
         same = same and again.failure is not None and again.failure.kind == found.failure.kind
     if not same:
-        failure.message += (
-            "\n(note: replaying this schedule did not fail the same way every time: "
-            "the code depends on something besides the interleaving, such as "
-            "object addresses or the real clock)"
-        )
+        failure.say(_sched_run.joined([failure.said(), M.both("not_the_same")]))
     return failure
 
 
@@ -351,10 +377,7 @@ def plain_value(x, depth: int = 0):
         return x
     if all(_harness_made(vars(k)[name]) for k in t.__mro__[:-1] for name in _COMPARE if name in vars(k)):
         return x  # compares by identity, or as the harness's own classes (Res) do: nothing to lie with
-    raise AssertionError(
-        f"the code under test handed back a {t.__name__} (a {t.__mro__[1].__name__} subclass or an object "
-        f"with its own comparisons) where a plain value was expected: return plain int, str, list ... values"
-    )
+    raise AssertionError(M.both("not_plain", type=t.__name__, base=t.__mro__[1].__name__))
 
 
 def _harness_made(f) -> bool:
@@ -420,7 +443,7 @@ def replay(
             follow=parse_schedule(schedule),
         )
     if run.diverged and not quiet:
-        print("(this schedule does not fit this code any more: did the cell change? replayed as far as it fits)")
+        print(M("diverged"))
     if run.failure is not None:
         run.failure.schedule = schedule
         run.failure.preemptions = run.preemptions
@@ -428,5 +451,5 @@ def replay(
         run.failure.events = run.story_events()
         return run.failure
     if not quiet:
-        print("this schedule ran to the end without a failure; what happened:\n" + run.story())
+        print(M("no_failure") + "\n" + run.story())
     return None
