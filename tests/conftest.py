@@ -7,6 +7,7 @@ import os
 import pytest
 
 os.environ.setdefault("HYPOTHESIS_PROFILE", "grading")
+os.environ["CH13_LANG"] = "both"  # the default the tests read: each sentence in Chinese, then English
 # Tests import graders in this process: numba must pick its CUDA simulator before its first import.
 if os.environ.get("CH13_DEVICE") != "gpu":
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")

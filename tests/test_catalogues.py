@@ -16,6 +16,7 @@ import pytest
 from graders._catalogue import entries
 from tests.nbgrading import grade_answers, student_id
 
+HAN = re.compile(r"[\u4e00-\u9fff]")
 ADDRESS = re.compile(r"(?<![\w.])\d{12,}(?![\w.])|0x[0-9a-f]{8,}|127\.0\.0\.1:\d+")
 
 # (grade_id, name, source, expected messages) for every catalogue file; the verdict is in the name.
@@ -53,7 +54,7 @@ def verdicts(request):
             wanted.add((params["grade_id"], params["name"]))
             if item.originalname == "test_same_verdict_twice":
                 twice.add((params["grade_id"], params["name"]))
-        elif item.originalname == "test_replay_lines_fail_the_same_way":
+        elif item.originalname in ("test_replay_lines_fail_the_same_way", "test_replay_calls_fail_when_pasted"):
             wanted |= {(e.grade_id, e.name) for e in entries(params["grade_id"])}
     with ThreadPoolExecutor(default_jobs()) as pool:
         futures = {k: pool.submit(grade_cell, k[0], sources[k]) for k in sorted(wanted)}
@@ -156,8 +157,9 @@ def test_catalogue_entry(verdicts, grade_id, name, source, messages):
     assert not verdict.problem, verdict.report()  # no hang, crash or forged line behind any verdict
     # nothing that changes from run to run: an object's address (a dict keyed by id(obj)), a port
     assert not ADDRESS.search(verdict.report()), verdict.report()
-    for r in verdict.results:  # every failure explains itself
+    for r in verdict.results:  # every failure explains itself, in Chinese and English (conftest: both)
         assert r.passed or r.message.strip(), f"{r.test} failed without a message"
+        assert r.passed or HAN.search(r.message), f"{r.test}'s message has no Chinese:\n{r.message}"
     if (grade_id, name) in FAILS:  # a wrong answer that costs exactly these tests, the others pass
         failed = tuple(sorted(r.test for r in verdict.results if not r.passed))
         assert failed == FAILS[(grade_id, name)], verdict.report()
@@ -235,6 +237,92 @@ def test_replay_lines_fail_the_same_way(verdicts, grade_id):
         if not again[n] or again[n].splitlines()[0] != firsts[n]
     }
     assert not differ, differ
+
+
+# The replay calls of notebooks 03 and 07, each with the module a notebook imports it from.
+REPLAY_CALLS = {
+    "check_case": "ch13lib.collective_checks",
+    "check_pipeline_case": "ch13lib.parallel_checks",
+    "check_tp_case": "ch13lib.parallel_checks",
+    "check_zero_case": "ch13lib.parallel_checks",
+}
+CALL_IDS = ("all_reduce", "rs_ag_all_reduce", "pipeline", "tensor_parallel", "zero1")
+REPLAY_CALL = textwrap.dedent(r"""
+    import contextlib, importlib, io, json, linecache, sys
+    import kit; kit.source_ch13lib()
+    import __main__
+
+
+    def replay(name, source, call, module):
+        # the cell and then its replay call, in __main__ as in a notebook: what the call printed, and its answer
+        filename = f"<cell {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        ns = vars(__main__)
+        saved = dict(ns)
+        out = io.StringIO()
+        try:
+            exec(compile(source, filename, "exec"), ns)
+            ns.update(vars(importlib.import_module(module)))
+            with contextlib.redirect_stdout(out):
+                passed = eval(call, ns)
+        except BaseException as e:  # the call itself must not crash: it prints its ✘
+            passed, out = None, io.StringIO(f"crashed: {type(e).__name__}: {e}")
+        finally:
+            ns.clear()
+            ns.update(saved)
+        return {"passed": passed, "printed": out.getvalue()}
+
+
+    print(json.dumps({n: replay(n, s, c, m) for n, s, c, m in json.loads(sys.stdin.read())}))
+""")
+
+
+def _replay_call(message: str) -> str | None:
+    """The first replay call a message names (``check_case(fn, world_size=4, ...)``), parentheses balanced."""
+    m = re.search(rf"\b(?:{'|'.join(REPLAY_CALLS)})\(", message)
+    if not m:
+        return None
+    depth = 0
+    for i in range(m.end() - 1, len(message)):
+        depth += {"(": 1, ")": -1}.get(message[i], 0)
+        if depth == 0:
+            return message[m.start() : i + 1]
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
+@pytest.mark.parametrize("grade_id", CALL_IDS)
+def test_replay_calls_fail_when_pasted(verdicts, grade_id):
+    """Each wrong answer's first failing test names a replay call (notebooks 03 and 07): pasted after
+    the cell, it shows a ✘ and returns False; where the case's values are public, its ✘ line is the
+    feedback's first line, word for word."""
+    import json
+    import subprocess
+    import sys
+
+    cases, firsts = [], {}
+    for e in entries(grade_id):
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
+        call = _replay_call(failed[0].message) if failed and not e.right else None
+        if call:
+            cases.append((e.name, e.source, call, REPLAY_CALLS[call.split("(")[0]]))
+            hidden = any(word in failed[0].message for word in ("hidden", "隐藏"))  # keyed values: not these
+            firsts[e.name] = None if hidden else failed[0].message.splitlines()[0]
+    assert len(cases) >= 3, f"{grade_id}: too few wrong answers name a replay call"
+    proc = subprocess.run(
+        [sys.executable, "-c", REPLAY_CALL], input=json.dumps(cases), capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    passing = {n: got["printed"][-600:] for n, got in again.items() if got["passed"] is not False}
+    assert not passing, f"{grade_id}: replay calls that do not fail when pasted: {passing}"
+    differ = {}
+    for name, first in firsts.items():
+        shown = [x for x in again[name]["printed"].splitlines() if x.startswith("✘ ")]
+        if first is not None and (not shown or shown[0][2:] != first):
+            differ[name] = (first, shown[:1])
+    assert not differ, f"{grade_id}: the pasted replay says something else first: {differ}"
 
 
 @pytest.mark.slow

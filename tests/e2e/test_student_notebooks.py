@@ -171,7 +171,7 @@ WRONG_ANSWER = ("02_cuda_kernels", "histogram", "wrong_plain_increment")  # a lo
 @pytest.mark.slow
 @pytest.mark.parametrize("language", ["zh", "en"])
 def test_a_failing_self_check_speaks_the_students_language(language, page, student_lab, student_folders, artifacts):
-    """A student who chose a language (``lang.use`` in a cell, as the notebooks' first page says) reads
+    """A student who chose a language (``lang.use`` in a cell, as README_STUDENTS.md says) reads
     a failing self-check in it alone: its ✘ lines, its explanation, the labels of its replay line."""
     from graders._catalogue import entry
 
