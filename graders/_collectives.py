@@ -339,6 +339,14 @@ def checked_reports(results, world: int, where: str) -> None:
     flagged_by_workers(results)
 
 
+def without_replay(problem: str) -> str:
+    """A verdict up to its English replay line ("Replay: ...", a line of its own, and the
+    hidden-values note under it): a real world's cases replay on the simulator."""
+    lines = problem.split("\n")
+    cut = next((i for i, line in enumerate(lines) if line.startswith("Replay: ")), len(lines))
+    return "\n".join(lines[:cut])
+
+
 def real_world(
     answer: Answer, target: str, payload: dict, cases: list, size, judge, *, backend: str, world: int
 ) -> None:
@@ -375,7 +383,7 @@ def real_world(
         except (TypeError, ValueError, RuntimeError, KeyError, IndexError):
             problem = M("report_malformed", label=case.label())
         if problem:
-            raise Fail(f"{where}: {problem.split(' Replay:')[0]}")
+            raise Fail(f"{where}: {without_replay(problem)}")
 
 
 def real_check(
@@ -385,7 +393,7 @@ def real_check(
 
     def judge(case: Case, per_rank: list[dict]) -> str | None:
         problem = verdict(case, make_inputs(case), [c["output"] for c in per_rank], fn_name)
-        return problem and problem.split(". Replay:")[0]  # the real world's cases replay on the simulator
+        return problem and without_replay(problem)  # the real world's cases replay on the simulator
 
     payload = {"function": fn_name, "device": device, "api": api}
     real_world(answer, REAL_TARGET, payload, cases, lambda c: c.world_size, judge, backend=backend, world=world)

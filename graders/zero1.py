@@ -44,20 +44,22 @@ EXAMPLES = 20
 # are ch13lib.parallel_cases's.
 M = Messages(
     moved=(
-        "{case}: rank {r} 改变了参数 {which} 的 shape、dtype、device 或 requires_grad: 模型的参数要保持这些不变; "
-        "把收集到的值放进参数里 (在 torch.no_grad() 下 p.copy_(...), 或 p.data = 一个与该参数形状和 dtype 相同的视图)。"
+        "{case}: rank {r} 改变了参数 {which} 的 shape、dtype、device 或 requires_grad。\n"
+        "模型的参数要保持这些不变; 把收集到的值放进参数里 "
+        "(在 torch.no_grad() 下 p.copy_(...), 或 p.data = 一个与该参数形状和 dtype 相同的视图)。\n"
         "重现: {replay}",
-        "{case}: rank {r} changed the shape, dtype, device or requires_grad of parameter {which}: the model's "
+        "{case}: rank {r} changed the shape, dtype, device or requires_grad of parameter {which}.\nthe model's "
         "parameters keep theirs; put the gathered values into them (p.copy_(...) under torch.no_grad(), or p.data = "
-        "a view of the parameter's shape and dtype). Replay: {replay}",
+        "a view of the parameter's shape and dtype).\nReplay: {replay}",
     ),
     moved_many=(
-        "{case}: rank {r} 改变了参数 {which} 的 shape、dtype、device 或 requires_grad: 模型的参数要保持这些不变; "
-        "把收集到的值放进参数里 (在 torch.no_grad() 下 p.copy_(...), 或 p.data = 一个与该参数形状和 dtype 相同的视图)。"
+        "{case}: rank {r} 改变了参数 {which} 的 shape、dtype、device 或 requires_grad。\n"
+        "模型的参数要保持这些不变; 把收集到的值放进参数里 "
+        "(在 torch.no_grad() 下 p.copy_(...), 或 p.data = 一个与该参数形状和 dtype 相同的视图)。\n"
         "重现: {replay}",
-        "{case}: rank {r} changed the shape, dtype, device or requires_grad of parameters {which}: the model's "
+        "{case}: rank {r} changed the shape, dtype, device or requires_grad of parameters {which}.\nthe model's "
         "parameters keep theirs; put the gathered values into them (p.copy_(...) under torch.no_grad(), or p.data = "
-        "a view of the parameter's shape and dtype). Replay: {replay}",
+        "a view of the parameter's shape and dtype).\nReplay: {replay}",
     ),
     lost=("{case}: rank {r} 的参数不再包含 N={N} 个值", "{case}: rank {r}'s parameters no longer hold N={N} values"),
 )
