@@ -18,7 +18,7 @@ import types
 from ch13lib import grading
 from ch13lib.cell import cell_source, rank_copies
 from ch13lib.collective_cases import Case, SimFailure, messages, ring_bound, run_on_sim, traffic_problem, verdict
-from ch13lib.lang import FRAME, Messages
+from ch13lib.lang import FRAME, Messages, Once
 
 # What the self-checks say, in the student's language (ch13lib/lang.py): each check's title, and
 # the lines around the problems (which say themselves: ch13lib.collective_cases, collective_ddp).
@@ -106,14 +106,14 @@ def _check(fn, api: str) -> bool:
     if grading():
         print(FRAME("skipped"))
         return True
-    ok, drawn = True, []
+    ok, drawn, once = True, [], Once()  # cases that fail for one reason explain it once
     try:
         for title, case in _QUICK + [("bandwidth", _BANDWIDTH)]:
             problem = _run(fn, case, api, bandwidth=case is _BANDWIDTH, drawn=drawn)
             print(("✔ " if problem is None else "✘ ") + M(title))
             if problem:
                 ok = False
-                print(textwrap.indent(problem, "    "))
+                print(textwrap.indent(once(problem), "    "))
     except NotImplementedError:
         print(FRAME("stub"))
         return False
@@ -174,7 +174,7 @@ def check_case(
     print(("✔ " if traffic is None else "✘ ") + M("sent", sent=sent, bound=bound))
     if traffic:
         print(textwrap.indent(traffic, "    "))
-    return problem is None
+    return problem is None and traffic is None
 
 
 # 3 ranks (odd): a divisor hard-coded to 2 cannot pass; a batch of 6 splits evenly over 1, 2 and 3.

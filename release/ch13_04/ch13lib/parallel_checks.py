@@ -20,7 +20,7 @@ import types
 from ch13lib import grading
 from ch13lib.collective_cases import SimFailure
 from ch13lib.collective_checks import replayed
-from ch13lib.lang import FRAME, Messages
+from ch13lib.lang import FRAME, Messages, Once
 from ch13lib.parallel_cases import (
     PipeCase,
     TPCase,
@@ -91,10 +91,10 @@ def _cell(fn, name: str):
     return types.SimpleNamespace(module=types.SimpleNamespace(**{name: fn}))
 
 
-def _report(title: str, problem: str | None) -> bool:
+def _report(title: str, problem: str | None, once: Once) -> bool:
     print(("✔ " if problem is None else "✘ ") + title)
     if problem:
-        print(textwrap.indent(problem, "    "))
+        print(textwrap.indent(once(problem), "    "))
     return problem is None
 
 
@@ -102,14 +102,14 @@ def _run_all(checks) -> bool:
     if grading():
         print(FRAME("skipped"))
         return True
-    ok = True
+    ok, once = True, Once()  # cases that fail for one reason explain it once
     try:
         for title, check in checks:
             try:
                 problem = check()
             except SimFailure as e:
                 problem = str(e)
-            ok &= _report(title, problem)
+            ok &= _report(title, problem, once)
     except NotImplementedError:
         print(FRAME("stub"))
         return False

@@ -43,13 +43,13 @@ M = Messages(
         "sum into it in place",
     ),
     wrong=(
-        "{label}: 调用之后 rank {r} 的张量是错的: {why}",
-        "{label}: rank {r}'s tensor is wrong after the call: {why}",
+        "{label}: 调用之后 rank {r} 的张量是错的: {why}。",
+        "{label}: rank {r}'s tensor is wrong after the call: {why}.",
     ),
     still_own=(
-        "它仍是自己的输入: 要把和原地写入传进来的张量 (tensor.copy_(...), tensor += ...); 重新绑定名字 `tensor` "
+        "它仍是自己的输入。\n要把和原地写入传进来的张量 (tensor.copy_(...), tensor += ...); 重新绑定名字 `tensor` "
         "对调用者没有任何作用",
-        "it still holds its own input: write the sum into the tensor passed in, in place "
+        "it still holds its own input.\nwrite the sum into the tensor passed in, in place "
         "(tensor.copy_(...), tensor += ...); rebinding the name `tensor` changes nothing for the caller",
     ),
     average=(
@@ -57,14 +57,15 @@ M = Messages(
         "it holds the average (sum / {w}), not the sum: all-reduce here must SUM",
     ),
     reduce_one=(
-        "rank {right} 存有和, 但 rank {r} 没有: 这是规约 (reduce), 不是全规约 (all-reduce); 每个 rank 最后都必须存有和",
-        "rank {right} holds the sum but rank {r} does not: that is a reduce, not an all-reduce; every rank must "
+        "rank {right} 存有和, 但 rank {r} 没有。\n这是规约 (reduce), 不是全规约 (all-reduce); "
+        "每个 rank 最后都必须存有和",
+        "rank {right} holds the sum but rank {r} does not.\nthat is a reduce, not an all-reduce; every rank must "
         "end with the sum",
     ),
     reduce_many=(
-        "ranks {right} 存有和, 但 rank {r} 没有: 这是规约 (reduce), 不是全规约 (all-reduce); "
+        "ranks {right} 存有和, 但 rank {r} 没有。\n这是规约 (reduce), 不是全规约 (all-reduce); "
         "每个 rank 最后都必须存有和",
-        "ranks {right} hold the sum but rank {r} does not: that is a reduce, not an all-reduce; every rank must "
+        "ranks {right} hold the sum but rank {r} does not.\nthat is a reduce, not an all-reduce; every rank must "
         "end with the sum",
     ),
     elements=(
@@ -98,11 +99,11 @@ M = Messages(
     ),
     not_optimal=(
         "没有达到带宽最优: {label}: rank {r} 一共发送了 {sent} 个元素 (每个 rank: {per}), 但环形全规约每个 rank 最多"
-        "发送 2·(W−1)·⌈n/W⌉ = 2·{w1}·{chunk} = {bound} 个。收集整个张量 (到一个根, 或到所有 rank) 会让一个 rank "
-        "发送 (W−1)·n = {gather} 个; 应当把张量分成 W 块, 让块沿着环传递 (先 reduce-scatter, 再 all-gather)。",
+        "发送 2·(W−1)·⌈n/W⌉ = 2·{w1}·{chunk} = {bound} 个。\n收集整个张量 (到一个根, 或到所有 rank) 会让一个 rank "
+        "发送 (W−1)·n 个; 应当把张量分成 W 块, 让块沿着环传递 (先 reduce-scatter, 再 all-gather)。",
         "not bandwidth-optimal: {label}: rank {r} sent {sent} elements in all (per rank: {per}), but a ring "
-        "all-reduce sends at most 2·(W−1)·⌈n/W⌉ = 2·{w1}·{chunk} = {bound} per rank. Gathering whole tensors (to "
-        "a root, or to everyone) makes a rank send (W−1)·n = {gather}; instead split the tensor into W chunks and "
+        "all-reduce sends at most 2·(W−1)·⌈n/W⌉ = 2·{w1}·{chunk} = {bound} per rank.\nGathering whole tensors (to "
+        "a root, or to everyone) makes a rank send (W−1)·n; instead split the tensor into W chunks and "
         "pass chunks around the ring (reduce-scatter, then all-gather).",
     ),
     rank_raised=("{label}: rank {r} 抛出了异常:", "{label}: rank {r} raised an exception:"),
@@ -234,7 +235,7 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
             got=_fmt(g[i], dtype),
             note=note or "",
         )
-    return M("wrong", label=case.label(), r=r, why=why) + f". Replay: {case.replay(fn_name)}"
+    return M("wrong", label=case.label(), r=r, why=why) + f"\nReplay: {case.replay(fn_name)}"
 
 
 def uneven_note(case: Case) -> str:
@@ -354,7 +355,7 @@ def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str |
         # Each element of a rank's tensor must leave that rank once (alone or summed with the same
         # element of other ranks) for the other ranks' sums to include it: n elements at least.
         too_few = M("too_few", label=case.label(), r=least, sent=sent[least], per=sent, n=case.numel)
-        return too_few + f" Replay: {case.replay(fn_name)}"
+        return too_few + f"\nReplay: {case.replay(fn_name)}"
     worst = max(range(len(sent)), key=lambda r: sent[r])
     if sent[worst] <= bound:
         return None
@@ -367,9 +368,8 @@ def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str |
         w1=case.world_size - 1,
         chunk=-(-case.numel // case.world_size),
         bound=bound,
-        gather=(case.world_size - 1) * case.numel,
     )
-    return too_many + f" Replay: {case.replay(fn_name)}"
+    return too_many + f"\nReplay: {case.replay(fn_name)}"
 
 
 def _contract_function(cell, fn_name: str):

@@ -33,33 +33,33 @@ M = Messages(
     ),
     grad_shape=("{name}.grad 的形状变成了 {shape}", "{name}.grad changed shape to {shape}"),
     summed=(
-        "{name}.grad 是全批次梯度的 {w} 倍: all_reduce 对各 rank 的梯度求和 (SUM); 要求平均, 请除以 world size "
-        "(dist.get_world_size(), 这里是 {w})",
-        "{name}.grad is {w}× the full-batch gradient: all_reduce SUMS the ranks' gradients; divide by the world "
-        "size (dist.get_world_size(), here {w}) to average",
+        "{name}.grad 是全批次梯度的 {w} 倍。\nall_reduce 对各 rank 的梯度求和 (SUM); 要求平均, 请除以 world size "
+        "(dist.get_world_size())",
+        "{name}.grad is {w}× the full-batch gradient.\nall_reduce SUMS the ranks' gradients; divide by the world "
+        "size (dist.get_world_size()) to average",
     ),
     own=(
-        "{name}.grad 仍是这个 rank 自己的梯度: 它没有被平均 (all_reduce 原地作用于传给它的张量; 像 "
+        "{name}.grad 仍是这个 rank 自己的梯度。\n它没有被平均 (all_reduce 原地作用于传给它的张量; 像 "
         "p.grad.clone() 这样的副本被规约后就被丢掉了)",
-        "{name}.grad is still this rank's own gradient: it was not averaged (all_reduce works in place on the "
+        "{name}.grad is still this rank's own gradient.\nit was not averaged (all_reduce works in place on the "
         "tensor you pass it; a copy such as p.grad.clone() is reduced and thrown away)",
     ),
     fixed_one=(
-        "{name}.grad 是全批次梯度的 {k} 倍: all_reduce 的和被除以了 {d}, 但运行的只有 {w} 个进程。除以一个固定的数"
+        "{name}.grad 是全批次梯度的 {k} 倍: all_reduce 的和被除以了 {d}, 但运行的只有 {w} 个进程。\n除以一个固定的数"
         "只在一种 world size 下正确: 请除以 dist.get_world_size()",
-        "{name}.grad is {k}× the full-batch gradient: the all_reduce SUM was divided by {d}, but {w} process ran. "
+        "{name}.grad is {k}× the full-batch gradient: the all_reduce SUM was divided by {d}, but {w} process ran.\n"
         "Dividing by a fixed number is right in one world size only: divide by dist.get_world_size()",
     ),
     fixed_many=(
-        "{name}.grad 是全批次梯度的 {k} 倍: all_reduce 的和被除以了 {d}, 但运行的是 {w} 个进程。除以一个固定的数"
+        "{name}.grad 是全批次梯度的 {k} 倍: all_reduce 的和被除以了 {d}, 但运行的是 {w} 个进程。\n除以一个固定的数"
         "只在一种 world size 下正确: 请除以 dist.get_world_size()",
         "{name}.grad is {k}× the full-batch gradient: the all_reduce SUM was divided by {d}, but {w} processes "
-        "ran. Dividing by a fixed number is right in one world size only: divide by dist.get_world_size()",
+        "ran.\nDividing by a fixed number is right in one world size only: divide by dist.get_world_size()",
     ),
     factor=(
-        "{name}.grad 是全批次梯度的 {k} 倍: 平均值是 all_reduce 的和除以 dist.get_world_size(), 这里是 {w}",
-        "{name}.grad is {k}× the full-batch gradient: the average is the all_reduce SUM divided by "
-        "dist.get_world_size(), here {w}",
+        "{name}.grad 是全批次梯度的 {k} 倍 (world size {w})。\n平均值是 all_reduce 的和除以 dist.get_world_size()",
+        "{name}.grad is {k}× the full-batch gradient (world size {w}).\nthe average is the all_reduce SUM divided by "
+        "dist.get_world_size()",
     ),
     off_scaled=(
         "{name}.grad 与平均后的梯度最多相差 {err} (第一个参与训练的参数得到的是全批次梯度的 {scale} 倍, "

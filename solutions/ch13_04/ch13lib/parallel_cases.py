@@ -60,35 +60,35 @@ M = Messages(
         "激活的梯度从未到达它: 除第一个阶段外, 每个阶段都要让收到的激活需要梯度 (x.requires_grad_()), "
         "在它上面运行本阶段, 并在本阶段的反向传播之后把 x.grad 发回前一个 rank, "
         "由前一个 rank 调用 out.backward(该梯度)。",
-        " The gradient of the activations never reached it: on every stage but the first, make the "
+        "The gradient of the activations never reached it: on every stage but the first, make the "
         "received activation require grad (x.requires_grad_()), run the stage on it, and after its "
         "backward send x.grad back to the previous rank, which calls out.backward(that gradient).",
     ),
-    no_grad_last=("对缩放后的各微批次损失调用 backward。", " Call backward on the scaled micro-batch losses."),
+    no_grad_last=("对缩放后的各微批次损失调用 backward。", "Call backward on the scaled micro-batch losses."),
     no_grad=(
-        "{case}: 调用之后 {what} 没有 .grad。{hint}重现: {replay}",
-        "{case}: {what} has no .grad after the call.{hint} Replay: {replay}",
+        "{case}: 调用之后 {what} 没有 .grad。\n{hint}\n重现: {replay}",
+        "{case}: {what} has no .grad after the call.\n{hint}\nReplay: {replay}",
     ),
     grad_wrong=(
-        "{case}: 调用之后 {what}.grad 是错的: {why}。重现: {replay}",
-        "{case}: {what}.grad is wrong after the call: {why}. Replay: {replay}",
+        "{case}: 调用之后 {what}.grad 是错的: {why}。\n重现: {replay}",
+        "{case}: {what}.grad is wrong after the call: {why}.\nReplay: {replay}",
     ),
     grad_replaced=(
-        "它只含本步的梯度: 调用之前 .grad 中已有的内容丢失了。不要清零或替换 .grad "
+        "它只含本步的梯度。\n调用之前 .grad 中已有的内容丢失了。不要清零或替换 .grad "
         "(不要 zero_grad(), 不要 p.grad = ...); backward() 会在原有值上累加",
-        "it holds this step's gradient only: the .grad it had before the call is gone. Do not zero "
+        "it holds this step's gradient only.\nthe .grad it had before the call is gone. Do not zero "
         "or replace .grad (no zero_grad(), no p.grad = ...); backward() accumulates on top of it",
     ),
     grad_unchanged_mid=(
-        "它没有变化: 这个阶段没有得到梯度 (激活在发送前被 detach 了, 或者发回的梯度从未用于 backward)",
-        "it did not change: this stage got no gradient (activations detached before being sent, "
+        "它没有变化。\n这个阶段没有得到梯度 (激活在发送前被 detach 了, 或者发回的梯度从未用于 backward)",
+        "it did not change.\nthis stage got no gradient (activations detached before being sent, "
         "or the gradient sent back was never used in a backward)",
     ),
     grad_unchanged_last=("它没有变化: 这个阶段没有运行 backward", "it did not change: no backward ran on this stage"),
     grad_times_m=(
-        "它是全批次梯度的 {m}×: 在 backward 之前把每个微批次的损失乘以 1/n_micro (loss_fn 在一个微批次上取均值, "
+        "它是全批次梯度的 {m}×。\n在 backward 之前把每个微批次的损失乘以 1/n_micro (loss_fn 在一个微批次上取均值, "
         "再对 m 个微批次求和, 得到的是均值的 m 倍)",
-        "it is {m}× the full-batch gradient: scale each micro-batch's loss by 1/n_micro before its "
+        "it is {m}× the full-batch gradient.\nscale each micro-batch's loss by 1/n_micro before its "
         "backward (loss_fn's mean over a micro-batch, summed over m micro-batches, is m times the mean)",
     ),
     grad_over_m=(
@@ -100,22 +100,23 @@ M = Messages(
         "{bad} of {n} elements differ from one full-batch step of the whole model; the first at flat index {k}: {eg}",
     ),
     not_last_returned=(
-        "{case}: rank {r} 返回了 {v}; 只有 rank P-1 返回损失, 其他每个 rank 都返回 None。重现: {replay}",
-        "{case}: rank {r} returned {v}; only rank P-1 returns the loss, every other rank None. Replay: {replay}",
+        "{case}: rank {r} 返回了 {v}; 只有 rank P-1 返回损失, 其他每个 rank 都返回 None。\n重现: {replay}",
+        "{case}: rank {r} returned {v}; only rank P-1 returns the loss, every other rank None.\nReplay: {replay}",
     ),
     last_returned=(
-        "{case}: rank {r} (最后一个阶段) 返回了 {v}, 而不是 Python float 形式的平均损失 (loss.item())。重现: {replay}",
-        "{case}: rank {r} (the last stage) returned {v}, not the mean loss as a Python float (loss.item()). "
+        "{case}: rank {r} (最后一个阶段) 返回了 {v}, 而不是 Python float 形式的平均损失 (loss.item())。\n"
+        "重现: {replay}",
+        "{case}: rank {r} (the last stage) returned {v}, not the mean loss as a Python float (loss.item()).\n"
         "Replay: {replay}",
     ),
     loss_summed=(
-        "它是平均损失的 {m}×: 各微批次的损失被求和而不是取平均 (把每个都乘以 1/n_micro)",
-        "it is {m}× the mean loss: the micro-batch losses were summed, not averaged (scale each by 1/n_micro)",
+        "它是平均损失的 {m}×。\n各微批次的损失被求和而不是取平均 (把每个都乘以 1/n_micro)",
+        "it is {m}× the mean loss.\nthe micro-batch losses were summed, not averaged (scale each by 1/n_micro)",
     ),
     loss_mean=("{want} (loss_fn 在整个批次上的均值)", "{want} (loss_fn's mean over the whole batch)"),
     loss_wrong=(
-        "{case}: 返回的损失是错的: {why}。重现: {replay}",
-        "{case}: the returned loss is wrong: {why}. Replay: {replay}",
+        "{case}: 返回的损失是错的: {why}。\n重现: {replay}",
+        "{case}: the returned loss is wrong: {why}.\nReplay: {replay}",
     ),
     a_tensor=("一个张量 ({value})", "a tensor ({value})"),
     a_type=("一个 {type}", "a {type}"),
@@ -124,89 +125,89 @@ M = Messages(
     forward=("前向", "forward"),
     backward=("反向", "backward"),
     stage_work=(
-        "{case}: rank {r} 的阶段只对 {done} 个微批次的行运行了{name}, 而不是 {m} 个: "
+        "{case}: rank {r} 的阶段只对 {done} 个微批次的行运行了{name}, 而不是 {m} 个。\n"
         "每个微批次的前向和反向都要调用阶段本身 (stage(x)); "
-        "运行在它内部找到的某个模块, 或者手工用它的参数计算, 都会跳过调度所度量的工作。重现: {replay}",
-        "{case}: rank {r}'s stage ran {name} on {done} micro-batches' worth of rows, not {m}: call the stage itself "
+        "运行在它内部找到的某个模块, 或者手工用它的参数计算, 都会跳过调度所度量的工作。\n重现: {replay}",
+        "{case}: rank {r}'s stage ran {name} on {done} micro-batches' worth of rows, not {m}.\ncall the stage itself "
         "(stage(x)) for the forward and backward of every micro-batch; running a module found inside it, or its "
-        "parameters by hand, skips the work the schedule is measured on. Replay: {replay}",
+        "parameters by hand, skips the work the schedule is measured on.\nReplay: {replay}",
     ),
     serial=(
         "2·P·m 个 tick: 任何两个阶段都从未同时工作 "
-        "(一次处理整个批次, 或者一个微批次完整地前向再反向之后才开始下一个)。",
+        "(一次处理整个批次, 或者一个微批次完整地前向再反向之后才开始下一个)。\n",
         "2·P·m ticks: no two stages ever work at the same time (the whole batch at once, or one "
-        "micro-batch all the way forward and back before the next starts). ",
+        "micro-batch all the way forward and back before the next starts).\n",
     ),
     too_long=(
-        "调度太长: {case}: 它用了 {took} 个 tick, GPipe 只需 2(m + P − 1) = 2({m} + {P} − 1) = {bound}。{hint}"
+        "调度太长: {case}: 它用了 {took} 个 tick, GPipe 只需 2(m + P − 1) = 2({m} + {P} − 1) = {bound}。\n{hint}"
         "每个阶段应在微批次 i 一到达就对它做前向并立即传给下一个阶段, 然后在各个梯度到达时运行反向传播 "
         "(F = 前向, B = 该微批次的反向, . = 空闲):",
         "the schedule is too long: {case}: it took {took} ticks, GPipe takes 2(m + P − 1) = 2({m} + {P} − 1) = "
-        "{bound}. {hint}Every stage should forward micro-batch i as soon as it arrives and pass it on at once, then "
+        "{bound}.\n{hint}Every stage should forward micro-batch i as soon as it arrives and pass it on at once, then "
         "run the backward passes as their gradients arrive (F = forward, B = backward of that micro-batch, . = idle):",
     ),
     # pipeline: the data flow of a relayed world
     acts_from=("来自 rank {src} 的激活", "activations from rank {src}"),
     grads_from=("来自 rank {src} 的梯度", "gradients from rank {src}"),
     ran_before_data=(
-        "{case}: rank {r} 的阶段对 {n} 行运行了{name}, 而当时它只收到了 {had} 行{side}: 请在拿到收到的数据时, "
-        "在这些数据上调用阶段 (在别的数据上运行阶段、再手工完成真正的计算, 不算流水线的工作)。重现: {replay}",
-        "{case}: rank {r}'s stage ran {name} on {n} row(s) while it had received {side} for only {had}: call the "
+        "{case}: rank {r} 的阶段对 {n} 行运行了{name}, 而当时它只收到了 {had} 行{side}。\n请在拿到收到的数据时, "
+        "在这些数据上调用阶段 (在别的数据上运行阶段、再手工完成真正的计算, 不算流水线的工作)。\n重现: {replay}",
+        "{case}: rank {r}'s stage ran {name} on {n} row(s) while it had received {side} for only {had}.\ncall the "
         "stage on the data you received, when you have it (a stage run on other data, with the real work done by "
-        "hand, is not the pipeline's work). Replay: {replay}",
+        "hand, is not the pipeline's work).\nReplay: {replay}",
     ),
     activations=("激活", "activations"),
     gradients=("梯度", "gradients"),
     sent_before_run=(
         "{case}: rank {r} 向 rank {dst} 发送了 {n} 行{what}, 而当时它的阶段的{name}只运行了 {ran} 行: "
-        "请发送阶段算出的结果, 并且在算出之后再发送。重现: {replay}",
+        "请发送阶段算出的结果, 并且在算出之后再发送。\n重现: {replay}",
         "{case}: rank {r} sent {what} of {n} row(s) to rank {dst} when its stage's {name} had run on only {ran}: "
-        "send what the stage computed, after it computed it. Replay: {replay}",
+        "send what the stage computed, after it computed it.\nReplay: {replay}",
     ),
     # tensor parallelism
     not_tensor=(
-        "{case}: rank {r} 返回了 {kind}, 不是张量: 每个 rank 都要返回完整的 y。重现: {replay}",
-        "{case}: rank {r} returned {kind}, not a tensor: return the full y on every rank. Replay: {replay}",
+        "{case}: rank {r} 返回了 {kind}, 不是张量: 每个 rank 都要返回完整的 y。\n重现: {replay}",
+        "{case}: rank {r} returned {kind}, not a tensor: return the full y on every rank.\nReplay: {replay}",
     ),
     bad_shape=(
         "{case}: rank {r} 返回的张量形状为 {shape}; y = gelu(x @ W1 + B1) @ W2 + b2 的形状是 {want} "
-        "(每个 rank 上都是完整的输出, 而不是本 rank 的分片)。重现: {replay}",
+        "(每个 rank 上都是完整的输出, 而不是本 rank 的分片)。\n重现: {replay}",
         "{case}: rank {r} returned a tensor of shape {shape}; y = gelu(x @ W1 + B1) @ W2 + b2 has shape {want} "
-        "(the full output on every rank, not this rank's shard). Replay: {replay}",
+        "(the full output on every rank, not this rank's shard).\nReplay: {replay}",
     ),
     bad_dtype=(
-        "{case}: rank {r} 对 {dtype} 输入返回了 {got}: 保持 x 的 dtype (不要用 float32 缓冲区: "
-        "torch.zeros(..., dtype=x.dtype) 或 torch.empty_like)。重现: {replay}",
-        "{case}: rank {r} returned {got} for {dtype} inputs: keep x's dtype (no float32 buffers: "
-        "torch.zeros(..., dtype=x.dtype) or torch.empty_like). Replay: {replay}",
+        "{case}: rank {r} 对 {dtype} 输入返回了 {got}。\n保持 x 的 dtype (不要用 float32 缓冲区: "
+        "torch.zeros(..., dtype=x.dtype) 或 torch.empty_like)。\n重现: {replay}",
+        "{case}: rank {r} returned {got} for {dtype} inputs.\nkeep x's dtype (no float32 buffers: "
+        "torch.zeros(..., dtype=x.dtype) or torch.empty_like).\nReplay: {replay}",
     ),
     float32_only=(
-        "{case}: rank {r} 的结果只在约 1e-7 的精度上与 float64 的 MLP 一致 (最大差异 {diff}): 其中一部分是用 float32 "
-        "计算的。每个中间结果和缓冲区都要保持 x 的 dtype (不要 .float(), 不要 float32 缓冲区)。重现: {replay}",
-        "{case}: rank {r} is right only to about 1e-7 of the float64 MLP (largest difference {diff}): part of it "
+        "{case}: rank {r} 的结果只在约 1e-7 的精度上与 float64 的 MLP 一致 (最大差异 {diff})。\n其中一部分是用 float32 "
+        "计算的。每个中间结果和缓冲区都要保持 x 的 dtype (不要 .float(), 不要 float32 缓冲区)。\n重现: {replay}",
+        "{case}: rank {r} is right only to about 1e-7 of the float64 MLP (largest difference {diff}).\npart of it "
         "was computed in float32. Keep x's dtype for every intermediate and buffer (no .float(), no float32 "
-        "buffers). Replay: {replay}",
+        "buffers).\nReplay: {replay}",
     ),
     tp_wrong=(
-        "{case}: rank {r} 的输出与不分片的 MLP 不同: {why}。重现: {replay}",
-        "{case}: rank {r}'s output differs from the unsharded MLP: {why}. Replay: {replay}",
+        "{case}: rank {r} 的输出与不分片的 MLP 不同: {why}。\n重现: {replay}",
+        "{case}: rank {r}'s output differs from the unsharded MLP: {why}.\nReplay: {replay}",
     ),
     b2_everywhere=(
-        "它差了 {k}·b2: 每个 rank 都在 all_reduce 之前加了 b2, 所以求和的结果里有 {W} 份 b2。请在规约之后加 b2 "
-        "(或只在一个 rank 上加)",
-        "it is off by {k}·b2: every rank added b2 before the all_reduce, so the sum holds it "
-        "{W} times. Add b2 after the reduction (or on one rank only)",
+        "它差了 {k}·b2。\n每个 rank 都在 all_reduce 之前加了 b2, 所以求和的结果里每个 rank 各有一份 b2。"
+        "请在规约之后加 b2 (或只在一个 rank 上加)",
+        "it is off by {k}·b2.\nevery rank added b2 before the all_reduce, so the sum holds it "
+        "once per rank. Add b2 after the reduction (or on one rank only)",
     ),
     averaged=(
-        "它的矩阵乘部分是正确值的 1/{W}: 部分积被取了平均, 而不是求和。行并行的部分和必须相加 (all_reduce SUM)",
-        "its matmul part is 1/{W} of the right one: the partial products were averaged, not summed. "
+        "它的矩阵乘部分是正确值的 1/{W}。\n部分积被取了平均, 而不是求和。行并行的部分和必须相加 (all_reduce SUM)",
+        "its matmul part is 1/{W} of the right one.\nthe partial products were averaged, not summed. "
         "Row-parallel partial sums must be added (all_reduce SUM)",
     ),
     b2_missing=("缺少 b2", "b2 is missing"),
     tp_elements=(
-        "{n} 个元素中有 {bad} 个有偏差 (按 torch.allclose 的默认容差); 第一个在 {i}: {eg}。按列切分 W1 "
+        "{n} 个元素中有 {bad} 个有偏差 (按 torch.allclose 的默认容差); 第一个在 {i}: {eg}。\n按列切分 W1 "
         "(每个 rank 负责自己的隐藏单元, 并在其上做 gelu), 按行切分 W2, 再把部分输出相加",
-        "{bad} of {n} elements are off (torch.allclose's default tolerances); the first at {i}: {eg}. Split W1 by "
+        "{bad} of {n} elements are off (torch.allclose's default tolerances); the first at {i}: {eg}.\nSplit W1 by "
         "columns (each rank its own hidden units, gelu on them), W2 by rows, and sum the partial outputs",
     ),
     call_item=("{call}({numel} 个 {dtype} 元素{peer}{op})", "{call}({numel} {dtype} elements{peer}{op})"),
@@ -241,9 +242,9 @@ M = Messages(
     ),
     tp_traffic=(
         "通信: {case}: rank {r} 发起了 {calls}: {listed}; Megatron MLP 每次前向恰好需要一次 y 大小的 comm.all_reduce "
-        "({n} 个元素, {dtype}, SUM)。{note}。重现: {replay}",
+        "({n} 个元素, {dtype}, SUM)。\n{note}。\n重现: {replay}",
         "communication: {case}: rank {r} made {calls}: {listed}; the Megatron MLP needs exactly one comm.all_reduce "
-        "of y's size ({n} elements, {dtype}, SUM) per forward. {note}. Replay: {replay}",
+        "of y's size ({n} elements, {dtype}, SUM) per forward.\n{note}.\nReplay: {replay}",
     ),
     # ZeRO-1
     variant_sum=(
@@ -259,8 +260,8 @@ M = Messages(
         "no bias correction: divide m by 1 − β1^t and v by 1 − β2^t (t = 1, 2, ...)",
     ),
     variant_own=(
-        "每个 rank 都用自己的梯度更新了它的分片: 先对扁平梯度做 reduce-scatter, 让每个分片都用各 rank 的平均梯度更新",
-        "each rank updated its shard with its own gradient: reduce-scatter the flat gradients first, so that "
+        "每个 rank 都用自己的梯度更新了它的分片。\n先对扁平梯度做 reduce-scatter, 让每个分片都用各 rank 的平均梯度更新",
+        "each rank updated its shard with its own gradient.\nreduce-scatter the flat gradients first, so that "
         "every shard is updated with the mean over the ranks",
     ),
     rank_malformed=("{case}: rank {r} 的报告传回时格式有误", "{case}: rank {r}'s report came back malformed"),
@@ -269,8 +270,8 @@ M = Messages(
         "{case}: rank {r}'s parameters came back malformed after step {s}",
     ),
     params_dtype=(
-        "{case}: rank {r} 的参数变成了 {got} (应为 {dtype})。重现: {replay}",
-        "{case}: rank {r}'s parameters became {got} ({dtype} expected). Replay: {replay}",
+        "{case}: rank {r} 的参数变成了 {got} (应为 {dtype})。\n重现: {replay}",
+        "{case}: rank {r}'s parameters became {got} ({dtype} expected).\nReplay: {replay}",
     ),
     elements=("{k} 个元素", "{k} elements"),
     element=("{k} 个元素", "{k} element"),
@@ -285,55 +286,55 @@ M = Messages(
         "the largest difference is {diff} at flat index {k} ({eg}; allowed {tol}){more}",
     ),
     f32_buffer=(
-        "; float64 参数使用 float32 缓冲区就会损失这么多: 保持参数的 dtype",
-        "; a float32 buffer for float64 parameters loses that much: keep the parameters' dtype",
+        "。\nfloat64 参数使用 float32 缓冲区就会损失这么多: 保持参数的 dtype",
+        ".\na float32 buffer for float64 parameters loses that much: keep the parameters' dtype",
     ),
     defaults=(
-        "; 这个用例用签名的默认值构造 {fn}(params, comm), "
+        "。\n这个用例用签名的默认值构造 {fn}(params, comm), "
         "这些默认值必须与合约一致: lr=1e-3, betas=(0.9, 0.999), eps=1e-8",
-        "; this case builds {fn}(params, comm) with its signature's defaults, which must "
+        ".\nthis case builds {fn}(params, comm) with its signature's defaults, which must "
         "be the contract's: lr=1e-3, betas=(0.9, 0.999), eps=1e-8",
     ),
     zero_wrong=(
-        "{case}: 第 {s} 步之后 rank {r} 的参数与 DDP (平均梯度) + torch.optim.Adam 不同: {why}。重现: {replay}",
+        "{case}: 第 {s} 步之后 rank {r} 的参数与 DDP (平均梯度) + torch.optim.Adam 不同: {why}。\n重现: {replay}",
         "{case}: rank {r}'s parameters after step {s} differ from DDP (averaged gradients) + "
-        "torch.optim.Adam: {why}. Replay: {replay}",
+        "torch.optim.Adam: {why}.\nReplay: {replay}",
     ),
     numel_not_int=(
-        "{case}: rank {r} 的 state_numel() 返回了 {n}, 不是 int。重现: {replay}",
-        "{case}: rank {r}'s state_numel() returned {n}, not an int. Replay: {replay}",
+        "{case}: rank {r} 的 state_numel() 返回了 {n}, 不是 int。\n重现: {replay}",
+        "{case}: rank {r}'s state_numel() returned {n}, not an int.\nReplay: {replay}",
     ),
     numel_too_big=(
         "{case}: rank {r} 保存了 {n} 个元素的优化器状态 (state_numel()); ZeRO-1 只为自己的分片保存 exp_avg 和 "
-        "exp_avg_sq: 至多 2·⌈N/W⌉ = 2·{c} = {bound}。重现: {replay}",
+        "exp_avg_sq: 至多 2·⌈N/W⌉ = 2·{c} = {bound}。\n重现: {replay}",
         "{case}: rank {r} keeps {n} elements of optimizer state (state_numel()); ZeRO-1 keeps "
-        "exp_avg and exp_avg_sq for its own shard only: at most 2·⌈N/W⌉ = 2·{c} = {bound}. Replay: {replay}",
+        "exp_avg and exp_avg_sq for its own shard only: at most 2·⌈N/W⌉ = 2·{c} = {bound}.\nReplay: {replay}",
     ),
     numel_zero=(
-        "{case}: rank {r} 的 state_numel() 是 {n}: 要把 exp_avg 和 exp_avg_sq 计算在内。重现: {replay}",
-        "{case}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq. Replay: {replay}",
+        "{case}: rank {r} 的 state_numel() 是 {n}: 要把 exp_avg 和 exp_avg_sq 计算在内。\n重现: {replay}",
+        "{case}: rank {r}'s state_numel() is {n}: count exp_avg and exp_avg_sq.\nReplay: {replay}",
     ),
     held_too_much=(
         "{case}: rank {r} 的 state_dict() 从一步到下一步携带了 {held} 个元素 "
         "(任何 dtype 的张量、数字、文本和字节都按其大小计, 每个 None、bool 和容器至少计一个); "
         "除了自己分片的 exp_avg 和 exp_avg_sq (2·{c}) 之外, 它还可以保存"
         "自己那一份参数分片和梯度分片 (各 {c} 个) 以及少量数字 (例如步数), "
-        "但不能有任何大小为 N={N} 的东西。重现: {replay}",
+        "但不能有任何大小为 N={N} 的东西。\n重现: {replay}",
         "{case}: rank {r}'s state_dict() carries {held} elements from one step to the next "
         "(tensors of any dtype, numbers, text and bytes count by their size, every None, bool and "
         "container at least one); besides exp_avg and "
         "exp_avg_sq of its shard (2·{c}) it may keep its own shard of the parameters and of "
         "the gradient ({c} each) and a few numbers such as the step count, nothing of size "
-        "N={N}. Replay: {replay}",
+        "N={N}.\nReplay: {replay}",
     ),
     not_its_shard=(
-        "{case}: 在第 {s} 步, rank {r} all-gather 的值不是它那一份更新后的参数分片 (该步之后的元素 {lo}..{hi}): "
+        "{case}: 在第 {s} 步, rank {r} all-gather 的值不是它那一份更新后的参数分片 (该步之后的元素 {lo}..{hi})。\n"
         "ZeRO-1 只在自己的分片上运行 Adam, 然后 all-gather 更新后的参数分片, 而不是梯度 (收集梯度再在全部 N 个参数上"
-        "运行 Adam, 会让每个 rank 都保存完整的优化器状态)。重现: {replay}",
+        "运行 Adam, 会让每个 rank 都保存完整的优化器状态)。\n重现: {replay}",
         "{case}: at step {s} rank {r} all-gathered values that are not its shard of the "
-        "updated parameters (elements {lo}..{hi} after the step): ZeRO-1 runs Adam on its own "
+        "updated parameters (elements {lo}..{hi} after the step).\nZeRO-1 runs Adam on its own "
         "shard only and all-gathers the updated parameter shard, not the gradients (gathering those "
-        "to run Adam on all N parameters keeps the full optimizer state on every rank). Replay: {replay}",
+        "to run Adam on all N parameters keeps the full optimizer state on every rank).\nReplay: {replay}",
     ),
     zero_all_reduce=(
         "all_reduce 会让每个 rank 都得到完整的平均梯度, 但一个 rank 只更新自己的分片: 改为对扁平梯度做 reduce-scatter "
@@ -357,9 +358,9 @@ M = Messages(
     ),
     zero_traffic=(
         "通信: {case}: rank {r} 在 {steps} 步中发起了 {k} 次通信调用: {listed}; 应为每步恰好一次 reduce_scatter_tensor "
-        "和一次 all_gather_into_tensor, 分片为 {c} 个元素 ({dtype})。{note}。重现: {replay}",
+        "和一次 all_gather_into_tensor, 分片为 {c} 个元素 ({dtype})。\n{note}。\n重现: {replay}",
         "communication: {case}: rank {r} made {k} comm calls over {steps} steps: {listed}; expected per step exactly "
-        "one reduce_scatter_tensor and one all_gather_into_tensor of {c}-element shards ({dtype}). {note}. "
+        "one reduce_scatter_tensor and one all_gather_into_tensor of {c}-element shards ({dtype}).\n{note}.\n"
         "Replay: {replay}",
     ),
 )
@@ -846,7 +847,7 @@ def tp_verdict(case: TPCase, outputs: list, fn_name: str = "tp_mlp") -> str | No
         b2 = full["b2"]
         partial = want.double() - b2
         if W > 1 and torch.allclose(got, partial + W * b2, rtol=1e-4, atol=1e-6):
-            why = M.both("b2_everywhere", k=W - 1, W=W)
+            why = M.both("b2_everywhere", k=W - 1)
         elif W > 1 and torch.allclose(got, partial / W + b2, rtol=1e-4, atol=1e-6):
             why = M.both("averaged", W=W)
         elif torch.allclose(got, partial, rtol=1e-4, atol=1e-6):
