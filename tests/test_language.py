@@ -101,3 +101,9 @@ def test_a_reason_said_again_points_to_the_first():
     # then one pointer line in the languages it was said in, and what differs (the short replay line)
     assert again.splitlines() == ["(同上) / (as above)", "Replay it: check_dot(here(), 5, 8)"]
     assert lang.Once()("short line\nshort line") == "short line\nshort line"  # a short line is said again
+    # a trace's lines (indented) and a line one message says twice are said in full
+    trace = "  T1  line 15  self._counts.update(n=1)        read self._counts = Counter({'n': 1})"
+    once = lang.Once()
+    assert once(f"{rule}\n{trace}\n{trace}") == f"{rule}\n{trace}\n{trace}"
+    assert once(f"{rule}\n{trace}") == f"(as above)\n{trace}"
+    assert lang.Once()(f"{rule}\n{rule}") == f"{rule}\n{rule}"
