@@ -119,9 +119,10 @@ AS_ABOVE = Both("(同上)", "(as above)")
 
 
 class Once:
-    """What one listing (a self-check's cases, a report's tests) has said: a long line said again
-    becomes a pointer to the first, so that cases that fail for one reason explain it once and then
-    say only what differs (their names and replay lines). Runs of pointers read as one line."""
+    """What one listing (a self-check's cases, a report's tests) has said: a long line of prose that
+    an earlier message of the listing said becomes a pointer to it, so that cases that fail for one
+    reason explain it once and then say only what differs (their names and replay lines). Indented
+    lines (a trace, a chart, code) are always said in full; runs of pointers read as one line."""
 
     LONG = 60  # characters: shorter lines (a case's name, a figure) are said again in full
 
@@ -131,19 +132,20 @@ class Once:
     def __call__(self, text: str) -> str:
         out: list[str] = []
         pointers: list[str] = []  # the pointers of the run that ends the output so far
-        for line in text.split("\n"):
+        lines = text.split("\n")
+        for line in lines:
             body = line.strip()
-            if len(body) < self.LONG or body not in self._said:
-                self._said.add(body)
+            if len(body) < self.LONG or line != body or body not in self._said:
                 out.append(line)
                 pointers = []
                 continue
             pointer = AS_ABOVE[0] if _CJK.search(body) else AS_ABOVE[1]
-            if pointer not in pointers:
-                pointers.append(pointer)
-            indent = line[: len(line) - len(line.lstrip())]
-            if len(pointers) > 1 or (out and pointers and out[-1].strip() in AS_ABOVE):
-                out[-1] = out[-1][: len(out[-1]) - len(out[-1].lstrip())] + " / ".join(pointers)
+            if pointer in pointers:
+                continue
+            pointers.append(pointer)
+            if len(pointers) > 1:
+                out[-1] = " / ".join(pointers)
             else:
-                out.append(indent + pointer)
+                out.append(pointer)
+        self._said.update(line for line in lines if line == line.strip())
         return "\n".join(out)
