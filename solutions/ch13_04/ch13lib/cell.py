@@ -44,7 +44,7 @@ M = Messages(
     ),
     expected_got=("应为 {want}, 得到 {got}", "expected {want}, got {got}"),
     got_hidden=(
-        "得到 {got} (这个情况的输入是隐藏的, 它应得的值也是)",
+        "得到 {got} (这个用例的输入是隐藏的, 它期望的值也是)",
         "got {got} (this case's inputs are hidden, and so is the value it expects)",
     ),
 )

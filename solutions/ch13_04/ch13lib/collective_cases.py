@@ -19,7 +19,7 @@ import math
 
 import torch
 
-from ch13lib.cell import not_defined, rank_copies
+from ch13lib.cell import expected_got, not_defined, rank_copies
 from ch13lib.lang import Both, Messages
 
 # What the all-reduce cases say, in the course's language (ch13lib/lang.py). A failure's replay line
@@ -69,14 +69,8 @@ M = Messages(
         "end with the sum",
     ),
     elements=(
-        "{n} 个元素中有 {bad} 个是错的; 第一个在展平后的下标 {i}: 应为 {want}, 得到 {got}{note}",
-        "{bad} of {n} elements are wrong; the first at flat index {i}: expected {want}, got {got}{note}",
-    ),
-    elements_hidden=(
-        "{n} 个元素中有 {bad} 个是错的; 第一个在展平后的下标 {i}: 得到 {got} "
-        "(这个用例的输入是隐藏的, 它期望的值也是){note}",
-        "{bad} of {n} elements are wrong; the first at flat index {i}: got {got} (this case's inputs are hidden, "
-        "and so is the value it expects){note}",
+        "{n} 个元素中有 {bad} 个是错的; 第一个在展平后的下标 {i}: {eg}{note}",
+        "{bad} of {n} elements are wrong; the first at flat index {i}: {eg}{note}",
     ),
     uneven_one=(
         "注意: {n} 个元素不能平均分给 {w} 个 rank: tensor.chunk({w}) 返回的块可能少于 {w} 个, "
@@ -226,15 +220,8 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
         note = _uneven(case)
         if note is not None:  # on the same line: ". Note: ..."
             note = Both("。" + note[0], ". " + note[1])
-        why = M.both(
-            "elements_hidden" if case.key else "elements",
-            bad=len(bad),
-            n=case.numel,
-            i=i,
-            want=_fmt(exact[i], dtype),
-            got=_fmt(g[i], dtype),
-            note=note or "",
-        )
+        eg = expected_got(_fmt(exact[i], dtype), _fmt(g[i], dtype), bool(case.key))  # a hidden case's stay hidden
+        why = M.both("elements", bad=len(bad), n=case.numel, i=i, eg=eg, note=note or "")
     return M("wrong", label=case.label(), r=r, why=why) + f"\nReplay: {case.replay(fn_name)}"
 
 
