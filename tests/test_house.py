@@ -8,8 +8,8 @@ import subprocess
 
 from kit import ROOT
 
-# A red-team round's number ("stop 37", "the 24th red team", "red team, round 3"): a reader does not
-# know what a stop or a round was, and the shipped library would keep a list of what once got through.
+# A red-team round's number (a stop's, a round's, an ordinal red team's): a reader does not know what
+# a stop or a round was, and the shipped library would keep a list of what once got through.
 ROUND_NUMBER = re.compile(
     r"\bstops? \d+\b|\b\d+(st|nd|rd|th) (white-box )?red[ -]team|\bred[ -]team[, ]+(stop|round) ?\d+|\bround \d+\b",
     re.IGNORECASE,
