@@ -1,6 +1,7 @@
 # verdict: fail
 # sample: frozen_parameters
 # message: raised an exception
+# fails: frozen_parameters
 # why: assumes every parameter has a .grad: crashes on a frozen layer (requires_grad=False, .grad is None)
 import torch
 import torch.distributed as dist

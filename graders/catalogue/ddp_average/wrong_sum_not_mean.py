@@ -1,5 +1,7 @@
 # verdict: fail
 # message: 3× the full-batch gradient
+# message: dist.get_world_size()
+# fails: matches_single_process_training
 # why: all_reduce sums; forgets to divide by the world size
 import torch
 import torch.distributed as dist
