@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ch13lib.lang import Both, Messages, language
-from graders.api import Answer, Fail, Grader, check_property
+from graders.api import SAY, Answer, Fail, Grader, check_property
 from kit.judge import Raised
 
 HARNESS = "ch13lib.mapreduce_probe"
@@ -531,6 +531,8 @@ def partition_is_stable(answer: Answer):
     # processes are started by the subject, which runs the cell in each (side by side).
     runs = []
     for seed, got in zip(SEEDS, _run(answer, "partition_elsewhere", PARTITION_KEYS, PARTITION_NS, list(SEEDS))):
+        if got.get("tampered"):  # the fresh process's guards, as the subject's own
+            raise Fail(SAY("replaced", names=", ".join(f"`{c}`" for c in got["tampered"][:5])))
         if got["refused"]:
             raise Fail(M("refused", what="; ".join(got["refused"][:3])))
         if "error" in got:

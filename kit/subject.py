@@ -23,12 +23,15 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import json
 import os
 import random
 import sys
 import types
+from collections.abc import Callable
+from typing import NamedTuple
 
-from kit import source_ch13lib
+from kit import audit, source_ch13lib
 from kit.audit import classify, library_roots
 
 # The cell's naming, loading and tracebacks: ch13lib/cell.py, imported from where the judge put it
@@ -208,7 +211,8 @@ def tampered(snap: dict) -> list[str]:
         for key, old in before.items():
             new = d.get(key, old)
             replaced_code = strict and not key.startswith("_") and isinstance(old, (types.FunctionType, type))
-            if new is not old and (own or replaced_code or _from_answer(new)):
+            handed = type(old) is Trusted  # what the subject handed a harness: its guards
+            if new is not old and (own or replaced_code or handed or _from_answer(new)):
                 out.append(f"{label}.{key}")
         for key in [k for k in list(d) if k not in before and _plain(k)]:
             if _from_answer(d[key]):
@@ -240,6 +244,100 @@ def _guard_signal_handlers() -> None:
 
     _signal.signal = guarded
     signal.signal = guarded
+
+
+# ---------------------------------------------------------------- the guards, handed to the harness
+
+
+class Trusted(NamedTuple):
+    """What the subject hands each harness's ``subject_setup(trusted)`` before any student code
+    runs: ch13lib imports nothing of kit, so the processes a harness starts to run the cell (a
+    rank of a real world, a fresh interpreter) get the subject's guards from here or run nothing.
+    A named tuple: nothing changes it in place (``object.__setattr__`` writes a frozen dataclass
+    with no audit event), and rebinding an attribute that holds one is tampering (:func:`tampered`).
+
+    ``guard(harness)``: install in the calling process the guards the subject installs in itself
+    (:func:`guard`); returns the function that reports ``{"refused": [...], "tampered": [...]}``.
+    ``child``: the command line of a fresh interpreter that runs one harness function on the cell
+    under those guards (:func:`child`); the caller appends the request, as JSON, and starts it with
+    ``env``: the subject's environment as it was before any student code ran (the cell can change
+    ``os.environ``, and a ``PYTHONPATH`` of its choosing would import its own ``kit`` or
+    ``sitecustomize`` before any guard). ``-P`` keeps the working folder, which the cell can write,
+    off the child's ``sys.path`` for the same reason."""
+
+    guard: Callable[[list[str]], Callable[[], dict]]
+    child: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+
+
+# The guarded child's command (Trusted.child): as the subject's own entry (kit/subjects.py), ``-c``
+# keeps this module out of ``__main__``.
+CHILD_ENTRY = "import sys, kit.subject; kit.subject.child(sys.argv[1:])"
+
+
+def guard(harness: list[str]) -> Callable[[], dict]:
+    """Install the subject's guards in this process, before the cell runs here: the signal
+    guard, the snapshot of the harness and the watched libraries, the sealed memory, the audit hook;
+    then kit leaves sys.modules (reaching it again is an import the hook refuses) and ``__main__``
+    is emptied (a ``-c`` entry leaves ``kit`` in its globals, and ``import __main__`` raises no event).
+    Returns the function that reports what the cell was refused and what it replaced. The caller
+    holds it in a local variable: the cell can rebind module attributes, not a running frame's
+    variables."""
+    _guard_signal_handlers()  # a handler would be handed the frame it interrupts
+    snap = snapshot(list(harness))
+    audit.seal_memory()  # again where a fork inherited it; an exec'd interpreter starts unsealed
+    refused, check = audit.install(), tampered
+    for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
+        del sys.modules[name]
+    entry = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    if entry is not None:
+        vars(entry).clear()
+
+    def report() -> dict:
+        return {"refused": refused(), "tampered": check(snap)}
+
+    return report
+
+
+def trusted() -> Trusted:
+    """The subject's handover, for this job: the guarded child carries the job's tag on its command
+    line (a sealed process's environment is root's to read; kit.jobs finds it by the tag)."""
+    tag = f"CH13_JOB={os.environ.get('CH13_JOB', '')}"
+    return Trusted(guard=guard, child=(sys.executable, "-P", "-c", CHILD_ENTRY, tag), env=tuple(os.environ.items()))
+
+
+def child(argv: list[str]) -> None:
+    """A fresh interpreter that runs one harness function on the cell under the subject's guards
+    (``Trusted.child``; ch13lib.mapreduce_probe runs ``partition`` in one per hash seed).
+
+    ``argv``: the job's tag, then the request ``{"grade_id", "call": "ch13lib.MODULE:FUNCTION",
+    "args"}``; the cell's source arrives on stdin. FUNCTION must be listed in its module's
+    ``CHILD_API``; it is called as ``FUNCTION(cell, *args)`` with a :class:`Cell`. One JSON line
+    goes to stdout: ``{"ok": value}`` or ``{"error": text}``, with ``"refused"`` and ``"tampered"``.
+    The cell's prints go to stderr."""
+    out = os.fdopen(_move_fd(1), "w", encoding="utf-8")  # the cell shares descriptor 1 no more
+    os.dup2(2, 1)
+    request = json.loads(argv[1])
+    source = sys.stdin.read()
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - input() gets EOF
+    module, _, func = str(request.get("call", "")).partition(":")
+    if module.split(".")[0] != "ch13lib":
+        raise PermissionError(f"not a harness of ch13lib: {request.get('call')!r}")
+    imported = importlib.import_module(module)  # before the snapshot: the guards watch it
+    if func not in getattr(imported, "CHILD_API", ()):
+        raise PermissionError(f"not in {module}.CHILD_API: {func!r}")
+    target, cell, args = getattr(imported, func), Cell(request["grade_id"], source), list(request.get("args") or [])
+    report = guard([module])  # held in this frame's locals: the cell runs inside target(...)
+    try:
+        result = {"ok": target(cell, *args)}
+    except BaseException as e:  # noqa: BLE001 - the cell's exception, as text
+        result = {"error": f"{type(e).__name__}: {text(e)}"}
+    result.update(report())
+    out.write(json.dumps(result) + "\n")
+    out.flush()
+    sys.stdout.flush()
+    os._exit(0)  # threads the cell left running cannot keep the child alive
 
 
 # ---------------------------------------------------------------- requests
@@ -323,7 +421,7 @@ def _move_fd(fd: int) -> int:
 
 def main(argv: list[str]) -> int:
     grade_id, answer_file, harness = argv[0], argv[1], argv[2:]
-    from kit import audit, wire
+    from kit import wire
 
     requests_fd, answers_fd = _move_fd(0), _move_fd(1)
     # The seal's key (kit.wire.seal), first on the pipe and read before any student code: the cell
@@ -344,10 +442,14 @@ def main(argv: list[str]) -> int:
     # Before any student code, and before a harness forks anything (a zygote inherits it): raw
     # memory (/proc/self/mem, /proc/PID/mem, ptrace) is then the kernel's to refuse.
     audit.seal_memory()
-    for name in harness:  # a harness's own preparation, while no student code has run (a zygote)
+    # A harness's own preparation, while no student code has run (a zygote), with the guards handed
+    # over: ch13lib imports nothing of kit, and what it starts to run the cell is guarded with these.
+    handover = trusted()
+    for name in harness:
         setup = getattr(sys.modules[name], "subject_setup", None)
         if setup is not None:
-            setup()
+            setup(handover)
+    del handover
     with open(answer_file, encoding="utf-8") as f:
         source = f.read()
     try:
@@ -355,25 +457,15 @@ def main(argv: list[str]) -> int:
         compile_error = None
     except SyntaxError as e:
         cell, compile_error = None, f"line {e.lineno}: {e.msg}"
-    _guard_signal_handlers()
-    snap = snapshot(harness)
-    refused = audit.install()
     # What the loop below uses is held here, in locals: the cell can rebind a module's attributes
-    # (no audit event covers that) but not this frame's variables. The kit's modules then leave
-    # sys.modules, so `from kit import wire` is a fresh, audited import, which the hook refuses.
-    read_frame, encode, write, check_tampered, answer_for = wire.read_frame, wire.encode, os.write, tampered, handle
+    # (no audit event covers that) but not this frame's variables. The guards then take the kit's
+    # modules out of sys.modules, so `from kit import wire` is a fresh, audited import, which the
+    # hook refuses, and empty `__main__` (a `-c` entry leaves `kit` in its globals).
+    read_frame, encode, write, answer_for = wire.read_frame, wire.encode, os.write, handle
     seal, unsealed = wire.seal, wire.Unsealed
     step, end, generator, talking = _step, _end, types.GeneratorType, None
     describe, wire_error, as_text = raised, wire.WireError, text
-    for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
-        del sys.modules[name]
-    # `python -c "import sys, kit.subject; ..."` (or a zygote's -c) left `kit` in __main__'s globals,
-    # and `import __main__` raises no event: an empty __main__, and the old one emptied.
-    entry = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    if entry is not None:
-        vars(entry).clear()
-    del entry
+    report = guard(harness)
 
     while True:
         try:
@@ -408,8 +500,8 @@ def main(argv: list[str]) -> int:
             talking = end(talking)
             answer["raised"] = describe(e, cell)
         if "yield" not in answer:  # a conversation's steps skip these; its last answer carries them
-            answer["refused"] = refused()
-            answer["tampered"] = check_tampered(snap)
+            flags = report()
+            answer["refused"], answer["tampered"] = flags["refused"], flags["tampered"]
         try:
             frame = encode(answer)
         except BaseException as e:  # noqa: BLE001 - a value that is not plain data

@@ -21,6 +21,9 @@ students beside the notebooks, so this module imports nothing of kit or graders.
   :func:`text` (a ``str()`` that cannot raise or lie).
 * The contract: :func:`missing` (the required names a cell does not define) and
   :func:`not_defined` (the one message that says so).
+* Grading: :func:`sandboxed` (whether this process descends from the grading sandbox) and
+  :func:`unguarded` (the one message of a process that must not run the cell there, having no
+  guard handed over: the subject hands its guards to the harness, ``subject_setup(trusted)``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ M = Messages(
         "得到 {got} (这个用例的输入是隐藏的, 它期望的值也是)",
         "got {got} (this case's inputs are hidden, and so is the value it expects)",
     ),
+    unguarded=(
+        "拒绝运行答案单元: 这个进程在评分沙箱中, 却没有得到评分进程交给它的防护 (审计钩子与篡改检查)",
+        "refused to run the answer cell: this process is in the grading sandbox but was handed no guard by "
+        "the grading process (the audit hook and the tamper check)",
+    ),
 )
 
 PREFIX = "<answer cell"  # an answer cell's file name: f"{PREFIX} {grade_id}>"
@@ -54,6 +62,21 @@ SELF_CHECK_PREFIX = "<your cell"  # a self-check's copy of the cell: f"{SELF_CHE
 MODULE_PREFIX = "answer_"  # the modules an answer cell runs in: f"{MODULE_PREFIX}{grade_id}..."
 MESSAGE_CAP = 4000  # characters of an exception's message sent back
 _ABSENT = object()
+
+
+def sandboxed() -> bool:
+    """Whether this process descends from kit.sandbox: no_new_privs, which it sets, is inherited by
+    every child and cannot be cleared (a student's cell cannot make a process look unsandboxed)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return any(line.split() == ["NoNewPrivs:", "1"] for line in f)
+    except OSError:
+        return True  # unknown: the strict side
+
+
+def unguarded() -> str:
+    """What a process says that is to run the cell in the grading sandbox with no guard handed over."""
+    return M("unguarded")
 
 
 def filename(grade_id: str) -> str:

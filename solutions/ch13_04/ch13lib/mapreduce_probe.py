@@ -213,34 +213,39 @@ def partition_table(cell, keys, ns, repeat: int = 1):
     return [[[shown(partition(k, n)) for n in ns] for k in keys] for _ in range(repeat)]
 
 
+# Outside grading (no guard handed over: a test, a student's own call), the fresh process runs the
+# cell as it is, and answers as the subject's guarded child does (kit/subject.py ``child``). In the
+# grading sandbox it runs nothing: there the cell runs only under the guards the subject hands over.
 _PARTITION_CHILD = r"""
-import json, os, sys
-channel = os.fdopen(os.dup(1), "w")        # the table goes here; the cell's prints go to stderr
+import json, os, sys, types
+channel = os.fdopen(os.dup(1), "w")        # the answer goes here; the cell's prints go to stderr
 os.dup2(2, 1)
-keys, ns, grade_id, lib = json.loads(sys.argv[1])
+request, lib = json.loads(sys.argv[1]), sys.argv[2]
 source = sys.stdin.read()
-try:
-    from kit import audit
-    from kit.subject import Cell
-except ImportError:                        # outside the grading kit: the cell as it is
-    audit = None
-if audit is not None:
-    cell = Cell(grade_id, source)
-    refused_now = audit.install()
-    module = cell.load()
-    partition = module.partition
+sys.path.append(lib)                       # ch13lib, from where the caller imported it
+from ch13lib import cell, mapreduce
+if cell.sandboxed():
+    answer = {"error": cell.unguarded()}
 else:
-    sys.path.append(lib)                   # ch13lib, from where the caller imported it
-    from ch13lib.cell import load
-    partition = load(source, grade_id, "child", register=False).partition
-table = [[partition(k, n) for n in ns] for k in keys]
-refused = refused_now() if audit is not None else []
-channel.write(json.dumps({"table": table, "refused": refused}) + "\n")
+    module = cell.load(source, request["grade_id"], "child", register=False)
+    answer = {"ok": mapreduce.partition_rows(types.SimpleNamespace(module=module), *request["args"])}
+channel.write(json.dumps(answer) + "\n")
 channel.flush()
 """
 
 
+_PARTITION_CALL = "ch13lib.mapreduce:partition_rows"  # light: the child imports neither Ray nor this module
 _LIB_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder that holds ch13lib
+_trusted = None  # what the grading subject hands over (kit.subject.Trusted): set by subject_setup
+
+
+def subject_setup(trusted) -> None:
+    """Called by the grading subject before any student code runs: keep what it hands over, whose
+    ``child`` starts a fresh interpreter that runs the cell under the subject's guards. Rebinding
+    this attribute is tampering to the subject; where none was handed over and this process is in
+    the grading sandbox, the fresh process runs nothing."""
+    global _trusted
+    _trusted = trusted
 
 
 def _environ() -> dict:
@@ -256,16 +261,22 @@ def _environ() -> dict:
 def partition_elsewhere(cell, keys, ns, seeds, timeout_s: float = 120.0):
     """The cell run afresh in one new Python process per hash seed (``PYTHONHASHSEED=seed``,
     started side by side): each gives ``{"table": [[partition(k, n) for n in ns] for k in keys]}``
-    or ``{"error": its last line of stderr}``, and ``"refused"``: what its audit hook refused."""
+    or ``{"error": why}``, with ``"refused"`` and ``"tampered"``: what its guards saw (the subject's,
+    handed over by :func:`subject_setup`; none outside grading)."""
     _warm()
-    env = _environ()
+    trusted = _trusted
+    env = dict(trusted.env) if trusted is not None else _environ()  # the subject's, from before the cell ran
     env = {k: v for k, v in env.items() if not k.startswith("RAY_ADDRESS")}
-    arg = json.dumps([list(keys), list(ns), cell.grade_id, _LIB_PARENT])
+    request = json.dumps({"grade_id": cell.grade_id, "call": _PARTITION_CALL, "args": [list(keys), list(ns)]})
+    if trusted is not None:
+        command = [*trusted.child, request]
+    else:
+        command = [sys.executable, "-c", _PARTITION_CHILD, request, _LIB_PARENT]
     procs = []
     for seed in seeds:
         procs.append(
             subprocess.Popen(
-                [sys.executable, "-c", _PARTITION_CHILD, arg],
+                command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -280,18 +291,19 @@ def partition_elsewhere(cell, keys, ns, seeds, timeout_s: float = 120.0):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            out.append({"error": f"it ran past {timeout_s:.0f} s", "refused": []})
+            out.append({"error": f"it ran past {timeout_s:.0f} s", "refused": [], "tampered": []})
             continue
         lines = stdout.strip().splitlines()
         if proc.returncode != 0 or not lines:
             tail = stderr.strip().splitlines()[-1:] or ["(no message)"]
-            out.append({"error": tail[0][:1000], "refused": []})
+            out.append({"error": tail[0][:1000], "refused": [], "tampered": []})
             continue
         try:
             got = json.loads(lines[-1])
-            out.append({"table": got["table"], "refused": [str(r) for r in got.get("refused") or []]})
-        except (ValueError, TypeError, KeyError):
-            out.append({"error": "its output was not the table the harness writes", "refused": []})
+            seen = {k: [str(x) for x in got.get(k) or []] for k in ("refused", "tampered")}
+            out.append(dict(seen, **({"table": got["ok"]} if "ok" in got else {"error": str(got["error"])[:1000]})))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            out.append({"error": "its output was not the table the harness writes", "refused": [], "tampered": []})
     return out
 
 

@@ -12,7 +12,10 @@ Student code reaches the workers as source text (``payload["source"]``), execute
 :func:`load_source` in a fresh module, exactly as the graders execute an answer cell. While grading,
 the worlds are started by :func:`launch_cell` in the subject (kit/subject.py), the sandboxed
 process that holds the answer cell, never by the grader: the workers are its children, inside its
-sandbox, and each installs the subject's audit hook (kit/audit.py) before the cell runs.
+sandbox, and each installs the subject's guards (its audit hook, kit/audit.py, and its tamper
+check) before the cell runs. This module imports nothing of kit: the subject hands the guards over
+(:func:`subject_setup`) to the zygote the ranks are forked from, and a rank that must be guarded
+but was handed none runs nothing.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import tempfile
 import threading
 import types
 
-from ch13lib.cell import load, traceback_text
+from ch13lib.cell import load, sandboxed, traceback_text, unguarded
 from ch13lib.lang import Messages
 
 # What a launched world says of its ranks, in the course's language (ch13lib/lang.py).
@@ -55,7 +58,7 @@ M = Messages(
 _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
 SUBJECT_API = ("launch_cell",)  # run in the subject on the answer cell (kit/subject.py)
-_zygote: socket.socket | None = None  # set by subject_setup in a subject: ranks start by fork
+_zygote: socket.socket | None = None  # set by subject_setup in a subject: ranks start by fork, guarded
 _zygote_in = None  # the zygote's answers, read from that socket
 
 
@@ -136,17 +139,17 @@ def launch_cell(cell, world_size: int, target: str, payload: dict, *, backend: s
 
     ``cell`` is the subject's answer cell (its source and grade_id go to the workers as
     ``payload["source"]`` and ``payload["name"]``); ``target`` must be a function of ch13lib. Every
-    worker installs the subject's guards before the cell runs there (kit.audit's hook, and the
-    snapshot of the harness that kit.subject compares after each request) and adds to its report
-    what the cell was refused (``"refused"``) and what of the harness it replaced (``"tampered"``).
+    worker is forked from the zygote (:func:`subject_setup`), installs the guards the subject
+    handed over before the cell runs there (the audit hook, and the snapshot of the harness that
+    the subject compares after each request) and adds to its report what the cell was refused
+    (``"refused"``) and what of the harness it replaced (``"tampered"``); a worker with no guard
+    handed over (outside a subject, or the zygote gone) runs nothing and reports why.
     Returns what :func:`launch` returns, plain data for the grader to judge.
     """
     if not (isinstance(target, str) and target.startswith("ch13lib.") and ":" in target):
         raise ValueError(f"not a ch13lib launch target: {target!r}")
     payload = dict(payload, source=cell.source, name=cell.grade_id)
-    kit = sys.modules.get("kit")  # the workers import the guards from where this process did
-    kit_root = (os.path.dirname(os.path.dirname(os.path.abspath(kit.__file__))),) if kit and kit.__file__ else ()
-    return launch(world_size, target, payload, backend=backend, audit=True, extra_path=kit_root)
+    return launch(world_size, target, payload, backend=backend, audit=True)
 
 
 def launch(
@@ -168,7 +171,8 @@ def launch(
     ``start_timeout_s`` on a loaded machine and counts against nothing else; once every rank is
     up, collectives time out after ``timeout_s`` and the world is killed ``hard_timeout_s`` later
     if it has still not finished (a blocked gloo ``recv`` never times out by itself). ``audit``:
-    each worker installs kit.audit's hook before ``function`` runs (grading, in the subject).
+    each worker runs ``function`` only under the guards the subject handed over (grading, in the
+    subject); so does every worker in the grading sandbox, whatever ``audit`` says.
     """
     import time
 
@@ -219,7 +223,15 @@ def launch(
                 )
             )
             logs.append(open(os.path.join(tmp, f"rank{r}.log"), "w+b"))
-        procs = _forked_ranks(tmp, envs) or [
+        procs = _forked_ranks(tmp, envs)
+        if procs is None and (audit or sandboxed()):
+            # Fail closed: a rank that must be guarded gets the guard from the zygote alone. A process
+            # of its own would refuse (``_worker``); it is not started at all, since the cell can
+            # also choose where its code is found (this module's SOURCE_DIR, the environment).
+            for log in logs:
+                log.close()
+            return [{"error": f"rank {r}: {unguarded()}"} for r in range(world_size)]
+        procs = procs or [
             subprocess.Popen(
                 # the job's tag, for kit.jobs: a rank that seals its memory hides its environment
                 [sys.executable, "-m", "ch13lib.collective_launch", tmp, f"CH13_JOB={env.get('CH13_JOB', '')}"],
@@ -286,12 +298,15 @@ def launch(
 # the largest single cost of grading notebooks 03 and 07). In a subject, ranks are forked instead
 # from a zygote: a copy of the subject made before the answer cell is loaded or the audit hook is
 # installed, so it holds torch and the harness and nothing of the student's. It runs the same
-# ``_worker`` a launched rank runs, guards included. One world at a time, as the subject asks.
+# ``_worker`` a launched rank runs, with the guards the subject handed over. One world at a time, as
+# the subject asks.
 
 
-def subject_setup() -> None:
+def subject_setup(trusted) -> None:
     """Called by the subject (kit/subject.py) after it imported the harness and before any student
-    code runs: fork the zygote that the ranks of every later world are forked from."""
+    code runs: fork the zygote that the ranks of every later world are forked from. ``trusted`` is
+    what the subject hands over (kit.subject.Trusted); its ``guard`` goes to the zygote only, as an
+    argument, so nothing in this process's modules holds it for the cell to rebind."""
     global _zygote, _zygote_in
     import torch.distributed  # noqa: F401 - imported once, here, for every rank
 
@@ -301,14 +316,17 @@ def subject_setup() -> None:
     pid = os.fork()
     if pid == 0:
         ours.close()
-        _zygote_loop(theirs)
+        _zygote_loop(theirs, trusted.guard)
     theirs.close()
     _zygote, _zygote_in = ours, ours.makefile("rb")
 
 
-def _zygote_loop(ctl: socket.socket) -> None:
+def _zygote_loop(ctl: socket.socket, guard) -> None:
     """The zygote: for each request ``{"tmp", "envs"}`` fork one rank per env, answer their pids,
-    then each rank's exit code as it ends. Ends (never returns) when the subject closes the socket."""
+    then each rank's exit code as it ends. Ends (never returns) when the subject closes the socket.
+    ``guard`` (the subject's, kit.subject.guard) stays in this frame's locals and each rank's: the
+    zygote never runs student code, and a rank's cell can rebind module attributes, not a frame's
+    variables."""
     code = 0
     try:
         keep = ctl.fileno()
@@ -323,7 +341,7 @@ def _zygote_loop(ctl: socket.socket) -> None:
                 if pid == 0:
                     lines.close()
                     ctl.close()
-                    _forked_worker(request["tmp"], r, env)
+                    _forked_worker(request["tmp"], r, env, guard)
                 ranks[pid] = r
             ctl.sendall(json.dumps({"pids": list(ranks)}).encode() + b"\n")
             while ranks:
@@ -336,8 +354,9 @@ def _zygote_loop(ctl: socket.socket) -> None:
     os._exit(code)
 
 
-def _forked_worker(tmp: str, rank: int, env: dict) -> None:
-    """In a rank forked by the zygote: become what ``python -m ch13lib.collective_launch TMP`` is."""
+def _forked_worker(tmp: str, rank: int, env: dict, guard) -> None:
+    """In a rank forked by the zygote: become what ``python -m ch13lib.collective_launch TMP`` is,
+    with the subject's ``guard`` in hand."""
     code = 1
     try:
         os.environ.clear()
@@ -350,7 +369,7 @@ def _forked_worker(tmp: str, rank: int, env: dict) -> None:
         os.dup2(log, 2)
         os.close(null)
         os.close(log)
-        code = _worker(tmp, guarded=True)
+        code = _worker(tmp, guard)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -409,23 +428,21 @@ def _forked_ranks(tmp: str, envs: list[dict]) -> list[_ForkedRank] | None:
     return ranks
 
 
-def _sandboxed() -> bool:
-    """Whether this process descends from kit.sandbox: no_new_privs, which it sets, is inherited
-    by every child and cannot be cleared (a student's cell cannot make its ranks look trusted)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            return any(line.split() == ["NoNewPrivs:", "1"] for line in f)
-    except OSError:
-        return True  # unknown: the strict side
+class _Unguarded(PermissionError):
+    """A rank that must be guarded and was handed no guard: it reports the whole message, in both
+    languages (a traceback's report keeps a message's first line)."""
 
 
-def _worker(tmp: str, guarded: bool = False) -> int:
+def _worker(tmp: str, guard=None) -> int:
     """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``).
 
-    ``guarded``: install the subject's guards whatever the payload says (a rank forked from a
-    subject's zygote: the payload is written where the cell can write too). A rank in a sandbox is
-    always guarded, and runs only a function its module (of ch13lib, or the kit's GPU runner) lists
-    in ``RANK_API``: the cell can call :func:`launch` itself, with any target and ``audit=False``."""
+    ``guard``: the subject's (kit.subject.guard, handed to a rank forked from its zygote), which
+    installs its guards in this rank; it is used whatever the payload says (the payload is written
+    where the cell can write too). A rank in a sandbox, or one whose payload asks for the guards,
+    must be guarded: with no guard handed over (started as a process of its own) it runs nothing
+    and reports why, and a guarded rank runs only a function its module (of ch13lib, or the kit's
+    GPU runner) lists in ``RANK_API``: the cell can call :func:`launch` itself, with any target and
+    ``audit=False``."""
     import importlib
     import warnings
 
@@ -433,7 +450,7 @@ def _worker(tmp: str, guarded: bool = False) -> int:
     rank = int(os.environ["RANK"])
     with open(os.path.join(tmp, "payload.json"), encoding="utf-8") as f:
         spec = json.load(f)
-    snap = guards = None
+    report = None
     try:
         import torch
         import torch.distributed as dist
@@ -464,33 +481,24 @@ def _worker(tmp: str, guarded: bool = False) -> int:
         )
         ready.set(f"ch13/ready/{rank}", "1")
         module, func = spec["target"].split(":")
-        guarded = guarded or bool(spec.get("audit")) or _sandboxed()
-        if guarded and module.split(".")[0] not in ("ch13lib", "gpu"):  # checked before any import
+        guarded = guard is not None or bool(spec.get("audit")) or sandboxed()
+        if guarded and guard is None:  # fail closed: no guard was handed over (checked before any import)
+            raise _Unguarded(unguarded())
+        if guarded and module.split(".")[0] not in ("ch13lib", "gpu"):
             raise PermissionError(M("not_entry", target=repr(spec["target"])))
         imported = importlib.import_module(module)
         if guarded and func not in getattr(imported, "RANK_API", ()):
             raise PermissionError(M("not_entry", target=repr(spec["target"])))
         target = getattr(imported, func)
         if guarded:  # as in the subject: the guards are in place before the cell runs
-            from kit import audit
-            from kit.subject import _guard_signal_handlers, snapshot, tampered
-
-            importlib.import_module("ch13lib.collective_launch")  # this file, as the target imports it
-            snap = snapshot([module])
-            _guard_signal_handlers()  # as in the subject: a handler would be handed this frame
-            audit.seal_memory()  # as the subject is (a forked rank already is)
-            installed = audit.install()
-            # Held in locals, as the subject holds them: the cell can rebind module attributes,
-            # not this frame's variables; and kit leaves sys.modules, so reaching it again is an
-            # import the hook refuses.
-            guards = (installed if callable(installed) else audit.refused, tampered)
-            for name in [m for m in sys.modules if m == "kit" or m.startswith("kit.")]:
-                del sys.modules[name]
+            # Held in this frame's locals, as the subject holds its own: the cell can rebind module
+            # attributes, not a running frame's variables.
+            report = guard([module])
         result = target(spec["payload"])
     except BaseException as e:  # noqa: BLE001 - every failure becomes this rank's report
-        result = {"error": f"rank {rank}: " + own_traceback(e)}
-    if snap is not None:  # what the cell was refused, and what of the harness it replaced
-        flags = {"refused": guards[0](), "tampered": guards[1](snap)}
+        result = {"error": f"rank {rank}: " + (str(e) if type(e) is _Unguarded else own_traceback(e))}
+    if report is not None:  # what the cell was refused, and what of the harness it replaced
+        flags = report()
         if any(flags.values()):
             result = dict(result) if isinstance(result, dict) else {"error": M("no_report", r=rank)}
             result.update({k: v for k, v in flags.items() if v})
