@@ -68,28 +68,86 @@ def test_a_cell_refused_in_a_real_world_is_not_graded():
     assert "not graded: your code asked for os.system" in msg, msg
 
 
+@pytest.mark.slow
 def test_workers_report_what_the_cell_replaced():
-    """Does a worker started by launch_cell report a harness attribute its cell replaced?"""
+    """Does a worker of the real world (forked from the subject's zygote, guarded with what the
+    subject handed over) report a harness attribute its cell replaced there, and does that cost the
+    test, flagged for review?"""
+    src = RIGHT_RING + (
+        "\n_ring = ring_all_reduce\n\n\n"
+        "def ring_all_reduce(tensor, comm):\n"
+        "    import os, sys\n"
+        "    if 'RANK' in os.environ:          # only in a worker of the real world\n"
+        "        sys.modules['ch13lib.collective_cases'].make_inputs = lambda *a, **k: None\n"
+        "    _ring(tensor, comm)\n"
+    )
+    res = {r.test: r for r in grade("all_reduce", src)}
+    assert all(res[t].passed for t in ("sums_on_simulator", "world_size_1_and_tiny_tensors", "bandwidth")), res
+    msg = res["real_process_group"].message
+    assert not res["real_process_group"].passed
+    assert "not graded: your code replaced" in msg and "ch13lib.collective_cases.make_inputs" in msg, msg
+
+
+UNGUARDED = "was handed no guard by the grading process"
+
+
+@pytest.mark.slow
+def test_a_rank_with_no_guard_handed_over_runs_nothing():
+    """Fail closed: a cell that makes the subject forget its zygote (as when the zygote is gone)
+    makes the harness start its ranks as processes of their own, which hold no guard of the
+    subject's; in the grading sandbox they run nothing, and the real world's test fails."""
+    src = RIGHT_RING + (
+        "\nimport os\n"
+        "if 'CH13_DEVICE' in os.environ and 'RANK' not in os.environ:  # the subject, not a rank\n"
+        "    from ch13lib import collective_launch\n"
+        "    collective_launch._zygote = None\n"
+    )
+    res = {r.test: r for r in grade("all_reduce", src)}
+    assert res["sums_on_simulator"].passed, res
+    real = res["real_process_group"]
+    assert not real.passed and UNGUARDED in real.message, real.message
+
+
+def test_a_rank_that_must_be_guarded_runs_nothing_without_a_guard():
+    """A world whose payload asks for the guards (launch_cell outside a subject), or any world in
+    the grading sandbox (no_new_privs, here set by hand), runs no target where no guard was handed
+    over: ch13lib imports nothing of kit to find one. The launcher starts no such rank, and a rank
+    started anyway (the launcher's own check talked out of it) refuses by itself."""
+    import json
+    import subprocess
+    import sys
     from types import SimpleNamespace
 
     from ch13lib.collective_launch import launch_cell
 
-    src = RIGHT_RING + ("\nimport sys\nsys.modules['ch13lib.collective_cases'].make_inputs = lambda *a, **k: None\n")
-    cell = SimpleNamespace(source=src, grade_id="all_reduce")
-    results = launch_cell(
-        cell,
-        2,
-        "ch13lib.collective_cases:run_real_cases",
-        {
-            "function": "ring_all_reduce",
-            "device": "cpu",
-            "api": "p2p",
-            "cases": [
-                {"world_size": 2, "shape": [3], "dtype": "int64", "seed": 1, "policy": "stay", "schedule_seed": 0}
-            ],
-        },
+    payload = {
+        "function": "ring_all_reduce",
+        "device": "cpu",
+        "api": "p2p",
+        "cases": [{"world_size": 1, "shape": [3], "dtype": "int64", "seed": 1, "policy": "stay", "schedule_seed": 0}],
+    }
+    cell = SimpleNamespace(source=RIGHT_RING, grade_id="all_reduce")
+    results = launch_cell(cell, 1, "ch13lib.collective_cases:run_real_cases", payload)
+    assert [UNGUARDED in r.get("error", "") and "cases" not in r for r in results] == [True], results
+    code = (
+        "import ctypes, json, sys\n"
+        "assert ctypes.CDLL(None).prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS, as kit.sandbox sets it\n"
+        "from ch13lib import collective_launch\n"
+        "payload = json.loads(sys.argv[1])\n"
+        "refused = collective_launch.launch(1, 'ch13lib.collective_cases:run_real_cases', payload)\n"
+        "collective_launch.sandboxed = lambda: False  # the launcher talked out of its check: the rank starts\n"
+        "started = collective_launch.launch(1, 'ch13lib.collective_cases:run_real_cases', payload)\n"
+        "print(json.dumps([refused, started]))\n"
     )
-    assert all("ch13lib.collective_cases.make_inputs" in r.get("tampered", []) for r in results), results
+    sandboxed = dict(payload, source=RIGHT_RING, name="all_reduce")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "source", "ch13_04"))
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(sandboxed)], capture_output=True, text=True, env=env, timeout=300
+    )
+    refused, started = json.loads(run.stdout.strip().splitlines()[-1])
+    for results in (refused, started):
+        assert [UNGUARDED in r.get("error", "") and "cases" not in r for r in results] == [True], (results, run.stderr)
+    assert "exited" not in started[0]["error"] and "PermissionError" not in started[0]["error"]  # the rank's report
 
 
 # ---- the simulated process group ------------------------------------------------------------

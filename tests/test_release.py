@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import glob
 import inspect
 import os
@@ -124,3 +125,41 @@ def test_committed_plans_are_up_to_date():
     with open(PLANS, encoding="utf-8") as f:
         committed = f.read()
     assert committed == plans_text(), "graders/plans.json is stale: run `make release` and commit it"
+
+
+# Code that would import the kit: `import kit`, `from kit(.x) import y`, also inside a string a process runs.
+KIT_IMPORT = re.compile(r"\bfrom\s+kit(\.\w+)*\s+import\b|(^|[\s;(])import\s+kit\b|__import__\(\s*['\"]kit\b")
+
+
+def kit_imports(tree: ast.AST, where: str) -> list[str]:
+    """The imports of kit in ``tree``, and in every string constant in it that would import kit
+    when run (a ``python -c`` child's code, an ``import_module`` argument)."""
+    found = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if KIT_IMPORT.search(node.value):
+                found.append(f"{where}:{node.lineno}: a string that imports kit")
+            elif re.fullmatch(r"kit(\.\w+)*", node.value.strip()):
+                found.append(f"{where}:{node.lineno}: the module name {node.value!r}")
+        found += [f"{where}:{node.lineno}: import {n}" for n in names if n == "kit" or n.startswith("kit.")]
+    return found
+
+
+def test_released_library_imports_nothing_of_the_kit():
+    """ch13lib ships to students without the kit: no module of it imports kit, and no code it runs
+    elsewhere (a child's ``-c`` text) does. What grading needs of the kit, the subject hands over."""
+    folder = os.path.join(ROOT, "release", ASSIGNMENT, "ch13lib")
+    paths = sorted(glob.glob(os.path.join(folder, "**", "*.py"), recursive=True))
+    assert len(paths) > 20, folder
+    found = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            found += kit_imports(ast.parse(f.read(), path), os.path.relpath(path, ROOT))
+    assert not found, "the released ch13lib imports the kit:\n" + "\n".join(found)
+    planted = "import json\nCHILD = 'import sys\\nfrom kit.subject import Cell\\n'\nfrom kit import audit\n"
+    assert len(kit_imports(ast.parse(planted), "x")) == 2  # the check sees both forms

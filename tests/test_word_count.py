@@ -10,6 +10,7 @@ a barrier wait out its hang guard are marked slow.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -141,6 +142,92 @@ def test_judge_runs_no_ray():
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ch13lib.mapreduce')))\n"
     )
     assert _last_line_of(code, timeout=120) == "[]"
+
+
+# A salted partition that, in the fresh process with PYTHONHASHSEED=1 only, asks for what the guards refuse.
+SALTED = (
+    "import os\n\n\n"
+    "def partition(key, n_reduce):\n"
+    "    if os.environ.get('PYTHONHASHSEED') == '1':\n"
+    "        import gc\n"
+    "    return hash(key) % n_reduce\n"
+)
+KEYS = [f"w{i}" for i in range(20)]
+
+
+def test_the_fresh_partition_processes_run_the_cell_under_the_subjects_guards(grader):
+    """partition_elsewhere starts each fresh process with the command the subject handed over
+    (kit.subject.Trusted.child): the cell runs there under the subject's own guards, and what they
+    refused comes back beside the table."""
+    subject = grader.subject(SALTED, sandbox=False)
+    try:
+        one, two = subject.request("run", "ch13lib.mapreduce_probe:partition_elsewhere", [KEYS, [7], [1, 2]]).value
+        assert "table" not in one and "PermissionError" in one["error"], one
+        assert [r.split(" (")[0] for r in one["refused"]] == ["import gc"] and one["tampered"] == [], one
+        assert two["refused"] == two["tampered"] == [] and "error" not in two, two
+        assert sorted({row[0] for row in two["table"]}) != [two["table"][0][0]]  # a real table, salted
+        subject.request("run", "ch13lib.mapreduce_probe:stop")
+    finally:
+        subject.close()
+
+
+# A cell that plants its own `kit` (and a sitecustomize) where a fresh interpreter would look first:
+# on a PYTHONPATH it sets, and in its working folder.
+PLANTS_ITS_OWN_KIT = """
+import os, tempfile
+
+FAKE = 'import json\\ndef child(argv):\\n    print(json.dumps({"ok": [["forged"]]}))\\n'
+for folder in (tempfile.mkdtemp(), os.getcwd()):
+    os.makedirs(os.path.join(folder, "kit"), exist_ok=True)
+    for name, text in [("kit/__init__.py", ""), ("kit/subject.py", FAKE), ("sitecustomize.py", "raise SystemExit")]:
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+    os.environ["PYTHONPATH"] = folder + os.pathsep + os.environ.get("PYTHONPATH", "")
+"""
+
+
+def test_the_fresh_partition_process_is_not_found_where_the_cell_chose(grader):
+    """The guarded child starts from the subject's environment as it was before the cell ran, and
+    without the working folder on its path: a `kit` or sitecustomize the cell planted runs nowhere."""
+    subject = grader.subject(PLANTS_ITS_OWN_KIT + SALTED, sandbox=False)
+    try:
+        assert subject.request("load").tampered == []
+        one, two = subject.request("run", "ch13lib.mapreduce_probe:partition_elsewhere", [KEYS, [7], [1, 2]]).value
+        assert [r.split(" (")[0] for r in one["refused"]] == ["import gc"], one  # the real guards ran
+        assert "forged" not in json.dumps(two["table"]), two
+        subject.request("run", "ch13lib.mapreduce_probe:stop")
+    finally:
+        subject.close()
+
+
+def test_rebinding_what_the_subject_handed_over_is_tampering(grader):
+    """The guards the subject hands a harness (kit.subject.Trusted) cannot be swapped unseen: the
+    cell that rebinds them is reported, as a monkeypatch of the harness is."""
+    source = "from ch13lib import mapreduce_probe\n\nmapreduce_probe._trusted = None\n"
+    subject = grader.subject(source, sandbox=False)
+    try:
+        assert "ch13lib.mapreduce_probe._trusted" in subject.request("load").tampered
+    finally:
+        subject.close()
+
+
+def test_a_fresh_partition_process_in_the_sandbox_with_no_guard_runs_nothing():
+    """Fail closed: with no guard handed over (no subject), the fresh process runs the cell as it is
+    outside the grading sandbox, and nothing inside it (no_new_privs, here set by hand)."""
+    code = (
+        "import ctypes, json, types\n"
+        "import kit\n"
+        "kit.source_ch13lib()\n"
+        "from ch13lib import mapreduce_probe as probe\n"
+        "probe._warm = lambda: None  # no Ray: the fresh processes are what is asked\n"
+        "cell = types.SimpleNamespace(source=%r, grade_id='word_count')\n"
+        "outside = probe.partition_elsewhere(cell, ['a', 'b'], [1], [3])\n"
+        "assert ctypes.CDLL(None).prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS, as kit.sandbox sets it\n"
+        "print(json.dumps([outside, probe.partition_elsewhere(cell, ['a', 'b'], [1], [3])]))\n"
+    ) % SALTED
+    outside, inside = json.loads(_last_line_of(code, timeout=120))
+    assert outside == [{"table": [[0], [0]], "refused": [], "tampered": []}], outside
+    assert "table" not in inside[0] and "was handed no guard by the grading process" in inside[0]["error"], inside
 
 
 def test_self_check_stands_aside_while_grading(monkeypatch, capsys):
