@@ -29,8 +29,8 @@ TEST_WORKERS ?= 2
 test: setup e2e-deps lint   ## the kit's test suite, the catalogue and the red-team corpus sampled (browser tests required when chromium is here)
 	CH13_E2E=$$([ -x /usr/bin/chromium ] && echo require || echo optional) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=15 -m "not deep"
 
-test-deep: setup       ## the rest: every other catalogue answer through the judge and the self-checks, every other red-team case through nbgrader (.ci/run runs it after make test)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 -m "deep or harm" tests/test_catalogues.py tests/test_redteam.py tests/test_selfchecks.py
+test-deep: setup       ## the gradings make test leaves out: every other catalogue answer through the judge and the self-checks, every other red-team case through nbgrader, and the tests marked deep (.ci/run runs it after make test)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=10 -m "deep or harm" tests/
 
 e2e-deps:              ## Debian's chromium and a CJK font for the browser tests (root; otherwise they skip)
 	@if [ -x /usr/bin/chromium ] && [ -e /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc ]; then :; \

@@ -45,30 +45,26 @@ def verdicts(request):
     from kit.grading import grade_cell
 
     sources = {(gid, name): source for gid, name, source, _ in CATALOGUE}
-    wanted, twice = set(), set()
+    wanted = set()
     for item in request.session.items:
         params = getattr(item, "callspec", None) and item.callspec.params
         if item.module is not request.module or not params:
             continue
         if "name" in params:
             wanted.add((params["grade_id"], params["name"]))
-            if item.originalname == "test_same_verdict_twice":
-                twice.add((params["grade_id"], params["name"]))
         elif item.originalname in ("test_replay_lines_fail_the_same_way", "test_replay_calls_fail_when_pasted"):
             wanted |= {(e.grade_id, e.name) for e in entries(params["grade_id"])}
     with ThreadPoolExecutor(default_jobs()) as pool:
         futures = {k: pool.submit(grade_cell, k[0], sources[k]) for k in sorted(wanted)}
-        # the answers graded twice (test_same_verdict_twice), in the same pool
-        again = {k: pool.submit(grade_cell, k[0], sources[k]) for k in sorted(twice)}
-        graded = {k: f.result() for k, f in futures.items()}
-        graded.update({("again",) + k: f.result() for k, f in again.items()})
-        return graded
+        return {k: f.result() for k, f in futures.items()}
 
 
-# Graded a second time: answers whose grading draws hypothesis examples, thread schedules, crash
-# schedules, CUDA launches or real worlds. The same submission gets the same verdict on every run
-# (the round trips below compare two more runs for every grade_id, through two different paths).
-TWICE = [
+# Graded a second time, through plain `nbgrader autograde`: per grade_id, the wrong answers whose
+# grading draws hypothesis examples, thread schedules, crash schedules, CUDA launches or real worlds
+# (its first wrong answer where none does). The same submission gets the same report on every run
+# and every path (test_round_trip_reports_what_the_collector_graded). Every grade_id's right answer
+# makes the same round trip in tests/test_pipeline.py, the reference solutions graded as one student.
+DRAWN = [
     ("counter", "wrong_unlocked_increment"),
     ("counter", "wrong_missing_join"),
     ("semaphore_pool", "wrong_if_wait"),
@@ -91,20 +87,18 @@ TWICE = [
 ]
 
 
-def _round_trip_entries() -> dict[str, list[tuple[str, str, str, list[str]]]]:
-    """Per grade_id: its reference (or first right) answer and its first wrong answer."""
-    out: dict[str, list] = {}
+def _round_trip_entries() -> list[tuple[str, str, str, list[str]]]:
+    """DRAWN, and the first wrong answer of each grade_id DRAWN does not name."""
+    by_key = {(gid, name): (gid, name, source, messages) for gid, name, source, messages in CATALOGUE}
+    picked = [by_key[k] for k in DRAWN]
     for gid, name, source, messages in CATALOGUE:
-        picked = out.setdefault(gid, [])
-        kinds = {n.split("_")[0] for _, n, _, _ in picked}
-        if name.split("_")[0] not in kinds:
+        if name.startswith("wrong_") and gid not in {e[0] for e in picked}:
             picked.append((gid, name, source, messages))
-    return out
+    return picked
 
 
 ROUND_TRIPS = _round_trip_entries()
-# graded by make test because its determinism and round-trip tests read them
-ALSO_SAMPLED = set(TWICE) | {(e[0], e[1]) for picked in ROUND_TRIPS.values() for e in picked}
+ALSO_SAMPLED = {(e[0], e[1]) for e in ROUND_TRIPS}  # graded by make test: its round trips read them
 
 
 def test_the_screen_flags_right_answers_only_for_the_honest_idioms_it_never_refuses():
@@ -332,30 +326,18 @@ def _said_lines(text: str) -> set[str]:
     return {x for x in lines if len(x) >= 20 and not re.match(r"(Replay|重现|\(同上\)|\(as above\))", x)}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("grade_id,name", TWICE, ids=[f"{g}/{n}" for g, n in TWICE])
-def test_same_verdict_twice(verdicts, grade_id, name):
-    """Every test's points, message and smallest example are the same on a second run."""
-    first, second = verdicts[(grade_id, name)], verdicts[("again", grade_id, name)]
-    assert first.results == second.results and first.problem == second.problem
-
-
 @pytest.fixture(scope="module")
 def graded(course):
-    """One right and one wrong answer per grade_id, each as its own student, in one autograde run."""
-    subs = {
-        student_id(f"{gid}__{name}"): {gid: source}
-        for entries in ROUND_TRIPS.values()
-        for gid, name, source, _ in entries
-    }
+    """The round-trip answers, each as its own student, graded by the class runner (nbgrader autograde)."""
+    subs = {student_id(f"{gid}__{name}"): {gid: source} for gid, name, source, _ in ROUND_TRIPS}
     return grade_answers(course, subs)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "grade_id,name,source,messages",
-    [e for entries in ROUND_TRIPS.values() for e in entries],
-    ids=[f"{e[0]}/{e[1]}" for entries in ROUND_TRIPS.values() for e in entries],
+    ROUND_TRIPS,
+    ids=[f"{e[0]}/{e[1]}" for e in ROUND_TRIPS],
 )
 def test_nbgrader_round_trip(graded, grade_id, name, source, messages):
     """Through the plain `nbgrader autograde` a TA runs: the score lands in the gradebook."""
@@ -366,8 +348,8 @@ def test_nbgrader_round_trip(graded, grade_id, name, source, messages):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "grade_id,name",
-    [(e[0], e[1]) for entries in ROUND_TRIPS.values() for e in entries],
-    ids=[f"{e[0]}/{e[1]}" for entries in ROUND_TRIPS.values() for e in entries],
+    [(e[0], e[1]) for e in ROUND_TRIPS],
+    ids=[f"{e[0]}/{e[1]}" for e in ROUND_TRIPS],
 )
 def test_round_trip_reports_what_the_collector_graded(graded, verdicts, grade_id, name):
     """Determinism across runs and paths: the report nbgrader's round trip wrote in the test cell is

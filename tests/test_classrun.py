@@ -98,6 +98,7 @@ def test_verdicts_beside_each_autograded_notebook(course, students, serial):
     assert not [n for n in os.listdir(feedback) if n.endswith(".json")]
 
 
+@pytest.mark.deep  # the class graded a third time, on a cluster it starts: make test-deep
 def test_ray_cluster_of_two_nodes_matches_serial(course, students, serial):
     os.environ.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
     import ray
