@@ -16,7 +16,7 @@ import pytest
 from kit import ASSIGNMENT, ROOT
 from kit.answers import answer_cells
 
-from .lab import CHROMIUM, CHROMIUM_ARGS, JupyterLab, fresh_dir, missing_tools
+from .lab import CHROMIUM, CHROMIUM_ARGS, JupyterLab, missing_tools
 
 # The variables our test process sets for itself that a student's JupyterLab would not have.
 _NOT_A_STUDENTS = ("NUMBA_", "CH13_", "NBGRADER_", "HYPOTHESIS_", "PYTEST_", "RAY_", "JUPYTER_", "CUDA_")
@@ -37,8 +37,10 @@ def e2e_tools():
 
 @pytest.fixture(scope="session")
 def artifacts(request) -> str:
+    # Each test empties its own subfolder: two pytest workers share this folder, and one emptying it
+    # whole would delete what the other wrote.
     folder = os.path.abspath(os.environ.get("CH13_E2E_ARTIFACTS", os.path.join(ROOT, "out", "e2e")))
-    fresh_dir(folder)
+    os.makedirs(folder, exist_ok=True)
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     line = f"e2e artifacts (screenshots, timings, JupyterLab logs): {folder}"
     if reporter:

@@ -26,7 +26,7 @@ from kit import ASSIGNMENT, ROOT, source_ch13lib
 from kit.answers import answer_cells, nbgrader_meta
 from kit.cells import TEST_PREFIX
 
-from .lab import NotebookPage, errors_of
+from .lab import NotebookPage, errors_of, fresh_dir
 
 source_ch13lib()  # the copy beside the notebooks
 from ch13lib.cuda_env import gpu_present  # noqa: E402  (never imports numba)
@@ -73,7 +73,7 @@ def seconds(cell) -> float | None:
 
 def run_in_browser(page, student_lab, student_folders, artifacts, variant: str, name: str):
     """Open ``<variant>/<name>.ipynb``, run everything, save; return (DOM cells, saved notebook, folder)."""
-    folder = os.path.join(artifacts, name, variant)
+    folder = fresh_dir(os.path.join(artifacts, name, variant))
     nbp = NotebookPage(page, student_lab, f"{variant}/{name}.ipynb").open()
     try:
         runs = nbp.run_everything()

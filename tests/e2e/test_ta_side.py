@@ -14,7 +14,7 @@ from graders._catalogue import entry
 from kit import ASSIGNMENT, ROOT
 
 from .conftest import student_env
-from .lab import JupyterLab
+from .lab import JupyterLab, fresh_dir
 
 FEEDBACK_STUDENT = "e2e_feedback"
 # Fast graders with a shrunk counterexample (amdahl: hypothesis) and plain messages (quiz).
@@ -23,8 +23,7 @@ WRONG = {"amdahl": "wrong_integer_division.py", "quiz": "wrong_swapped_terms.py"
 
 @pytest.mark.slow
 def test_formgrader_loads_in_jupyterlab_against_the_course(page, course, artifacts, tmp_path):
-    folder = os.path.join(artifacts, "formgrader")
-    os.makedirs(folder, exist_ok=True)
+    folder = fresh_dir(os.path.join(artifacts, "formgrader"))
     env = student_env()
     env["PYTHONPATH"] = ROOT  # nbgrader_config.py imports kit: this checkout's, as kit.course runs nbgrader
     with JupyterLab(course.root, str(tmp_path / "lab"), env=env) as lab:
@@ -84,8 +83,7 @@ def test_feedback_html_is_readable(language, page, course, artifacts, monkeypatc
     """The feedback page a student opens, in the language the TA chose (``c.Feedback.language``;
     here ``CH13_LANG``, which nbgrader's process inherits)."""
     monkeypatch.setenv("CH13_LANG", language)
-    folder = os.path.join(artifacts, f"feedback_{language}")
-    os.makedirs(folder, exist_ok=True)
+    folder = fresh_dir(os.path.join(artifacts, f"feedback_{language}"))
     answers = {}
     for gid, name in WRONG.items():
         answers[gid] = entry(gid, name).source
