@@ -316,7 +316,7 @@ class Subject:
         return "\n".join(line for line in text.splitlines() if not line.startswith("kit.sandbox:"))
 
     # ------------------------------------------------------------ requests
-    def request(self, op: str, name: str | None = None, args=(), kwargs=None) -> Reply:
+    def request(self, op: wire.Op, name: str | None = None, args=(), kwargs=None) -> Reply:
         """Ask once; the subject's answer as a :class:`Reply` (or :class:`Raised`, :class:`Lost`)."""
         loaded = self._prepare(op)
         if loaded is not None:
@@ -365,12 +365,12 @@ class Subject:
             self.start()  # (a no-op unless the load stopped it)
         return None
 
-    def _exchange(self, message: dict, step_s: float | None = None) -> dict:
+    def _exchange(self, message: dict, step_s: float | None = None) -> wire.Answer:
         """Write one sealed request and read its answer: a dict with the request's id and nonce."""
         op = message["op"]
         self._ids += 1
         nonce = secrets.token_hex(8)
-        message = {"id": self._ids, "nonce": nonce, **message}
+        message: wire.Request = {"id": self._ids, "nonce": nonce, **message}
         try:
             wire.write_frame(self.proc.stdin.fileno(), message, key=self._key)
             self.proc.stdin.flush()

@@ -29,10 +29,14 @@ import random
 import sys
 import types
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kit import audit, source_ch13lib
+from kit import harness as interface
 from kit.audit import classify, library_roots
+
+if TYPE_CHECKING:  # the subject imports the wire when it starts serving (main)
+    from kit import wire
 
 # The cell's naming, loading and tracebacks: ch13lib/cell.py, imported from where the judge put it
 # on PYTHONPATH (kit/judge.py), else from source/ (a test that imports this module in-process).
@@ -325,9 +329,11 @@ def child(argv: list[str]) -> None:
     if module.split(".")[0] != "ch13lib":
         raise PermissionError(f"not a harness of ch13lib: {request.get('call')!r}")
     imported = importlib.import_module(module)  # before the snapshot: the guards watch it
-    if func not in getattr(imported, "CHILD_API", ()):
+    interface.check(imported)
+    target = interface.entry_points(imported, "CHILD_API").get(f"{module}:{func}")
+    if target is None:
         raise PermissionError(f"not in {module}.CHILD_API: {func!r}")
-    target, cell, args = getattr(imported, func), Cell(request["grade_id"], source), list(request.get("args") or [])
+    cell, args = Cell(request["grade_id"], source), list(request.get("args") or [])
     report = guard([module])  # held in this frame's locals: the cell runs inside target(...)
     try:
         result = {"ok": target(cell, *args)}
@@ -372,7 +378,7 @@ def _attribute(cell: Cell, names: list[str]) -> dict:
     return out
 
 
-def handle(request: dict, cell: Cell, table: dict):
+def handle(request: wire.Request, cell: Cell, table: dict):
     op = request.get("op")
     args, kwargs = request.get("args") or [], request.get("kwargs") or {}
     if op == "load":
@@ -435,10 +441,10 @@ def main(argv: list[str]) -> int:
     sys.stdin = open(os.devnull)  # noqa: SIM115 - input() gets EOF
 
     table = {}
-    for name in harness:  # the public harnesses, imported before any student code
+    for name in harness:  # the public harnesses, imported and checked before any student code
         module = importlib.import_module(name)
-        for attr in getattr(module, "SUBJECT_API", ()):
-            table[f"{name}:{attr}"] = getattr(module, attr)
+        interface.check(module)
+        table.update(interface.entry_points(module, "SUBJECT_API"))
     # Before any student code, and before a harness forks anything (a zygote inherits it): raw
     # memory (/proc/self/mem, /proc/PID/mem, ptrace) is then the kernel's to refuse.
     audit.seal_memory()
@@ -446,7 +452,7 @@ def main(argv: list[str]) -> int:
     # over: ch13lib imports nothing of kit, and what it starts to run the cell is guarded with these.
     handover = trusted()
     for name in harness:
-        setup = getattr(sys.modules[name], "subject_setup", None)
+        setup = interface.setup(sys.modules[name])
         if setup is not None:
             setup(handover)
     del handover

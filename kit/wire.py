@@ -22,6 +22,7 @@ import json
 import math
 import os
 import struct
+from typing import Literal, TypedDict
 
 MAX_FRAME = 64 * 2**20  # a subject that sends more has failed the test ("sent too much")
 HEADER = struct.Struct(">Q")
@@ -44,6 +45,46 @@ MAX_DEPTH = 64
 
 class WireError(Exception):
     """The other side sent something that is not a well-formed frame of plain data."""
+
+
+# ---------------------------------------------------------------- the messages
+
+Op = Literal["load", "get", "call", "run", "resume", "exit"]
+
+
+class Request(TypedDict):
+    """Judge -> subject. ``op``: ``load`` runs the cell's top level and answers its public names;
+    ``get`` answers what the names in ``args`` hold; ``call`` calls the cell's function ``name``;
+    ``run`` runs the harness function ``name`` ("module:function", a ``SUBJECT_API`` entry,
+    kit/harness.py) on the cell; ``resume`` sends a talking harness the judge's answer (``args[0]``);
+    ``exit`` ends the subject. ``id`` and ``nonce`` come back in the answer."""
+
+    id: int
+    nonce: str
+    op: Op
+    name: str | None
+    args: list
+    kwargs: dict
+
+
+# Subject -> judge, one of: ``ok`` (the value), ``yield`` (a talking harness's next message),
+# ``raised`` (the cell's exception, as plain data: kit.subject.raised); with ``refused`` and
+# ``tampered`` after every answer but a ``yield``; or ``{"forged": True}``: the subject received a
+# request the judge did not seal.
+Answer = TypedDict(
+    "Answer",
+    {
+        "id": int,
+        "nonce": str,
+        "ok": object,
+        "yield": object,
+        "raised": dict,
+        "refused": list,
+        "tampered": list,
+        "forged": bool,
+    },
+    total=False,
+)
 
 
 # ---------------------------------------------------------------- encoding (either side)

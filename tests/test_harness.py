@@ -1,0 +1,63 @@
+"""The harness interface (kit/harness.py): every harness a grader names keeps it, and a module that
+does not is refused before any student code runs."""
+
+from __future__ import annotations
+
+import importlib
+import types
+
+import numpy as np
+import pytest
+
+import graders
+from kit import harness, source_ch13lib
+
+source_ch13lib()
+
+
+def _named_harnesses() -> list[str]:
+    return sorted({name for gid in graders.grade_ids() for name in graders.load_grader(gid).harness})
+
+
+@pytest.mark.parametrize("name", _named_harnesses())
+def test_every_harness_a_grader_names_keeps_the_interface(name):
+    module = importlib.import_module(name)
+    harness.check(module)
+    points = harness.entry_points(module, "SUBJECT_API")
+    assert all(key.startswith(name + ":") and callable(fn) for key, fn in points.items())
+
+
+def _module(**attrs) -> types.ModuleType:
+    module = types.ModuleType("ch13lib.fake_harness")
+
+    def observe(cell):
+        return cell
+
+    observe.__module__ = module.__name__
+    vars(module).update(observe=observe, **attrs)
+    return module
+
+
+@pytest.mark.parametrize(
+    "attrs,why",
+    [
+        ({"SUBJECT_API": ["observe"]}, "not a tuple of names"),
+        ({"SUBJECT_API": ("missing",)}, "which is not a function of ch13lib"),
+        ({"RANK_API": ("sum",), "sum": np.sum}, "which is not a function of ch13lib"),
+        ({"CHILD_API": ("kind",), "kind": type("Kind", (), {})}, "which is not a function of ch13lib"),
+        ({"subject_setup": lambda: None}, "must take one argument"),
+        ({"subject_setup": print}, "is not a function"),
+    ],
+    ids=["list", "missing", "library_function", "class", "setup_without_argument", "setup_builtin"],
+)
+def test_a_module_that_breaks_the_interface_is_refused(attrs, why):
+    with pytest.raises(harness.HarnessError, match=why):
+        harness.check(_module(**attrs))
+
+
+def test_a_module_that_keeps_it_is_accepted():
+    module = _module(SUBJECT_API=("observe",), subject_setup=lambda trusted: None)
+    harness.check(module)
+    assert list(harness.entry_points(module, "SUBJECT_API")) == ["ch13lib.fake_harness:observe"]
+    with pytest.raises(ValueError):
+        harness.entry_points(module, "OTHER_API")
