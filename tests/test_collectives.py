@@ -41,71 +41,15 @@ def report(results) -> str:
 # The notebook's reference solutions (full marks) and its untouched stubs ("not implemented yet" from
 # every test) are graded through plain `nbgrader autograde` by tests/test_pipeline.py, and every
 # catalogue answer once by tests/test_catalogues.py: not again here. What one wrong answer costs
-# (a DDP divisor costs the averaging test only, say) is its catalogue file's `# fails:` line.
+# (a DDP divisor costs the averaging test only, say) is its catalogue file's `# fails:` line. What a
+# rank of a real world reports when the cell is refused something there, replaces the harness there,
+# or is left with no guard: the red-team corpus (tests/redteam/c_all_reduce_rank_*, _forget_the_zygote).
 
 
 RIGHT_RING = catalogue.source("all_reduce", "right_reference")
 
 
-@pytest.mark.slow
-def test_a_cell_refused_in_a_real_world_is_not_graded():
-    """Does a cell that asks a worker of the real world for something the sandbox refuses (the
-    workers are the subject's children, under its audit hook) lose that test, flagged for review?"""
-    src = RIGHT_RING + (
-        "\n_ring = ring_all_reduce\n\n\n"
-        "def ring_all_reduce(tensor, comm):\n"
-        "    import os\n"
-        "    if 'RANK' in os.environ:          # only in a worker of the real world\n"
-        "        try:\n"
-        "            os.system('true')\n"
-        "        except PermissionError:\n"
-        "            pass\n"
-        "    _ring(tensor, comm)\n"
-    )
-    res = {r.test: r for r in grade("all_reduce", src)}
-    assert all(res[t].passed for t in ("sums_on_simulator", "world_size_1_and_tiny_tensors", "bandwidth")), res
-    msg = res["real_process_group"].message
-    assert "not graded: your code asked for os.system" in msg, msg
-
-
-@pytest.mark.slow
-def test_workers_report_what_the_cell_replaced():
-    """Does a worker of the real world (forked from the subject's zygote, guarded with what the
-    subject handed over) report a harness attribute its cell replaced there, and does that cost the
-    test, flagged for review?"""
-    src = RIGHT_RING + (
-        "\n_ring = ring_all_reduce\n\n\n"
-        "def ring_all_reduce(tensor, comm):\n"
-        "    import os, sys\n"
-        "    if 'RANK' in os.environ:          # only in a worker of the real world\n"
-        "        sys.modules['ch13lib.collective_cases'].make_inputs = lambda *a, **k: None\n"
-        "    _ring(tensor, comm)\n"
-    )
-    res = {r.test: r for r in grade("all_reduce", src)}
-    assert all(res[t].passed for t in ("sums_on_simulator", "world_size_1_and_tiny_tensors", "bandwidth")), res
-    msg = res["real_process_group"].message
-    assert not res["real_process_group"].passed
-    assert "not graded: your code replaced" in msg and "ch13lib.collective_cases.make_inputs" in msg, msg
-
-
 UNGUARDED = "was handed no guard by the grading process"
-
-
-@pytest.mark.slow
-def test_a_rank_with_no_guard_handed_over_runs_nothing():
-    """Fail closed: a cell that makes the subject forget its zygote (as when the zygote is gone)
-    makes the harness start its ranks as processes of their own, which hold no guard of the
-    subject's; in the grading sandbox they run nothing, and the real world's test fails."""
-    src = RIGHT_RING + (
-        "\nimport os\n"
-        "if 'CH13_DEVICE' in os.environ and 'RANK' not in os.environ:  # the subject, not a rank\n"
-        "    from ch13lib import collective_launch\n"
-        "    collective_launch._zygote = None\n"
-    )
-    res = {r.test: r for r in grade("all_reduce", src)}
-    assert res["sums_on_simulator"].passed, res
-    real = res["real_process_group"]
-    assert not real.passed and UNGUARDED in real.message, real.message
 
 
 def test_a_rank_that_must_be_guarded_runs_nothing_without_a_guard():

@@ -1,0 +1,34 @@
+# redteam: makes the subject forget its zygote, so that the real world's ranks start as processes of their own that hold no guard
+# kind: cell
+# target: all_reduce
+# score: all_reduce=11
+# message: all_reduce: was handed no guard by the grading process
+# why: fail closed: ch13lib imports nothing of kit, so a rank gets its guards only from the subject (through the zygote it forks from); in the grading sandbox the launcher starts no unguarded rank, and a rank started anyway refuses by itself: the world's test fails
+import torch
+
+
+def ring_all_reduce(tensor: torch.Tensor, comm) -> None:
+    world, rank = comm.world_size, comm.rank
+    if world == 1:
+        return
+    chunks = list(tensor.view(-1).tensor_split(world))
+    right, left = (rank + 1) % world, (rank - 1) % world
+    for step in range(world - 1):
+        send_i, recv_i = (rank - step) % world, (rank - step - 1) % world
+        incoming = torch.empty_like(chunks[recv_i])
+        work = comm.isend(chunks[send_i].clone(), right)
+        comm.recv(incoming, left)
+        work.wait()
+        chunks[recv_i] += incoming
+    for step in range(world - 1):
+        send_i, recv_i = (rank - step + 1) % world, (rank - step) % world
+        work = comm.isend(chunks[send_i].clone(), right)
+        comm.recv(chunks[recv_i], left)
+        work.wait()
+
+import os
+
+if "CH13_DEVICE" in os.environ and "RANK" not in os.environ:  # the subject, not a rank
+    from ch13lib import collective_launch
+
+    setattr(collective_launch, "_zy" + "gote", None)  # a computed name: flagged, not refused, by the screen
