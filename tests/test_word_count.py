@@ -106,6 +106,30 @@ def test_self_check_reports_stub_and_wrong(cluster, capsys):
 
 
 @pytest.mark.slow
+def test_a_crash_runs_replay_fails_when_pasted(cluster, capsys):
+    """The replay a crash run's failure ends with (``check_run`` with its fault schedule), run after
+    the cell as in the notebook: the same run on the checking harness, the grader's own sentence.
+    The whole catalogue's replays: tests/test_catalogues.py (deep)."""
+    from graders import word_count as wc
+
+    _, n_map, n_reduce, map_faults, reduce_faults = wc._schedule()[0]
+    replay = wc._check_replay(
+        wc.CRASH_CORPUS, n_map, n_reduce, map_faults=map_faults, reduce_faults=reduce_faults, weighted=True
+    )
+    said = {}
+    for name in ("wrong_no_retries", "right_reference"):
+        namespace = {"__name__": "notebook_namespace"}
+        exec(compile(catalogue_source("word_count", name), "<notebook cell>", "exec"), namespace)
+        *lines, call = replay.splitlines()
+        exec("\n".join(lines), namespace)
+        said[name] = (eval(call, namespace), capsys.readouterr().out)
+    assert said["right_reference"][0] is True, said["right_reference"][1]
+    passed, out = said["wrong_no_retries"]
+    assert passed is False and "run_mapreduce on 10 records with n_map=4, n_reduce=2" in out.split("✘ ", 1)[1], out
+    assert "a map worker dies: run_mapreduce gave up when a worker died" in out, out
+
+
+@pytest.mark.slow
 def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
     """The streaming entry's map task closes over its reducer actors, so they outlive every run;
     unreaped, ~30 runs left ~65 idle worker processes (~1,300 threads, past the sandbox's

@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -261,6 +262,17 @@ M = Messages(
         "the first reduce_fn call waited {wait} s at a barrier for a second reduce task to start, and none did "
         "({seen} reduce task(s) reached it in all): submit all reduce tasks with .remote() before calling ray.get "
         "on any of them{tail}",
+    ),
+    seed_process=("PYTHONHASHSEED={seed} 的新进程", "a fresh process with PYTHONHASHSEED={seed}"),
+    this_process=("本 notebook 的进程", "this notebook's process"),
+    unstable=(
+        "对 n = {ns}, partition({word}, n) 在{a_where}中给出 {a}, 在{b_where}中却给出 {b}",
+        "partition({word}, n) for n = {ns} gave {a} in {a_where} but {b} in {b_where}",
+    ),
+    needs_partition=(
+        "check_run(..., parallel=True) 需要 partition=partition: 它检查每个键由 partition() 指定的归约任务归约",
+        "check_run(..., parallel=True) needs partition=partition: it checks that each key is reduced by the reduce "
+        "task partition() names",
     ),
     tail_same=(
         "; 而且 partition() 把每个键都发给了同一个归约器 (见上)。",
@@ -966,3 +978,142 @@ def _check_shape(obs, records, want, n_map, n_reduce, partition, spread_ok, repo
                 tail=M.both("tail_same") if not spread_ok else Both("。", "."),
             ),
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Replays: a failing hidden test's feedback ends with one of these calls, which makes the same run
+# in the notebook and judges it with the grader's own checks (ch13lib.word_count_checks).
+
+
+def check_run(
+    run_mapreduce,
+    records,
+    n_map: int = 4,
+    n_reduce: int = 2,
+    *,
+    map_faults: dict | None = None,
+    reduce_faults: dict | None = None,
+    weighted: bool = False,
+    value: str = "one",
+    parallel: bool = False,
+    partition=None,
+) -> bool:
+    """Run ``run_mapreduce(records, map_fn, reduce_fn, n_map, n_reduce)`` as a hidden test does, with
+    map_fn / reduce_fn probes (ch13lib.mapreduce_probe) in place of the cell's own, and judge it as
+    that test does. Prints one line (✔ passed / ✘ and what went wrong); returns True when it passes.
+
+    ``map_faults`` / ``reduce_faults``: record / key -> (action, after): on the first attempt at it
+    in a Ray worker, after ``after`` pairs, the worker dies (``"exit"``) or map_fn / reduce_fn raises
+    (``"raise"``). ``weighted``: map_fn emits (word, w) with a fixed weight w of 2 to 6 per word (the
+    crash runs' weights), else (word, 1), or (word, len(word)) with ``value="len"``. ``parallel``:
+    the first map (reduce) call waits at a barrier for a second map (reduce) task, and every key
+    must be reduced by reduce task ``partition(key, n_reduce)``."""
+    from ch13lib import word_count_checks as checks
+
+    if grading():
+        print(FRAME("skipped"))
+        return True
+    if parallel and partition is None:
+        raise TypeError(M("needs_partition"))
+    records = list(records)
+    map_faults, reduce_faults = dict(map_faults or {}), dict(reduce_faults or {})
+    weights = checks.crash_weights(records) if weighted else None
+    start_local_ray()
+    from ch13lib import mapreduce_probe as probe
+
+    label = M.both("shape_label", n=len(records), n_map=n_map, n_reduce=n_reduce)
+    try:
+        obs = probe.observe_run(
+            run_mapreduce,
+            records,
+            n_map,
+            n_reduce,
+            map_faults,
+            reduce_faults,
+            barrier_guard_s=BARRIER_WAIT_S if parallel else None,
+            value=weights if weighted else value,
+        )
+    except NotImplementedError:
+        print(FRAME("stub_named", what="run_mapreduce"))
+        return False
+    try:
+        if map_faults or reduce_faults:
+            problem = checks.crash_problem(obs, records, map_faults, reduce_faults, weights or {})
+        elif obs["error"] is not None:
+            problem = checks.raised_problem(obs["error"])
+        elif parallel:
+
+            def partition_of(keys):
+                return {k: probe.shown(partition(k, n_reduce)) for k in keys}
+
+            problem = checks.parallel_problem(obs, records, n_map, n_reduce, partition_of)
+        else:
+            want = checks.want_counts(records, value)
+            problem = checks.counts_problem(checks.plain(obs["result"], "run_mapreduce"), want, value)
+    except checks.NotCounts as e:
+        problem = e.problem
+    if problem is None:
+        print(f"✔ {label}")
+        return True
+    print(f"✘ {label}")
+    print("\n".join(f"    {line}" for line in str(problem).splitlines()))
+    return False
+
+
+_ROWS_CHILD = (
+    "import json, sys, ray.cloudpickle as cp\n"
+    "f, keys, ns = cp.loads(sys.stdin.buffer.read())\n"
+    "print(json.dumps([[f(k, n) for n in ns] for k in keys]))\n"
+)
+
+
+def _rows_in_fresh_process(partition, seed: int, keys, ns) -> list:
+    """``[[partition(k, n) for n in ns] for k in keys]`` in a new Python process with PYTHONHASHSEED=seed."""
+    from ray import cloudpickle
+
+    run = subprocess.run(
+        [sys.executable, "-c", _ROWS_CHILD],
+        input=cloudpickle.dumps((partition, list(keys), list(ns))),
+        capture_output=True,
+        env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+        timeout=60,
+    )
+    if run.returncode != 0:
+        raise RuntimeError(run.stderr.decode(errors="replace").strip().splitlines()[-1])
+    return json.loads(run.stdout.decode().strip().splitlines()[-1])
+
+
+def check_partition(partition, keys, *, spread=(), seeds=(1, 2), ns=(1, 2, 3, 4, 7, 16)) -> bool:
+    """Check ``partition`` on ``keys`` as the hidden test does: for each n in ``spread``, the keys
+    reach every reducer of range(n); and partition(key, n) for n in ``ns`` is the same in new
+    processes with each hash seed of ``seeds`` and in this one (Ray workers are separate
+    processes). Prints one line per check (✔ / ✘ and what went wrong); returns True when all pass."""
+    if grading():
+        print(FRAME("skipped"))
+        return True
+    ok = True
+    keys = list(keys)
+    for n in spread:
+        used = sorted({partition(k, n) for k in keys}, key=repr)
+        good = len(used) >= n
+        ok &= good
+        fix = "" if good else f"\n    → {M('spread_fix', n=n, used=used)}"
+        print(("✔ " if good else "✘ ") + M("spread", n=len(keys)) + fix)
+    if seeds:
+        runs = [(M.both("seed_process", seed=s), _rows_in_fresh_process(partition, s, keys, ns)) for s in seeds]
+        runs.append((M.both("this_process"), [[partition(k, n) for n in ns] for k in keys]))
+        (a_where, first), found = runs[0], None
+        for b_where, there in runs[1:]:
+            found = found or next(
+                ((k, a, b_where, b) for k, a, b in zip(keys, first, there) if a != b),
+                None,
+            )
+        ok &= found is None
+        line = ("✔ " if found is None else "✘ ") + M("stable")
+        if found is not None:
+            key, a, b_where, b = found
+            ns_text = ", ".join(map(str, ns))
+            why = M("unstable", ns=ns_text, word=repr(key), a=a, a_where=a_where, b=b, b_where=b_where)
+            line += f"\n    → {why}\n    → {M('stable_fix')}"
+        print(line)
+    return ok
