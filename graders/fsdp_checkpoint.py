@@ -92,11 +92,14 @@ def _backend(answer: Answer) -> str:
 
 
 def _replay(save: ck.SaveRun, load_world: int | None = None, nested: bool | None = None) -> str:
+    # One line that runs where it is pasted: the notebook binds no name `ch13lib`. The resume's
+    # wrapping is its own where it differs from the save's.
+    load_nested = "" if nested is None or nested == save.nested else f", load_nested={nested}"
     call = (
-        f"ch13lib.fsdp_ckpt.self_check(save_checkpoint, load_checkpoint, "
+        f"from ch13lib.fsdp_ckpt import self_check; self_check(save_checkpoint, load_checkpoint, "
         f"save_world={save.world}, load_world={load_world or 1}, steps={save.steps}, "
         f"more={save.more}, epoch={save.epoch}, optimizer={save.optimizer!r}, "
-        f"nested={nested if nested is not None else save.nested})"
+        f"nested={save.nested}{load_nested})"
     )
     where = save.describe()
     if load_world:
