@@ -8,6 +8,7 @@ read by graders/_catalogue.py.
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 
@@ -52,7 +53,11 @@ def verdicts(request):
             continue
         if "name" in params:
             wanted.add((params["grade_id"], params["name"]))
-        elif item.originalname in ("test_replay_lines_fail_the_same_way", "test_replay_calls_fail_when_pasted"):
+        elif item.originalname in (
+            "test_replay_lines_fail_the_same_way",
+            "test_replay_calls_fail_when_pasted",
+            "test_pasted_replays_fail_the_same_way",
+        ):
             wanted |= {(e.grade_id, e.name) for e in entries(params["grade_id"])}
     with ThreadPoolExecutor(default_jobs()) as pool:
         futures = {k: pool.submit(grade_cell, k[0], sources[k]) for k in sorted(wanted)}
@@ -318,6 +323,103 @@ def test_replay_calls_fail_when_pasted(verdicts, grade_id):
         if said is not None and not said & _said_lines(again[name]["printed"])
     }
     assert not differ, f"{grade_id}: the pasted replay says something else: {differ}"
+
+
+# The replays of notebooks 04 and 05: a failing test's smallest failing input is code to paste in
+# the next cell (records and a run, or a check of ch13lib that makes the same run on the checking
+# harness); notebook 05's follows its scenario, after "replay in the notebook: ".
+PASTED_IDS = ("word_count", "fsdp_checkpoint")
+CHECKS = ("check_run", "check_partition", "self_check")  # a replay that ends in one returns False
+PASTED = textwrap.dedent(r"""
+    import ast, collections, contextlib, io, json, linecache, os, sys
+    import kit; kit.source_ch13lib()
+    import __main__
+    channel = os.fdopen(os.dup(1), "w")  # the answer goes here, whatever Ray does to stdout
+
+
+    def replay(name, source, code):
+        # the cell, then the replay in a cell of its own, in __main__ as in a notebook: what it printed,
+        # what its last expression gave (what the notebook shows), and the records it counted
+        filename = f"<cell {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        ns = vars(__main__)
+        saved = dict(ns)
+        out = io.StringIO()
+        try:
+            exec(compile(source, filename, "exec"), ns)
+            tree = ast.parse(code)
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            with contextlib.redirect_stdout(out):
+                exec(compile(tree, "<replay>", "exec"), ns)
+                value = eval(compile(ast.Expression(last.value), "<replay>", "eval"), ns) if last else None
+            got = {"value": value if isinstance(value, bool) else None, "shown": repr(value)}
+            if isinstance(ns.get("records"), list):
+                got["right"] = value == dict(collections.Counter(w for r in ns["records"] for w in r.split()))
+        except BaseException as e:  # a plain call's failure may be what it raises: it is shown
+            got = {"value": None, "shown": f"raised {type(e).__name__}: {e}"}
+        finally:
+            ns.clear()
+            ns.update(saved)
+        return dict(got, printed=out.getvalue())
+
+
+    channel.write(json.dumps({n: replay(n, s, c) for n, s, c in json.loads(sys.stdin.read())}) + "\n")
+    channel.flush()
+""")
+
+
+def _pasted_code(example: str) -> str | None:
+    """The code of a failure's smallest failing input, as the student pastes it; None where it is
+    only the input (hypothesis's ``name=value`` lines: nothing is called)."""
+    if "replay in the notebook: " in example:
+        return example.split("replay in the notebook: ", 1)[1].splitlines()[0]
+    tree = ast.parse(example)
+    return example if any(isinstance(node, ast.Expr) for node in tree.body) else None
+
+
+@pytest.mark.slow
+@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
+@pytest.mark.parametrize("grade_id", PASTED_IDS)
+def test_pasted_replays_fail_the_same_way(verdicts, grade_id):
+    """Each wrong answer's first failing test (notebooks 04 and 05): its replay, pasted after the
+    cell, fails. A check of ch13lib returns False, and check_run prints a line of the feedback word
+    for word (it judges with the grader's own checks, ch13lib.word_count_checks); a plain run counts
+    its records wrong, or raises what the feedback says it raised; a plain call shows the value the
+    feedback shows."""
+    import json
+    import subprocess
+    import sys
+
+    cases, messages = [], {}
+    for e in entries(grade_id):
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
+        code = _pasted_code(failed[0].example) if failed and not e.right and failed[0].example else None
+        if code:
+            cases.append((e.name, e.source, code))
+            messages[e.name] = (failed[0].message, code)
+    assert len(cases) >= 8, f"{grade_id}: too few wrong answers end with a replay"
+    proc = subprocess.run(
+        [sys.executable, "-c", PASTED], input=json.dumps(cases), capture_output=True, text=True, timeout=1500
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    wrong = {}
+    for name, (message, code) in messages.items():
+        got, last = again[name], code.strip().splitlines()
+        call = [line for line in last if not line.startswith("#")][-1]
+        if call.split("(")[0].split("; ")[-1] in CHECKS:
+            ok = got["value"] is False
+            if ok and call.startswith("check_run("):
+                ok = bool(_said_lines(message) & _said_lines(got["printed"]))
+        elif got["shown"].startswith("raised "):  # as the feedback says it raised
+            ok = got["shown"].split()[1].rstrip(":") in message
+        elif "right" in got:
+            ok = got["right"] is False
+        else:
+            ok = got["shown"] in message
+        if not ok:
+            wrong[name] = (message[-300:], code[-300:], got["shown"][:300], got["printed"][-600:])
+    assert not wrong, f"{grade_id}: replays that do not fail the same way when pasted: {wrong}"
 
 
 def _said_lines(text: str) -> set[str]:
