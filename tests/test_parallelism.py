@@ -528,7 +528,7 @@ LOADED = secrets.token_hex(8)  # one per load of the cell: per process in a subj
 """
 
 
-@pytest.mark.deep  # a whole zero1 grading; its wrong-answer twin is wrong_shard_state_in_module_global
+@pytest.mark.deep  # a whole zero1 grading; its attack twin is tests/redteam/c_zero1_state_beside_state_dict_global.py
 def test_each_step_of_the_state_test_runs_in_a_fresh_process():
     """The state test hands a rank nothing but the parameters, the step's gradients and the last
     step's state_dict(): a cell that finds its own load's token in the state it is given took the
