@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ch13lib._sched_code import _SCHED_FILES, _hidden_dunders, _line_text
-from ch13lib.lang import Messages
+from ch13lib.lang import Both, Messages
 
 if TYPE_CHECKING:
     from ch13lib._sched_run import Run, _Sim
@@ -121,15 +121,21 @@ class _Sync:
     def _label(self) -> str:
         return self._name or f"{self._kind}-{self._n}"
 
-    def _log(self, run, action):
-        """Story event, only when your code made the call (not the stdlib on your behalf)."""
+    def _log(self, run, verb: str, **fields):
+        """Story event (a verb of _sched_run.STEPS and its fields, told in words when the story is
+        printed), only when your code made the call (not the stdlib on your behalf)."""
         if run.record:
             f = sys._getframe(1)
             while f is not None and f.f_code.co_filename in _SCHED_FILES:
                 f = f.f_back
             if f is not None and f.f_code.co_filename in run.traced:
                 run.events.append(
-                    (run.current.name, f.f_lineno, linecache.getline(f.f_code.co_filename, f.f_lineno).strip(), action)
+                    (
+                        run.current.name,
+                        f.f_lineno,
+                        linecache.getline(f.f_code.co_filename, f.f_lineno).strip(),
+                        (verb, fields),
+                    )
                 )
 
 
@@ -181,7 +187,7 @@ class Lock(_Sync):
         self._holder = run.current
         run.current.held.add(self._label())
         self._where = _caller_where(run)
-        self._log(run, f"acquired {self._label()}")
+        self._log(run, "acquired", lock=self._label())
         return True
 
     def release(self) -> None:
@@ -189,7 +195,7 @@ class Lock(_Sync):
         if not self._locked:
             raise RuntimeError("release unlocked lock")
         if run is not None:
-            self._log(run, f"released {self._label()}")
+            self._log(run, "released", lock=self._label())
         if self._holder is not None:
             self._holder.held.discard(self._label())
         self._locked = False
@@ -307,7 +313,7 @@ class Condition(_Sync):
         waiter = [False]
         self._waiters.append(waiter)
         saved = self._lock._release_save()
-        self._log(run, f"waits on {self._label()} (released {self._lock._label()})")
+        self._log(run, "waits", cond=self._label(), lock=self._lock._label())
         ok = run.block(lambda: waiter[0], _deadline(run, timeout), (M.both("notify", cond=self._label()), self))
         if not ok:
             try:
@@ -315,7 +321,7 @@ class Condition(_Sync):
             except ValueError:
                 pass
         self._lock._acquire_restore(saved)
-        self._log(run, f"woke from {self._label()} and re-acquired {self._lock._label()}")
+        self._log(run, "woke", cond=self._label(), lock=self._lock._label())
         return ok
 
     def wait_for(self, predicate, timeout: float | None = None):
@@ -343,7 +349,7 @@ class Condition(_Sync):
             while self._waiters and woke < n:
                 self._waiters.popleft()[0] = True
                 woke += 1
-            self._log(run, f"notified {woke} waiter{'s' if woke != 1 else ''} of {self._label()}")
+            self._log(run, "notified", n=woke, s=Both("", "s" if woke != 1 else ""), cond=self._label())
 
     def notify_all(self) -> None:
         self.notify(len(self._waiters) or 1)
@@ -383,7 +389,7 @@ class Semaphore(_Sync):
         self._value -= 1
         if self._mutex:
             run.current.held.add(self._label())
-        self._log(run, f"acquired {self._label()} (value now {self._value})")
+        self._log(run, "acquired_sem", sem=self._label(), value=self._value)
         return True
 
     __enter__ = acquire
@@ -396,7 +402,7 @@ class Semaphore(_Sync):
         if self._mutex and run is not None:
             run.current.held.discard(self._label())
         if run is not None:
-            self._log(run, f"released {self._label()} (value now {self._value})")
+            self._log(run, "released_sem", sem=self._label(), value=self._value)
 
     def __exit__(self, *exc) -> None:
         self.release()
@@ -485,7 +491,7 @@ class Thread:
             self._name = sim.name
         run.spawned += 1
         if run.record:
-            run._event(run.current, f"started {sim.name}", depth=1)
+            run._event(run.current, ("started", {"thread": sim.name}), depth=1)
         run.launch(sim, self.run)
 
     def run(self) -> None:
@@ -510,7 +516,7 @@ class Thread:
                 if me.vc.get(k, -1) < v:
                     me.vc[k] = v
             if run.record:
-                run._event(run.current, f"joined {sim.name}", depth=1)
+                run._event(run.current, ("joined", {"thread": sim.name}), depth=1)
 
     def is_alive(self) -> bool:
         return self._sim is not None and self._sim.started and not self._sim.done
@@ -613,7 +619,7 @@ def _sleep(seconds) -> None:
     run.point()
     if seconds > 0:
         if run.record:
-            run._event(run.current, f"sleeps {seconds:g}s", depth=2)
+            run._event(run.current, ("sleeps", {"seconds": f"{seconds:g}"}), depth=2)
         run.block(lambda: False, run.clock + seconds, (M.both("sleep", seconds=f"{seconds:g}"), None))
 
 

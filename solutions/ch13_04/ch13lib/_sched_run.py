@@ -43,10 +43,10 @@ from ch13lib._sched_code import (
     _trusted_frame,
 )
 from ch13lib._sched_models import Lock, RLock, Thread, _real_get_ident, _real_lock, _real_start, _Sync
-from ch13lib.lang import Both, Messages
+from ch13lib.lang import Both, Messages, language
 
 # What the scheduler tells a student, in the course's language (ch13lib/lang.py). The story's own
-# lines (read/wrote/acquired ...: a trace of your code's steps) stay as they are in both languages.
+# lines (read/wrote/acquired ...: a trace of your code's steps) are told by STEPS below.
 M = Messages(
     raised=("{name} 抛出了 {exc}", "{name} raised {exc}"),
     raised_at=("{name} 抛出了 {exc}: {text} (位置: {where})", "{name} raised {exc}: {text} (at {where})"),
@@ -95,6 +95,124 @@ M = Messages(
 )
 
 
+# The story's steps. The run records each as a verb of this table and its fields, in no language
+# (:func:`step`); the trace is told in the language in force when it is printed (:func:`tell`).
+STEPS = Messages(
+    read=("读取 {what} = {value}", "read {what} = {value}"),
+    read_it=("读取 {what}", "read {what}"),
+    wrote=("写入 {what} = {value}", "wrote {what} = {value}"),
+    wrote_it=("写入 {what}", "wrote {what}"),
+    deleted=("删除 {what}", "deleted {what}"),
+    entered=("进入 {name}", "entered {name}"),
+    called=("调用 {what}(...)", "called {what}(...)"),
+    iterated=("迭代 {what}", "iterated {what}"),
+    spliced=("展开 {what}(...) 的参数", "spliced arguments of {what}(...)"),
+    changed=("原地修改 {what}", "changed {what} in place"),
+    ran=("执行 {what}", "ran {what}"),
+    blocked=("阻塞: 等待 {what}", "blocked: {what}"),
+    timed_out=("等待 ({what}) 超时, 此时 t={t}s", "timed out waiting ({what}) at t={t}s"),
+    finished=("结束", "finished"),
+    started=("启动了 {thread}", "started {thread}"),
+    joined=("等到了 {thread} 结束 (join)", "joined {thread}"),
+    sleeps=("休眠 {seconds} 秒", "sleeps {seconds}s"),
+    acquired=("获得 {lock}", "acquired {lock}"),
+    released=("释放 {lock}", "released {lock}"),
+    acquired_sem=("获得 {sem} (值变为 {value})", "acquired {sem} (value now {value})"),
+    released_sem=("释放 {sem} (值变为 {value})", "released {sem} (value now {value})"),
+    waits=("在 {cond} 上等待 (释放了 {lock})", "waits on {cond} (released {lock})"),
+    woke=("从 {cond} 被唤醒, 重新获得了 {lock}", "woke from {cond} and re-acquired {lock}"),
+    notified=("通知了 {cond} 的 {n} 个等待者{s}", "notified {n} waiter{s} of {cond}"),
+    in_library=("{step} (在 {inner} 中)", "{step} (in {inner})"),
+    more=("省略了 {n} 步", "{n} more steps"),
+    at=("第 {n} 行", "line {n}"),
+    # the places the code tables name (_sched_code._drain_entry) when a trace tells them
+    unpacking=("第 {n} 行的解包", "unpacking at line {n}"),
+    splicing=("第 {n} 行的展开", "splicing at line {n}"),
+    iterable=("第 {n} 行的可迭代对象", "the iterable at line {n}"),
+    iterator=("第 {n} 行的迭代器", "the iterator at line {n}"),
+    comprehension=("{name} 中的 .0", ".0 in {name}"),
+)
+
+
+def step(verb: str, **fields) -> tuple:
+    """A step of the story as the run records it: a verb of STEPS and its fields (str, or
+    :class:`Both` where a phrase has a side in each language), in no language."""
+    return (verb, fields)
+
+
+def trace_side() -> int:
+    """Which language a trace is told in: Chinese under zh; English under en and under both, where
+    the header above it says it in both languages and a trace told twice would double the feedback."""
+    return 0 if language() == "zh" else 1
+
+
+def told(act, side: int | None = None) -> str:
+    """One recorded step (:func:`step`) in words, in the language of ``side`` (default: :func:`trace_side`)."""
+    side = trace_side() if side is None else side
+    verb, fields = act
+    if verb == "in_library":
+        fields = {**fields, "step": Both(told(fields["step"], 0), told(fields["step"], 1))}
+    return STEPS.both(verb, **fields)[side]
+
+
+_PLACE = re.compile(r"(unpacking|splicing|the iterable|the iterator) at line (\d+)|\.0 in (.+)", re.S)
+_PLACES = {"unpacking": "unpacking", "splicing": "splicing", "the iterable": "iterable", "the iterator": "iterator"}
+
+
+def _place(text: str) -> tuple | None:
+    """The step that names a place a code table names in English ("unpacking at line 7",
+    _sched_code._drain_entry), or None for code text (``self.items``)."""
+    m = _PLACE.fullmatch(text)
+    if m is None:
+        return None
+    if m.group(3) is not None:
+        return step("comprehension", name=m.group(3))
+    return step(_PLACES[m.group(1)], n=m.group(2))
+
+
+def place(text: str) -> Both | str:
+    """What a code table names (:func:`_place`) in each language; code text as it is."""
+    act = _place(text)
+    return text if act is None else STEPS.both(act[0], **act[1])
+
+
+def tell(events, limit: int = 40) -> str:
+    """The story: one line per recorded step (thread, your line, what it did), in the language in
+    force; a long one keeps its first and last steps around a line saying how many were left out."""
+    side = trace_side()
+    out = []
+    for e in _kept(events, limit):
+        if e is None:
+            out.append(f"  ... {STEPS.both('more', n=len(events) - limit + 1)[side]} ...")
+            continue
+        name, line, text, act = e
+        if not line:
+            loc = " " * 50
+        elif side == 0:  # right-aligned: 第   7 行 and 第  16 行 line up
+            loc = f"{STEPS.both('at', n=f'{line:>3}')[0]} {text[:40]:<40}"
+        else:
+            loc = f"{STEPS.both('at', n=f'{line:<3}')[1]} {text[:40]:<40}"
+        out.append(f"  {name:<5} {loc}  {told(act, side)}")
+    return "\n".join(out)
+
+
+def rows(events, limit: int = 40) -> list:
+    """The rows of :func:`tell` as plain data (for the swimlane picture): [thread, line, text,
+    action], in the language in force; a skipped stretch as ["...", 0, "", "N more steps"]."""
+    side = trace_side()
+    return [
+        ["...", 0, "", STEPS.both("more", n=len(events) - limit + 1)[side]]
+        if e is None
+        else [str(e[0]), int(e[1] or 0), str(e[2])[:60], told(e[3], side)[:80]]
+        for e in _kept(events, limit)
+    ]
+
+
+def _kept(events, limit: int) -> list:
+    """The steps a story tells: all, or its first 8 and last ``limit - 9`` around None (the rest)."""
+    return list(events) if len(events) <= limit else [*events[:8], None, *events[-(limit - 9) :]]
+
+
 def joined(parts, sep: str = "") -> Both:
     """Sentences and phrases (each a :class:`Both`, or a str the same in both languages) joined, in
     each language."""
@@ -109,11 +227,6 @@ def located(where):
     """A place in your code, "line 12: x += 1" (_sched_code._line_text), in each language."""
     m = _LINE.fullmatch(where) if isinstance(where, str) else None
     return M.both("line", n=m.group(1), code=m.group(2)) if m else where
-
-
-def english(phrase) -> str:
-    """The English side of a phrase (the story's lines are told in one language)."""
-    return phrase[1] if isinstance(phrase, Both) else str(phrase)
 
 
 def plural(n: int) -> Both:
@@ -131,6 +244,11 @@ def _park():
 # An object's address as an int (a dict keyed by id(obj)): different on every run, so the story
 # would be too. No value of these exercises is that large otherwise.
 _ADDRESS = re.compile(r"(?<![\w.])\d{12,}(?![\w.])")
+
+
+def _read(text: str, v) -> tuple:
+    """The step that reads ``text``, with its value when it could be read statically."""
+    return step("read", what=text, value=_short(v)) if v is not _MISSING else step("read_it", what=text)
 
 
 def _short(v, limit=60) -> str:
@@ -220,8 +338,7 @@ class Failure:
     message: str  # what went wrong, in words (in the language in force; ``sides``: in each)
     schedule: str = ""  # pass to replay() to run exactly this interleaving again
     preemptions: int = 0
-    story: str = ""  # the interleaving, in your own lines
-    events: list = dataclasses.field(default_factory=list)  # the same rows as data: [thread, line, text, action]
+    steps: list = dataclasses.field(default_factory=list)  # the interleaving as recorded: Run.events
     blocked: list = dataclasses.field(default_factory=list)  # [(thread, what, line)] at the end
     exc: BaseException | None = None
     scenario: str = ""
@@ -240,14 +357,24 @@ class Failure:
         """The message in each language."""
         return Both(*self.sides) if self.sides else Both(self.message, self.message)
 
+    @property
+    def story(self) -> str:
+        """The interleaving, in your own lines, in the language in force (empty when not recorded)."""
+        return tell(self.steps)
+
+    @property
+    def events(self) -> list:
+        """The story's rows as data, in the language in force: [thread, line, text, action]."""
+        return rows(self.steps)
+
     def told(self) -> str:
         """How it happened: the header, then the story (empty when there is none)."""
-        if not self.story:
+        if not self.steps:
             return ""
         return M("how", n=self.preemptions, s=plural(self.preemptions)) + "\n" + self.story
 
     def explain(self) -> str:
-        return "\n".join([self.message] + ([self.told()] if self.story else []))
+        return "\n".join([self.message] + ([self.told()] if self.steps else []))
 
 
 @dataclasses.dataclass
@@ -309,7 +436,7 @@ class Run:
         self.finished = False
         self.done = _real_lock()
         self.done.acquire()
-        self.events: list[tuple] = []  # (thread name, line, text of line, action)
+        self.events: list[tuple] = []  # (thread name, line, text of line, step(...)): the story, recorded
         self.student_modules: set[str] = set()
         self.result = None
         self.sync_count = collections.Counter()
@@ -459,7 +586,7 @@ class Run:
             if not point or not self._user_call():
                 return True
         elif self.record:
-            self._event(me, f"blocked: {english(waiting[0])}", depth=3)
+            self._event(me, step("blocked", what=waiting[0]), depth=3)
         me.cond, me.deadline, me.waiting, me.timed_out = cond, deadline, waiting, False
         try:
             while True:
@@ -473,7 +600,7 @@ class Run:
                     self._transfer(me, nxt)
                 if me.timed_out:
                     if self.record:
-                        self._event(me, f"timed out waiting ({english(waiting[0])}) at t={self.clock:g}s", depth=3)
+                        self._event(me, step("timed_out", what=waiting[0], t=f"{self.clock:g}"), depth=3)
                     self._passed(me)
                     return False
                 if cond():
@@ -493,7 +620,7 @@ class Run:
 
     def _finish_thread(self, sim: _Sim) -> None:
         if self.record:
-            self._event(sim, "finished", depth=0, student=False)
+            self._event(sim, step("finished"), depth=0, student=False)
         sim.done = True
         nxt = self._choose(None, origin=sim)
         if nxt is None:
@@ -605,7 +732,7 @@ class Run:
             return M.both("not_yours")
         return _line_text(f.f_code.co_filename, f.f_lineno)
 
-    def _event(self, sim: _Sim, action: str, depth: int = 2, student=True) -> None:
+    def _event(self, sim: _Sim, action: tuple, depth: int = 2, student=True) -> None:
         f = self._student_frame(sys._getframe(depth)) if depth else None
         if student and f is None:
             return
@@ -666,7 +793,7 @@ class Run:
         label = ("call", code.co_qualname)
         real = self._racy_access(self.current, label, label, True)
         if self.record and label in self.racy:
-            self._event_at(self.current, caller, f"entered {code.co_qualname}")
+            self._event_at(self.current, caller, step("entered", name=code.co_qualname))
         self.point(real=real)
 
     def _visible(self, frame, info) -> None:
@@ -708,7 +835,7 @@ class Run:
             if verdict[0]:
                 return
             if tell:
-                self._event_at(me, frame, f"read {name} = {_short(v)}")
+                self._event_at(me, frame, step("read", what=name, value=_short(v)))
         elif op == "LOAD_ATTR":
             if verdict[0] is None or self.record:
                 obj = _eval_chain(base, frame)
@@ -723,11 +850,11 @@ class Run:
                 verdict[1] = isinstance(v, _CONTAINERS)
             write = verdict[1]
             if tell:
-                self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
+                self._event_at(me, frame, _read(text, v))
         elif op == "BINARY_SUBSCR":
             if tell:
                 v = self._subscr(base, key, frame)
-                self._event_at(me, frame, f"read {text} = {_short(v)}" if v is not _MISSING else f"read {text}")
+                self._event_at(me, frame, _read(text, v))
         else:  # a write or a delete
             if tell:
                 me.pending = (frame, frame.f_lineno, op, name, base, key, text)
@@ -749,7 +876,7 @@ class Run:
             label = (frame.f_code.co_qualname, *label)
         real = self._racy_access(me, where, label, write, obj)
         if self.record and not mine and label in self.racy:
-            self._event_at(me, frame, f"{'wrote' if write else 'read'} {text}")
+            self._event_at(me, frame, step("wrote_it" if write else "read_it", what=text))
         self.point(real=real)
 
     def _racy_access(self, me: _Sim, where, label, write: bool, obj=None) -> bool:
@@ -808,7 +935,7 @@ class Run:
         frame, line, op, name, base, key, text = me.pending
         me.pending = None
         if op.startswith("DELETE"):
-            self._event_at(me, frame, f"deleted {text}", line)
+            self._event_at(me, frame, step("deleted", what=text), line)
             return
         if op == "STORE_GLOBAL":
             v = frame.f_globals.get(name, _MISSING)
@@ -821,7 +948,8 @@ class Run:
             v = self._subscr(base, key, frame)
         if v is not _MISSING and self._boring(v) and not isinstance(v, _Sync):
             return  # rebinding a function or class: not worth a line
-        self._event_at(me, frame, f"wrote {text} = {_short(v)}" if v is not _MISSING else f"wrote {text}", line)
+        written = step("wrote", what=text, value=_short(v)) if v is not _MISSING else step("wrote_it", what=text)
+        self._event_at(me, frame, written, line)
 
     def _call(self, me: _Sim, frame, func_chain, arg_chains, text, spliced=None) -> None:
         """A call: Python code is watched inside; a harmless builtin reads the containers it is
@@ -829,7 +957,7 @@ class Run:
         whatever else it reaches (the call itself is an access, named by its text). ``f(*w)``
         iterates ``w`` in C first, whatever ``f`` is: a drain (see _drain)."""
         if spliced is not None and not all(_iterator_verdict(_eval_chain(c, frame))[0] for c in spliced):
-            self._touch(me, frame, [(None, ("call", f"{text}(*...)"), True)], f"spliced arguments of {text}(...)")
+            self._touch(me, frame, [(None, ("call", f"{text}(*...)"), True)], step("spliced", what=text))
         callee = _eval_chain(func_chain, frame)  # every time: the same text may name another callee
         if frame.f_code.co_filename in self.traced and self._makes_hidden_dunder(callee, arg_chains, frame):
             self._refuse_dunder(me, frame, f"{text}(...)")
@@ -846,7 +974,7 @@ class Run:
                 accesses.append((v, c, kind is None))
         if kind is None:
             accesses.append((None, ("call", text), True))
-        self._touch(me, frame, accesses, f"called {text}(...)")
+        self._touch(me, frame, accesses, step("called", what=text))
 
     @staticmethod
     def _makes_hidden_dunder(callee, arg_chains, frame) -> bool:
@@ -891,7 +1019,7 @@ class Run:
             harmless, _, what = self._loop(me, frame, link, text)
             if harmless:
                 return
-            label, told = f"next({what})", f"iterated {what}"
+            label, told = f"next({what})", step("iterated", what=place(what))
         elif kind == "unpack":
             if link is not None:  # a loop's target: an element of what it iterates
                 harmless = self._loop(me, frame, link, text)[1]
@@ -902,12 +1030,12 @@ class Run:
                 harmless = v is not _MISSING and type(v) in _PLAIN_TYPES
             if harmless:
                 return
-            label = told = text
+            label, told = text, _place(text) or step("ran", what=text)
         else:  # splice
             values = [_eval_chain(c, frame) for c in operands] if operands is not None else [_MISSING]
             if all(_iterator_verdict(v)[0] for v in values):
                 return
-            label = told = text
+            label, told = text, _place(text) or step("ran", what=text)
         self._touch(me, frame, [(None, ("call", label), True)], told)
 
     @staticmethod
@@ -958,9 +1086,9 @@ class Run:
                 accesses.append((None, ("call", text), True))
             elif isinstance(v, _CONTAINERS):
                 accesses.append((v, c, False))
-        self._touch(me, frame, accesses, f"changed {text} in place" if inplace else f"ran {text}")
+        self._touch(me, frame, accesses, step("changed" if inplace else "ran", what=text))
 
-    def _touch(self, me: _Sim, frame, accesses, told: str) -> None:
+    def _touch(self, me: _Sim, frame, accesses, told: tuple) -> None:
         """One potential scheduling point for these accesses: (object, its chain, write); an object
         of None is a call's own location, its chain ("call", text)."""
         if not accesses:
@@ -983,7 +1111,7 @@ class Run:
             frame, line = self._student_frame(frame), None
             if frame is None:
                 return
-            action = f"{action} (in {inner})"
+            action = step("in_library", step=action, inner=inner)
         line = line or frame.f_lineno
         self.events.append((me.name, line, linecache.getline(frame.f_code.co_filename, line).strip(), action))
 
@@ -1027,29 +1155,12 @@ class Run:
         return getattr(type(v), "__module__", None) in self.student_modules
 
     def story_events(self, limit: int = 40) -> list:
-        """The rows of :meth:`story` as plain data (for the swimlane picture): [thread, line, text,
-        action], a skipped stretch as ["...", 0, "", "N more steps"]."""
-        ev = self.events
-        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9) :]
-        return [
-            ["...", 0, "", f"{len(ev) - limit + 1} more steps"]
-            if e is None
-            else [str(e[0]), int(e[1] or 0), str(e[2])[:60], str(e[3])[:80]]
-            for e in rows
-        ]
+        """The rows of :meth:`story` as plain data (for the swimlane picture): see :func:`rows`."""
+        return rows(self.events, limit)
 
     def story(self, limit: int = 40) -> str:
-        ev = self.events
-        rows = ev if len(ev) <= limit else ev[:8] + [None] + ev[-(limit - 9) :]
-        out = []
-        for e in rows:
-            if e is None:
-                out.append(f"  ... {len(ev) - limit + 1} more steps ...")
-                continue
-            name, line, text, action = e
-            loc = f"line {line:<3} {text[:40]:<40}" if line else " " * 50
-            out.append(f"  {name:<5} {loc}  {action}")
-        return "\n".join(out)
+        """The interleaving so far, in your own lines, in the language in force (:func:`tell`)."""
+        return tell(self.events, limit)
 
 
 def _exc_where(e: BaseException, traced) -> str | Both:

@@ -345,8 +345,7 @@ def _explain(main, found: Run, traced, check, opts, replays) -> Failure:
     failure = story_run.failure or rec.failure or found.failure
     failure.schedule = format_schedule(story_run.trace if story_run.failure else steps)
     failure.preemptions = _preemptions(found.decisions)
-    failure.story = (story_run if story_run.failure else rec).story()
-    failure.events = (story_run if story_run.failure else rec).story_events()
+    failure.steps = list((story_run if story_run.failure else rec).events)
     same = story_run.failure is not None and story_run.failure.kind == found.failure.kind
     for _ in range(replays):
         again = _one(main, (), traced, check, None, follow=steps, **opts)
@@ -447,8 +446,7 @@ def replay(
     if run.failure is not None:
         run.failure.schedule = schedule
         run.failure.preemptions = run.preemptions
-        run.failure.story = run.story()
-        run.failure.events = run.story_events()
+        run.failure.steps = list(run.events)
         return run.failure
     if not quiet:
         print(M("no_failure") + "\n" + run.story())
