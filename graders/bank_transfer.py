@@ -90,9 +90,18 @@ def explore(answer, scenarios) -> None:
     _sync.explore(answer, scenarios, OBJ, BUDGET, SAYS)
 
 
+# Its scenarios' names, in each language (sync_checks.named): what the feedback calls them.
+NAMES = Messages(
+    one_thread=("单线程: 余额足够、余额不足、同一个账户", "one thread: enough money, not enough, same account"),
+    same_account=("两笔转入同一个账户的转账", "two transfers into the same account"),
+    cannot_both=("两笔不能都支付的转账", "two transfers that cannot both be paid"),
+    cycle=("三笔转账构成一个环", "a cycle of three transfers"),
+)
+
+
 SEQUENTIAL = [
     Scenario(
-        "one thread: enough money, not enough, same account",
+        sc.named("one_thread", NAMES),
         '''
 a, b = m.Account(1, 50), m.Account(2, 0)
 assert (a.id, a.balance) == (1, 50), "Account(1, 50) must have .id == 1 and .balance == 50"
@@ -121,7 +130,7 @@ HINT_LOST = ("check", tuple(M.both("hint_lost")))
 # Named by what they test, so reordering a list cannot change what a test below explores.
 LOST_MONEY = [
     Scenario(
-        "two transfers into the same account",
+        sc.named("same_account", NAMES),
         '''
 a, b, c = m.Account(1, 10), m.Account(2, 10), m.Account(3, 0)
 threads = [threading.Thread(target=m.transfer, args=(a, c, 5)),
@@ -136,7 +145,7 @@ assert (a.balance, b.balance, c.balance) == (5, 3, 12), (f"after a->c 5 and b->c
         hints=(HINT_LOST,),
     ),
     Scenario(
-        "two transfers that cannot both be paid",
+        sc.named("cannot_both", NAMES),
         '''
 a, b = m.Account(1, 10), m.Account(2, 0)
 results = []
@@ -156,7 +165,7 @@ assert (a.balance, b.balance) == (3, 7), f"balances {a.balance}, {b.balance}; ex
 ]
 CYCLES = [
     Scenario(
-        "a cycle of three transfers",
+        sc.named("cycle", NAMES),
         '''
 a, b, c = m.Account(1, 10), m.Account(2, 10), m.Account(3, 10)
 threads = [threading.Thread(target=m.transfer, args=(a, b, 1)),

@@ -82,9 +82,23 @@ def explore(answer, scenarios) -> None:
     _sync.explore(answer, scenarios, OBJ, BUDGET, SAYS)
 
 
+# Its scenarios' names, in each language (sync_checks.named): what the feedback calls them.
+NAMES = Messages(
+    one_thread=("单线程: 容量、先进先出顺序、len", "one thread: capacity, FIFO order, len"),
+    two_consumers=(
+        "容量为 1, 两个消费者, 然后一个放入两个物品的生产者",
+        "capacity 1, two consumers, then a producer of two items",
+    ),
+    two_producers=(
+        "容量为 1, 两个生产者 (两个物品和一个物品), 然后一个取三个物品的消费者",
+        "capacity 1, two producers (two items and one), then a consumer of three",
+    ),
+)
+
+
 SEQUENTIAL = [
     Scenario(
-        "one thread: capacity, FIFO order, len",
+        sc.named("one_thread", NAMES),
         '''
 for bad in (0, -3):
     try:
@@ -113,7 +127,7 @@ HINT_WHILE = ("exception", tuple(M.both("hint_while")))
 
 MANY = [
     Scenario(
-        "capacity 1, two consumers, then a producer of two items",
+        sc.named("two_consumers", NAMES),
         '''
 buf = m.BoundedBuffer(1)
 got = []
@@ -134,7 +148,7 @@ assert sorted(got, key=str) == ["x", "y"], f"the consumers got {got}, expected x
         hints=(HINT_WAKE, HINT_WAKE_MAIN, HINT_WHILE),
     ),
     Scenario(
-        "capacity 1, two producers (two items and one), then a consumer of three",
+        sc.named("two_producers", NAMES),
         '''
 buf = m.BoundedBuffer(1)
 got = []

@@ -72,9 +72,21 @@ def explore(answer, scenarios, obj_name="SafeCounter", **budget) -> dict | None:
     return _sync.explore(answer, scenarios, obj_name, budget or BUDGET, SAYS)
 
 
+# Its scenarios' names, in each language (sync_checks.named): what the feedback calls them.
+NAMES = Messages(
+    one_thread=("单线程, 没有并发", "one thread, no concurrency"),
+    three_threads=("三个线程, 各 increment 一次", "three threads, one increment each"),
+    first_schedule=("count_with_threads(3, 1) 启动 3 个线程", "count_with_threads(3, 1) starts 3 threads"),
+    spy=(
+        "count_with_threads({n}, {k}), 监视每一次 increment()",
+        "count_with_threads({n}, {k}), watching every increment()",
+    ),
+)
+
+
 SEQUENTIAL = [
     Scenario(
-        "one thread, no concurrency",
+        sc.named("one_thread", NAMES),
         '''
 c = m.SafeCounter()
 assert c.value == 0, f"a new SafeCounter has value {c.value!r}, expected 0"
@@ -92,7 +104,7 @@ assert (c.value, other.value) == (5, 1), (f"two counters share their count: valu
 
 MORE_RACES = [
     Scenario(
-        "three threads, one increment each",
+        sc.named("three_threads", NAMES),
         '''
 c = m.SafeCounter()
 threads = [threading.Thread(target=c.increment) for _ in range(3)]
@@ -145,7 +157,7 @@ def spy_says(n: int, k: int) -> tuple:
 
 def spy_scenario(n: int, k: int) -> Scenario:
     return Scenario(
-        f"count_with_threads({n}, {k}), watching every increment()",
+        sc.named("spy", NAMES, n=n, k=k),
         f'''
 calls, counters = [], set()
 real_increment = m.SafeCounter.increment
@@ -173,7 +185,7 @@ assert len(counters) == 1, (f"the increments went to {{len(counters)}} different
 # Run in the default schedule only; the subject reports how many threads it started and the
 # judge checks that number (one worker per thread requested).
 FIRST_SCHEDULE = Scenario(
-    "count_with_threads(3, 1) starts 3 threads",
+    sc.named("first_schedule", NAMES),
     '''
 result = m.count_with_threads(3, 1)
 ''',
@@ -199,4 +211,4 @@ def count_with_threads(answer):
     # in the default schedule (no deviation), every requested worker is started
     rep = explore(answer, [FIRST_SCHEDULE], "count_with_threads", max_preemptions=0, max_schedules=1)
     if rep["threads"] < 3:
-        raise Fail(M("too_few_threads", name=FIRST_SCHEDULE.name, threads=rep["threads"]), M("default_schedule"))
+        raise Fail(M("too_few_threads", name=FIRST_SCHEDULE.title(), threads=rep["threads"]), M("default_schedule"))

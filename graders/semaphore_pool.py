@@ -167,9 +167,30 @@ def explore(answer, scenarios) -> None:
     _sync.explore(answer, scenarios, OBJ, BUDGET, SAYS)
 
 
+# Its scenarios' names, in each language (sync_checks.named): what the feedback calls them.
+NAMES = Messages(
+    refused_size=("拒绝小于 1 的 size", "size < 1 is refused"),
+    one_thread=("单线程: acquire、release、available", "one thread: acquire, release, available"),
+    timeout=(
+        "资源全部借出时, acquire(timeout) 抛出 TimeoutError",
+        "acquire(timeout) raises TimeoutError when all are out",
+    ),
+    connection=(
+        "connection() 在代码块之后释放资源, 代码块抛出异常时也一样",
+        "connection() releases after the body, also when it raises",
+    ),
+    refused_release=("被拒绝的 release 不改变任何东西", "a refused release changes nothing"),
+    three_one_use=("大小为 2, 三个线程, 各使用一次", "size 2, three threads, one use each"),
+    two_uses=("大小为 1, 两个线程, 各使用两次", "size 1, two threads, two uses each"),
+    three_threads=("大小为 1, 三个线程, 各使用一次", "size 1, three threads, one use each"),
+    same_resource=("两个线程同时 release 同一个资源", "two threads release the same resource at once"),
+    wakes_waiter=("超时之前的一次 release 唤醒了等待者", "a release before the timeout wakes the waiter"),
+)
+
+
 CONTRACT = [
     Scenario(
-        "size < 1 is refused",
+        sc.named("refused_size", NAMES),
         '''
 for bad in (0, -1):
     try:
@@ -180,7 +201,7 @@ for bad in (0, -1):
 ''',
     ),
     Scenario(
-        "one thread: acquire, release, available",
+        sc.named("one_thread", NAMES),
         '''
 make = new_factory()
 pool = m.ConnectionPool(2, factory=make)
@@ -203,7 +224,7 @@ assert make.made <= 2, (f"the factory was called {make.made} times for a pool of
         hints=(("deadlock", tuple(M.both("hint_too_serial"))),),
     ),
     Scenario(
-        "acquire(timeout) raises TimeoutError when all are out",
+        sc.named("timeout", NAMES),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 r = pool.acquire()
@@ -222,7 +243,7 @@ pool.release(r)
         hints=(("deadlock", tuple(M.both("hint_timeout"))),),
     ),
     Scenario(
-        "connection() releases after the body, also when it raises",
+        sc.named("connection", NAMES),
         '''
 pool = m.ConnectionPool(2, factory=new_factory())
 with pool.connection() as conn:
@@ -241,7 +262,7 @@ for _ in range(3):
 ''',
     ),
     Scenario(
-        "a refused release changes nothing",
+        sc.named("refused_release", NAMES),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 try:
@@ -276,7 +297,7 @@ pool.release(a)
 
 RACES = [
     Scenario(
-        "size 2, three threads, one use each",
+        sc.named("three_one_use", NAMES),
         '''
 pool = m.ConnectionPool(2, factory=new_factory())
 holders = Holders(2)
@@ -294,7 +315,7 @@ assert pool.available == 2, f"at the end available={pool.available}, expected 2"
         hints=TAKE_TURNS.hints,
     ),
     Scenario(
-        "size 1, two threads, two uses each",
+        sc.named("two_uses", NAMES),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
@@ -317,7 +338,7 @@ assert pool.available == 1, f"at the end available={pool.available}, expected 1"
 
 RACES_3 = [
     Scenario(
-        "size 1, three threads, one use each",
+        sc.named("three_threads", NAMES),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
@@ -339,7 +360,7 @@ assert pool.available == 1, f"at the end available={pool.available}, expected 1"
 
 DOUBLE_RELEASE = [
     Scenario(
-        "two threads release the same resource at once",
+        sc.named("same_resource", NAMES),
         '''
 pool = m.ConnectionPool(2, factory=new_factory())
 r = pool.acquire()
@@ -367,7 +388,7 @@ assert a is not b, "after the double release the pool handed out one resource tw
 
 TIMEOUTS = [
     Scenario(
-        "a release before the timeout wakes the waiter",
+        sc.named("wakes_waiter", NAMES),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 r = pool.acquire()

@@ -10,6 +10,7 @@ is tested on tiny programs, including that a plain unlocked ``+=`` is caught wit
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -95,6 +96,78 @@ def test_explore_cell_reports_plain_data():
     assert good["ok"] is True and "message" not in good and good["threads"] == 2
     with pytest.raises(KeyError):
         sync_checks.public_scenario("no such scenario")
+
+
+# A wrong answer whose failure is a deadlock told with a trace of reads, writes, waits and wakeups.
+SHARED_CONDITION = "wrong_notify_one_shared_condition"
+ENGLISH_VERBS = ("wrote", "read", "acquired", "released", "waits on", "woke from", "notified", "blocked:", "line ")
+
+
+def _failed_message(monkeypatch, language: str, gid: str, name: str) -> str:
+    """The first failing test's message for catalogue answer ``name``, graded under ``language``
+    (CH13_LANG: the grading subject is told it through the environment)."""
+    from graders._catalogue import entries
+
+    monkeypatch.setenv("CH13_LANG", language)
+    source = next(e.source for e in entries(gid) if e.name == name)
+    return next(r for r in grade(gid, source) if not r.passed).message
+
+
+def _trace(message: str) -> list[str]:
+    """The trace's lines of a message: a thread's name, then its step."""
+    return [line for line in message.splitlines() if re.match(r"  (main|T\d+) {2,}\S", line)]
+
+
+def test_a_failure_is_told_in_chinese_under_zh(monkeypatch):
+    message = _failed_message(monkeypatch, "zh", "bounded_buffer", SHARED_CONDITION)
+    assert "场景 '容量为 1, 两个消费者, 然后一个放入两个物品的生产者'" in message, message
+    assert "scenario '" not in message and "capacity 1" not in message
+    trace = _trace(message)
+    assert len(trace) > 10, message
+    assert "main  第  16 行 self._capacity = capacity" in trace[0] and trace[0].endswith("写入 self._capacity = 1")
+    steps = "\n".join(trace)
+    for verb in (
+        "读取 self._items = deque([])",
+        "获得 RLock-1",
+        "释放 RLock-1",
+        "在 Condition-1 上等待 (释放了 RLock-1)",
+    ):
+        assert verb in steps, verb
+    assert "阻塞: 等待 Condition-1 上的一次 notify" in steps and "通知了 Condition-1 的 1 个等待者" in steps
+    for line in trace:
+        # the thread, its line (第 N 行) and the code's text, as the student wrote it, then the step
+        told = re.fullmatch(r"  \S+ +(?:第 +\d+ 行 .{40}|\s{50})  (.*)", line)
+        assert told is not None, line
+        assert not any(verb in told.group(1) for verb in ENGLISH_VERBS), line
+
+
+def test_a_failure_is_told_in_english_under_en(monkeypatch):
+    message = _failed_message(monkeypatch, "en", "bounded_buffer", SHARED_CONDITION)
+    assert "scenario 'capacity 1, two consumers, then a producer of two items': deadlock" in message, message
+    assert not re.search(r"[\u4e00-\u9fff]", message), message
+    trace = _trace(message)
+    assert trace[0] == ("  main  line 16  self._capacity = capacity                 wrote self._capacity = 1"), trace[0]
+    steps = "\n".join(trace)
+    for verb in (
+        "read self._items = deque([])",
+        "acquired RLock-1",
+        "released RLock-1",
+        "waits on Condition-1 (released RLock-1)",
+        "woke from Condition-1 and re-acquired RLock-1",
+        "notified 1 waiter of Condition-1",
+        "blocked: a notify on Condition-1",
+    ):
+        assert verb in steps, verb
+    assert re.search(r"^  T\d +finished$", steps, re.M), steps
+
+
+def test_under_both_the_scenario_is_named_in_each_language_and_the_trace_once(monkeypatch):
+    message = _failed_message(monkeypatch, "both", "bounded_buffer", SHARED_CONDITION)
+    assert "场景 '容量为 1, 两个消费者, 然后一个放入两个物品的生产者': 死锁" in message, message
+    assert "scenario 'capacity 1, two consumers, then a producer of two items': deadlock" in message
+    trace = _trace(message)
+    assert trace[0].endswith("wrote self._capacity = 1") and sum("line 16 " in line for line in trace) == 1
+    assert not any(re.search(r"[\u4e00-\u9fff]", line) for line in trace), trace
 
 
 # ---- the scheduler on its own ---------------------------------------------------------------

@@ -22,7 +22,7 @@ import string
 import textwrap
 
 from ch13lib import grading, sched
-from ch13lib._sched_run import joined, plural
+from ch13lib._sched_run import STEPS, joined, plural, trace_side
 from ch13lib.cell import is_self_check_copy, self_check_filename
 from ch13lib.lang import FRAME, Both, Messages, say
 
@@ -384,6 +384,52 @@ SAYS = Messages(
 )
 
 
+# The scenarios' names, in each language: what a self-check's ✔ and ✘ lines and a failure's feedback
+# call a scenario. The English name is also how the graders pick a public scenario (public_scenario).
+NAMES = Messages(
+    two_increments=("两个线程, 各 increment 两次", "two threads, two increments each"),
+    count_2_2=("调用 count_with_threads(2, 2)", "count_with_threads(2, 2)"),
+    take_turns=("大小为 1, 两个线程轮流使用", "size 1, two threads take turns"),
+    two_holders=("大小为 2, 允许两个线程同时持有资源", "size 2 admits two holders at once"),
+    body_raises=("代码块抛出异常时仍然归还资源", "a body that raises still gives the resource back"),
+    one_each=("容量为 1, 一个生产者, 一个消费者", "capacity 1, one producer, one consumer"),
+    opposite=("同时进行 A->B 和 B->A", "A->B and B->A at the same time"),
+    workers=(
+        "count_with_threads(2, 2): 工作线程, 同一个计数器, 全部 join",
+        "count_with_threads(2, 2): worker threads, one counter, all joined",
+    ),
+    pool_one_thread=("单线程: size、available、资源复用", "one thread: size, available, resources reused"),
+    pool_timeout=("单线程: acquire(timeout) 抛出 TimeoutError", "one thread: acquire(timeout) raises TimeoutError"),
+    wrong_release=(
+        "单线程: 错误的 release 抛出 ValueError, 且不改变任何东西",
+        "one thread: a wrong release raises ValueError and changes nothing",
+    ),
+    taken_again=(
+        "大小为 1: 等待者被唤醒时, 资源又被拿走了",
+        "size 1: a waiter woken while the resource is taken again",
+    ),
+    release_at_once=("两个线程同时 release 同一个资源", "two threads release one resource at once"),
+    buffer_one_thread=("单线程: 容量、先进先出、len", "one thread: capacity, first in first out, len"),
+    two_consumers=("容量为 1, 两个消费者和一个生产者", "capacity 1, two consumers and one producer"),
+    two_producers=(
+        "容量为 1, 两个生产者, 然后本线程取出两个物品",
+        "capacity 1, two producers, then this thread takes both items",
+    ),
+    producers_at_once=(
+        "容量为 2, 两个生产者同时 put, 然后 get 两次",
+        "capacity 2, two producers at once, then two gets",
+    ),
+    bank_one_thread=("单线程: 支付成功、被拒绝、转给同一个账户", "one thread: paid, refused, to the same account"),
+    afford_one=("同一个账户的两笔付款, 余额只够其中一笔", "two payments from one account that can afford only one"),
+)
+
+
+def named(key: str, table: Messages | None = None, **fields) -> tuple[str, str]:
+    """A scenario's name as a :class:`Scenario` carries it: (Chinese, English), plain data, from
+    ``table`` (a grader's own names) or this module's NAMES."""
+    return tuple((NAMES if table is None else table).both(key, **fields))
+
+
 def hint(key: str) -> tuple[str, str]:
     """A hint of this module's table as a scenario carries it: (Chinese, English), plain data."""
     return tuple(M.both(key))
@@ -445,7 +491,7 @@ SUBJECT_API = ("explore_cell",)
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
-    name: str  # what it checks, in a few words
+    name: tuple | str  # what it checks, in a few words: (Chinese, English) (see :func:`named`), or a str for both
     code: str  # the scenario: runs as the main thread, your module is ``m``
     hints: tuple = ()  # (failure kind, what it usually means) pairs; the meaning a str or (Chinese, English)
     # A timed wait (sleep, acquire/wait/join with a timeout) may end at any scheduling point: a
@@ -456,6 +502,20 @@ class Scenario:
     # (Chinese, English) templates of its asserts' messages besides this module's SAYS: the English
     # as the code's f-string says it, each {expression} as written there (see :func:`said`)
     says: tuple = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):  # a Both (a tuple's subclass) travels to the subject as a plain tuple
+            object.__setattr__(self, "name", tuple(self.name))
+
+    @property
+    def key(self) -> str:
+        """Its English name: what the graders pick it by (:func:`public_scenario`) and its cell's copy is
+        called; the same in every language, so a run's trace and schedule do not depend on the language."""
+        return self.name if isinstance(self.name, str) else self.name[1]
+
+    def title(self) -> Both:
+        """Its name in each language, as a field of a sentence of a :class:`Messages` table."""
+        return Both(self.name, self.name) if isinstance(self.name, str) else Both(*self.name)
 
     def hint(self, kind: str):
         """The hint for a failure of this ``kind``: (Chinese, English), or a str (or "" when none)."""
@@ -523,7 +583,7 @@ HELPERS = {"new_factory": new_factory, "Holders": Holders}  # names every scenar
 def run(source: str, scenario: Scenario, *, load=None, filename=None, **budget) -> sched.Report:
     """Explore ``scenario`` on the cell ``source`` (or on ``load``, a fresh-module loader)."""
     if load is None:
-        src = sched.Source(source, filename or self_check_filename(scenario.name))
+        src = sched.Source(source, filename or self_check_filename(scenario.key))
         load, filename = src.load, src.filename
     main = sched.scenario_main(load, scenario.code, HELPERS)
     return sched.explore(main, traced={filename}, early_timeouts=scenario.early_timeouts, **budget)
@@ -556,7 +616,7 @@ def explore_cell(cell, scenario: Scenario, obj_name: str, **budget) -> dict:
             message=str(message),
             example=str(example),
             events=list(rep.failure.events),
-            scenario=str(scenario.name),
+            scenario=str(scenario.key),
         )
     return out
 
@@ -576,14 +636,14 @@ def feedback(scenario: Scenario, failure: sched.Failure, obj_name: str) -> tuple
     hint = scenario.hint(failure.kind)
     if _is_stub(failure):
         return (M("stub"), "")
-    msg = M("scenario", name=scenario.name, what=said(scenario, failure))
+    msg = M("scenario", name=scenario.title(), what=said(scenario, failure))
     tip = ("\n" + (say(*hint) if isinstance(hint, (tuple, list)) else hint)) if hint else ""
-    if failure.story:
+    if failure.steps:
         msg += "\n" + _shortened(failure.told(), MESSAGE_KEPT - len(msg) - len(tip) - 1)
     msg += tip
     code = textwrap.indent(scenario.code.strip("\n"), "    ")
     example = (
-        M("replay", name=scenario.name, schedule=failure.schedule) + "\n"
+        M("replay", name=scenario.title(), schedule=failure.schedule) + "\n"
         f"from ch13lib import sync_checks\n"
         f"SCENARIO = '''\n{code}\n'''\n"
         f"sync_checks.replay({obj_name}, SCENARIO, \"{failure.schedule}\""
@@ -607,7 +667,7 @@ def _shortened(told: str, room: int) -> str:
     while last and len("\n".join([header, *first, "", *last])) + 30 > room:
         last = last[1:]
     left_out = len(rows) - len(first) - len(last)
-    return "\n".join([header, *first, f"  ... {left_out} more steps ...", *last])
+    return "\n".join([header, *first, f"  ... {STEPS.both('more', n=left_out)[trace_side()]} ...", *last])
 
 
 def _is_stub(failure: sched.Failure) -> bool:
@@ -737,7 +797,7 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
             k = rep.max_preemptions
             extra = M.both("random", r=rep.random_schedules) if rep.random_schedules else Both("", "")
             which = M.both("which_all" if rep.exhaustive else "which_first")
-            lines.append(M("passed", name=sc.name, n=n, s=plural(n), which=which, k=k, ds=plural(k), extra=extra))
+            lines.append(M("passed", name=sc.title(), n=n, s=plural(n), which=which, k=k, ds=plural(k), extra=extra))
             continue
         ok = False
         msg, example = feedback(sc, rep.failure, obj_name)
@@ -768,7 +828,7 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
 
 COUNTER_SCENARIOS = [
     Scenario(
-        "two threads, two increments each",
+        named("two_increments"),
         '''
 c = m.SafeCounter()
 assert c.value == 0, f"a new SafeCounter has value {c.value!r}, expected 0"
@@ -785,7 +845,7 @@ assert c.value == 4, f"2 threads x 2 increments, but value is {c.value}, not 4: 
         hints=(("check", hint("hint_counter")),),
     ),
     Scenario(
-        "count_with_threads(2, 2)",
+        named("count_2_2"),
         '''
 result = m.count_with_threads(2, 2)
 assert result == 4, f"count_with_threads(2, 2) returned {result!r}, expected 4"
@@ -795,7 +855,7 @@ assert result == 4, f"count_with_threads(2, 2) returned {result!r}, expected 4"
 
 POOL_SCENARIOS = [
     Scenario(
-        "size 1, two threads take turns",
+        named("take_turns"),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
@@ -814,7 +874,7 @@ assert pool.available == 1, f"after every thread gave its resource back, availab
         hints=(("blocked_at_exit", hint("hint_wake_acquire")),),
     ),
     Scenario(
-        "size 2 admits two holders at once",
+        named("two_holders"),
         '''
 pool = m.ConnectionPool(2, factory=new_factory())
 both = threading.Barrier(2)          # each thread waits here until the other one holds a resource too
@@ -831,7 +891,7 @@ for t in threads:
         hints=(("deadlock", hint("hint_too_serial")),),
     ),
     Scenario(
-        "a body that raises still gives the resource back",
+        named("body_raises"),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 try:
@@ -850,7 +910,7 @@ pool.release(r)
 _WAKE = hint("hint_wake")
 BUFFER_SCENARIOS = [
     Scenario(
-        "capacity 1, one producer, one consumer",
+        named("one_each"),
         '''
 buf = m.BoundedBuffer(1)
 got = []
@@ -874,7 +934,7 @@ assert got == [0, 1, 2], f"the consumer got {got}, expected [0, 1, 2] (every ite
 
 BANK_SCENARIOS = [
     Scenario(
-        "A->B and B->A at the same time",
+        named("opposite"),
         '''
 a, b = m.Account(1, 100), m.Account(2, 100)
 def t1():
@@ -898,7 +958,7 @@ assert (a.balance, b.balance) == (110, 90), (f"balances {a.balance}, {b.balance}
 # A self-check runs the one-thread ones first (the contract), then the concurrent ones.
 
 COUNTER_WORKERS = Scenario(
-    "count_with_threads(2, 2): worker threads, one counter, all joined",
+    named("workers"),
     '''
 seen_threads, seen_counters = [], []
 plain_increment = m.SafeCounter.increment
@@ -924,7 +984,7 @@ assert len(seen_counters) == 1, (f"the 4 increments went to {len(seen_counters)}
 
 POOL_CONTRACT = [
     Scenario(
-        "one thread: size, available, resources reused",
+        named("pool_one_thread"),
         '''
 for bad in (0, -4):
     try:
@@ -952,7 +1012,7 @@ assert make.made <= 3, (f"a pool of size 3 called its factory {make.made} times:
         hints=(("deadlock", hint("hint_second_resource")),),
     ),
     Scenario(
-        "one thread: acquire(timeout) raises TimeoutError",
+        named("pool_timeout"),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 r = pool.acquire()
@@ -969,7 +1029,7 @@ pool.release(r)
         hints=(("deadlock", hint("hint_timeout")),),
     ),
     Scenario(
-        "one thread: a wrong release raises ValueError and changes nothing",
+        named("wrong_release"),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 try:
@@ -1004,7 +1064,7 @@ pool.release(r)
 
 POOL_RACES = [
     Scenario(
-        "size 1: a waiter woken while the resource is taken again",
+        named("taken_again"),
         '''
 pool = m.ConnectionPool(1, factory=new_factory())
 holders = Holders(1)
@@ -1030,7 +1090,7 @@ assert pool.available == 1, f"after every thread gave its resource back, availab
         hints=(("blocked_at_exit", hint("hint_wake_acquire")), ("exception", hint("hint_while_acquire"))),
     ),
     Scenario(
-        "two threads release one resource at once",
+        named("release_at_once"),
         '''
 pool = m.ConnectionPool(2, factory=new_factory())
 r = pool.acquire()
@@ -1057,7 +1117,7 @@ assert pool.available == 2, f"afterwards available={pool.available}, expected 2"
 _WHILE = hint("hint_while")
 BUFFER_MORE = [
     Scenario(
-        "one thread: capacity, first in first out, len",
+        named("buffer_one_thread"),
         '''
 for bad in (0, -2):
     try:
@@ -1079,7 +1139,7 @@ assert len(buf) == 0, f"after taking everything out, len is {len(buf)}, expected
 ''',
     ),
     Scenario(
-        "capacity 1, two consumers and one producer",
+        named("two_consumers"),
         '''
 buf = m.BoundedBuffer(1)
 got = []
@@ -1100,7 +1160,7 @@ assert sorted(got) == [10, 20], f"the two consumers got {got}, expected 10 and 2
         hints=(("blocked_at_exit", _WAKE), ("deadlock", _WAKE), ("exception", _WHILE)),
     ),
     Scenario(
-        "capacity 1, two producers, then this thread takes both items",
+        named("two_producers"),
         '''
 buf = m.BoundedBuffer(1)
 def producer(item):
@@ -1124,7 +1184,7 @@ assert sorted(got) == ["u", "v"], f"the two get() calls returned {got}, expected
         ),
     ),
     Scenario(
-        "capacity 2, two producers at once, then two gets",
+        named("producers_at_once"),
         '''
 buf = m.BoundedBuffer(2)
 def producer(x):
@@ -1145,7 +1205,7 @@ assert got == ["a", "b"], f"after two producers put a and b at once, two gets ga
 _BOTH_LOCKS = hint("hint_both_locks")
 BANK_MORE = [
     Scenario(
-        "one thread: paid, refused, to the same account",
+        named("bank_one_thread"),
         '''
 a, b = m.Account(1, 40), m.Account(2, 5)
 ok = m.transfer(a, b, 15)
@@ -1161,7 +1221,7 @@ assert ok is True and a.balance == 25, (f"transfer(a, a, 10) (from an account to
         hints=(("deadlock", hint("hint_self_transfer")),),
     ),
     Scenario(
-        "two payments from one account that can afford only one",
+        named("afford_one"),
         '''
 a, b = m.Account(1, 9), m.Account(2, 0)
 paid = []
@@ -1194,7 +1254,7 @@ def public_scenario(name: str) -> Scenario:
         + BANK_SCENARIOS
         + BANK_MORE
     ):
-        if s.name == name:
+        if s.key == name:
             return s
     raise KeyError(f"no public scenario is called {name!r}")
 
