@@ -26,21 +26,16 @@ WRONG = {
 }  # no input checks
 HONEST_WRONG_SCORE = {"quiz": 0.0, "amdahl": 4.0}  # what WRONG earns on its own merits
 
+# Exploits from the kernel that only an in-kernel grading would fall for. The kernel attacks on the
+# machine (a gradebook write, os._exit, a swallowed interrupt, files planted in the course) are
+# the red-team corpus's (tests/redteam/k_*), graded in the same course by tests/test_redteam.py.
 EXPLOIT_CELLS = {
-    "gradebook_write": "import glob\nfor db in glob.glob('../../../*.db'):\n"
-    "    try:\n        open(db, 'wb').write(b'21/9')\n"
-    "    except OSError as e:\n        print('refused:', e)\n",
     "input_transformer": "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
     "fake_graders_module": "import sys, types\nm = types.ModuleType('graders')\nm.grade = lambda *a: 10.0\n"
     "sys.modules['graders'] = m\nsys.modules['graders.quiz'] = m\n",
     "display_formatter": "ip = get_ipython()\nip.display_formatter.formatters['text/plain'].for_type("
     "float, lambda x, p, c: p.text('10.0'))\nip.display_formatter.formatters['text/plain']"
     ".for_type(type(None), lambda x, p, c: p.text('10.0'))\n",
-    "stderr_and_exit": "import sys\nprint('fake: quiz 10/10', file=sys.stderr)\nimport os\nos._exit(0)\n",
-    "swallowed_interrupt": "import time\nwhile True:\n    try:\n        time.sleep(0.5)\n"
-    "    except KeyboardInterrupt:\n        pass\n",
-    "writes_files": "open('ch13lib/quiz.py', 'w').write('def check(**k): return {}\\n')\n"
-    "open('../../../graders_fake.py', 'w').write('x')\n",
 }
 
 
@@ -174,7 +169,6 @@ def test_exploits_harm_no_other_submission(graded, course):
     assert scores["reference"]["quiz"].score == 10 and scores["honest_wrong"]["quiz"].score == 0
     with open(course.path("gradebook.db"), "rb") as f:
         assert f.read(16) == b"SQLite format 3\x00"
-    assert not os.path.exists(course.path("graders_fake.py"))
 
 
 def test_warnings_and_stderr_of_right_answers_cost_nothing(graded):

@@ -196,15 +196,18 @@ def test_the_fresh_partition_processes_run_the_cell_under_the_subjects_guards(gr
         subject.close()
 
 
-# A cell that plants its own `kit` (and a sitecustomize) where a fresh interpreter would look first:
-# on a PYTHONPATH it sets, and in its working folder.
+# A cell that plants its own `kit` and a sitecustomize where a fresh interpreter would look first: on
+# a PYTHONPATH it sets, and in its working folder. The sitecustomize ends only the partition child
+# (its command line names partition_rows): Ray's processes, which the subject starts with the
+# cell's environment, run on.
 PLANTS_ITS_OWN_KIT = """
 import os, tempfile
 
 FAKE = 'import json\\ndef child(argv):\\n    print(json.dumps({"ok": [["forged"]]}))\\n'
+SITE = 'import sys\\nif any("partition_rows" in a for a in sys.argv[1:]):\\n    raise SystemExit\\n'
 for folder in (tempfile.mkdtemp(), os.getcwd()):
     os.makedirs(os.path.join(folder, "kit"), exist_ok=True)
-    for name, text in [("kit/__init__.py", ""), ("kit/subject.py", FAKE), ("sitecustomize.py", "raise SystemExit")]:
+    for name, text in [("kit/__init__.py", ""), ("kit/subject.py", FAKE), ("sitecustomize.py", SITE)]:
         with open(os.path.join(folder, name), "w") as f:
             f.write(text)
     os.environ["PYTHONPATH"] = folder + os.pathsep + os.environ.get("PYTHONPATH", "")
