@@ -56,6 +56,7 @@ def verdicts(request):
         elif item.originalname in (
             "test_replay_lines_fail_the_same_way",
             "test_replay_calls_fail_when_pasted",
+            "test_scheduled_replays_fail_the_same_way",
             "test_pasted_replays_fail_the_same_way",
         ):
             wanted |= {(e.grade_id, e.name) for e in entries(params["grade_id"])}
@@ -420,6 +421,44 @@ def test_pasted_replays_fail_the_same_way(verdicts, grade_id):
         if not ok:
             wrong[name] = (message[-300:], code[-300:], got["shown"][:300], got["printed"][-600:])
     assert not wrong, f"{grade_id}: replays that do not fail the same way when pasted: {wrong}"
+
+
+# The replays of notebook 01: a failing scenario's smallest failing input ends with the code that
+# replays it on the scheduler, `sync_checks.replay(Class, SCENARIO, "schedule")`, after its
+# description in each language; pasted after the cell it prints the same story.
+SYNC_IDS = ("counter", "bank_transfer", "bounded_buffer", "semaphore_pool")
+SYNC_REPLAY = "from ch13lib import sync_checks\n"
+
+
+@pytest.mark.slow
+@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
+@pytest.mark.parametrize("grade_id", SYNC_IDS)
+def test_scheduled_replays_fail_the_same_way(verdicts, grade_id):
+    """Each wrong answer's first failing test (notebook 01) ends with a replay on the scheduler:
+    pasted after the cell, it prints the failure, a line of the feedback word for word."""
+    import json
+    import subprocess
+    import sys
+
+    cases, messages = [], {}
+    for e in entries(grade_id):
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
+        example = failed[0].example if failed and not e.right else ""
+        if SYNC_REPLAY in example:
+            cases.append((e.name, e.source, SYNC_REPLAY + example.split(SYNC_REPLAY, 1)[1]))
+            messages[e.name] = failed[0].message
+    assert len(cases) >= 5, f"{grade_id}: too few wrong answers end with a replay"
+    proc = subprocess.run(
+        [sys.executable, "-c", PASTED], input=json.dumps(cases), capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    differ = {
+        name: (sorted(_said_lines(message))[:2], again[name]["shown"], again[name]["printed"][:600])
+        for name, message in messages.items()
+        if not _said_lines(message) & _said_lines(again[name]["printed"])
+    }
+    assert not differ, f"{grade_id}: replays that do not print the failure when pasted: {differ}"
 
 
 def _said_lines(text: str) -> set[str]:
