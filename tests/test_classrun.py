@@ -120,12 +120,12 @@ def test_ray_cluster_of_two_nodes_matches_serial(course, students, serial):
 
 BURNER = '''
 import os, time
-# Keeps every core busy for 40 s from the kernel (no audit hook there), then answers honestly.
+# Keeps every core busy for 20 s from the kernel (no audit hook there), then answers honestly.
 children = []
-for _ in range(2 * (os.cpu_count() or 1)):
+for _ in range(os.cpu_count() or 1):
     pid = os.fork()
     if pid == 0:
-        end = time.monotonic() + 40
+        end = time.monotonic() + 20
         while time.monotonic() < end:
             pass
         os._exit(0)
