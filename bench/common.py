@@ -65,15 +65,16 @@ def notebook_table(title: str, grade_ids: list[str], runs: int, sandbox: bool) -
     return total_ref, total_cpu
 
 
-def notebook_main(argv, title: str, grade_ids: list[str], summary) -> int:
-    """A notebook's benchmark script: ``--runs``, ``--no-sandbox``, the table, then
-    ``summary(wall, cpu, cores)``'s line."""
+def notebook_main(argv, title: str, grade_ids: list[str], summary: str) -> int:
+    """A notebook's benchmark script: ``--runs``, ``--no-sandbox``, the table, then ``summary``
+    (formatted with ``wall``, the seconds a correct submission took) and what its CPU seconds need."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-sandbox", action="store_true", help="run the grader without kit.sandbox")
     args = ap.parse_args(argv)
     wall, cpu = notebook_table(title, grade_ids, max(3, args.runs), not args.no_sandbox)
-    print(summary(wall, cpu, os.cpu_count() or 1))
+    cores = os.cpu_count() or 1
+    print(f"{summary.format(wall=wall)} (its {cpu:.1f} CPU s need at least {cpu / cores:.1f} s on {cores} idle cores)")
     return 0
 
 
