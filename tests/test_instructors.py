@@ -21,7 +21,7 @@ import sys
 import nbformat
 import pytest
 
-from kit import ASSIGNMENT, ROOT
+from kit import ASSIGNMENT, ROOT, source_ch13lib
 from kit.answers import answer_cells, hidden_test_cells
 from kit.course import Course, nbgrader_env
 
@@ -30,6 +30,7 @@ GRADE_ID = "parallel_sum"
 NOTEBOOK = "08_parallel_sum"
 # A block the recipe writes: ```python file=<path in the checkout>, or script=<name> (run once, not kept).
 BLOCK = re.compile(r"^```python (file|script)=(\S+)\n(.*?)^```$", re.M | re.S)
+HAN = re.compile(r"[\u4e00-\u9fff]")
 ROW = re.compile(r"^\| `([^`]+)` \| [^|]+ \| (\d+) \|$", re.M)
 
 
@@ -76,6 +77,43 @@ def test_the_pages_table_counts_its_blocks():
     assert claim(r"\| \*\*\d+ files\*\* \| \| \*\*(\d+)\*\* \|") == sum(rows.values())
     assert claim(r"from a (\d+)-line script") == lines(scripts[0])
     assert f"`{GRADE_ID}(xs, workers)`" in page()
+
+
+def test_the_pages_grader_and_self_check_keep_the_kit_conventions(capsys):
+    """In this process, at no grading's cost: the grader's points add up to the test cell's, every
+    sentence of its table and of the self-check's is in Chinese and English, and the self-check
+    passes the right answer and flags the wrong ones, in each language."""
+    source_ch13lib()
+    from ch13lib import lang
+
+    written = {p: text for p, (_, text) in blocks().items()}
+    script = next(text for kind, text in blocks().values() if kind == "script")
+    points = int(re.search(rf'hidden_tests\("{GRADE_ID}", (\d+)\)', script).group(1))
+    grader = {}
+    exec(compile(written[f"graders/{GRADE_ID}.py"], f"{GRADE_ID}.py", "exec"), grader)
+    assert grader["grader"].grade_id == GRADE_ID and grader["grader"].max_points == points
+    check = {"__name__": "parallel_sum_checks"}
+    exec(compile(written["source/ch13_04/ch13lib/parallel_sum_checks.py"], "parallel_sum_checks.py", "exec"), check)
+    tables = [v for ns in (grader, check) for v in ns.values() if isinstance(v, lang.Messages)]
+    assert grader["M"] in tables and check["M"] in tables
+    for table in tables:
+        for key, (zh, en) in table.texts.items():
+            assert HAN.search(zh) and not HAN.search(en) and re.search(r"[A-Za-z]{2}", en), key
+    folder = f"graders/catalogue/{GRADE_ID}/"
+    answers = {p[len(folder) : -3]: text for p, text in written.items() if p.startswith(folder)}
+    assert {n.split("_")[0] for n in answers} == {"right", "wrong"}
+    try:
+        for language in ("zh", "en"):
+            lang.use(language)
+            for name, source in answers.items():
+                cell = {}
+                exec(compile(source, name, "exec"), cell)
+                ok = check["check_parallel_sum"](cell["parallel_sum"])
+                shown = capsys.readouterr().out
+                assert ok is name.startswith("right_") and ("✘" in shown) is (not ok), (language, name, shown)
+                assert bool(HAN.search(shown)) is (language == "zh"), (language, name, shown)
+    finally:
+        lang.use(None)
 
 
 def _framework_only(grade_ids: set[str]):
