@@ -165,173 +165,9 @@ def test_catalogue_entry(verdicts, grade_id, name, source, messages):
         assert failed == FAILS[(grade_id, name)], verdict.report()
 
 
-# A failing check of notebook 02 ends with its replay line; run in the student's notebook, over the
-# cell's own functions, it must show the same failure (on the checking simulator, not numba's own).
-CUDA_IDS = ("vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul")
+# Every replay test pastes a failure's replay after the wrong answer's cell, as a student does in
+# the notebook, and reads what it shows: this script runs each (name, cell, replay code) it reads.
 REPLAY = textwrap.dedent(r"""
-    import json, linecache, os, sys
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-    import kit; kit.source_ch13lib()
-    import __main__
-    from ch13lib.cuda_check import CheckFailed
-
-
-    def replay(name, source, line, ns=vars(__main__)):
-        # the cell and then its replay line, in __main__ as in a notebook; __main__ as it was afterwards
-        filename = f"<cell {name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        saved = dict(ns)
-        try:
-            exec(compile(source, filename, "exec"), ns)
-            exec(line, ns)
-            return None
-        except CheckFailed as e:
-            return str(e)
-        except Exception as e:
-            return f"{type(e).__name__}: {e}"
-        finally:
-            ns.clear()
-            ns.update(saved)
-
-
-    print(json.dumps({name: replay(name, source, line) for name, source, line in json.loads(sys.stdin.read())}))
-""")
-
-
-# Failures that show only after earlier calls in the same grading (state kept between calls): one
-# pasted call cannot show them, so their feedback must name that cause instead.
-HISTORY = {"histogram": {"wrong_state_between_calls": "counts kept from an earlier call"}}
-
-
-@pytest.mark.slow
-@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
-@pytest.mark.parametrize("grade_id", CUDA_IDS)
-def test_replay_lines_fail_the_same_way(verdicts, grade_id):
-    """Each wrong answer's first failing test: its replay line, pasted after the cell, fails with the
-    same first line (what went wrong, where) on the checking simulator."""
-    import json
-    import subprocess
-    import sys
-
-    cases, firsts, messages = [], {}, {}
-    for e in entries(grade_id):
-        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
-        if e.right or not failed or "Replay it: " not in failed[0].message:
-            continue
-        message = failed[0].message
-        cases.append((e.name, e.source, message.split("Replay it: ", 1)[1].splitlines()[0]))
-        firsts[e.name], messages[e.name] = message.splitlines()[0], message
-    assert len(cases) >= 5, f"{grade_id}: too few wrong answers end with a replay line"
-    proc = subprocess.run(
-        [sys.executable, "-c", REPLAY], input=json.dumps(cases), capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    again = json.loads(proc.stdout.strip().splitlines()[-1])
-    for name, cause in HISTORY.get(grade_id, {}).items():  # no one call shows it: the message names the cause
-        assert name in firsts, f"{grade_id}/{name}: no failure with a replay line"
-        assert cause in messages[name], f"{grade_id}/{name}: the feedback does not say {cause!r}"
-        del firsts[name]
-    differ = {
-        n: (firsts[n], (again[n] or "passed").splitlines()[0])
-        for n in firsts
-        if not again[n] or again[n].splitlines()[0] != firsts[n]
-    }
-    assert not differ, differ
-
-
-# The replay calls of notebooks 03 and 07, each with the module a notebook imports it from.
-REPLAY_CALLS = {
-    "check_case": "ch13lib.collective_checks",
-    "check_pipeline_case": "ch13lib.parallel_checks",
-    "check_tp_case": "ch13lib.parallel_checks",
-    "check_zero_case": "ch13lib.parallel_checks",
-}
-CALL_IDS = ("all_reduce", "rs_ag_all_reduce", "pipeline", "tensor_parallel", "zero1")
-REPLAY_CALL = textwrap.dedent(r"""
-    import contextlib, importlib, io, json, linecache, sys
-    import kit; kit.source_ch13lib()
-    import __main__
-
-
-    def replay(name, source, call, module):
-        # the cell and then its replay call, in __main__ as in a notebook: what the call printed, and its answer
-        filename = f"<cell {name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        ns = vars(__main__)
-        saved = dict(ns)
-        out = io.StringIO()
-        try:
-            exec(compile(source, filename, "exec"), ns)
-            ns.update(vars(importlib.import_module(module)))
-            with contextlib.redirect_stdout(out):
-                passed = eval(call, ns)
-        except BaseException as e:  # the call itself must not crash: it prints its ✘
-            passed, out = None, io.StringIO(f"crashed: {type(e).__name__}: {e}")
-        finally:
-            ns.clear()
-            ns.update(saved)
-        return {"passed": passed, "printed": out.getvalue()}
-
-
-    print(json.dumps({n: replay(n, s, c, m) for n, s, c, m in json.loads(sys.stdin.read())}))
-""")
-
-
-def _replay_call(message: str) -> str | None:
-    """The first replay call a message names (``check_case(fn, world_size=4, ...)``), parentheses balanced."""
-    m = re.search(rf"\b(?:{'|'.join(REPLAY_CALLS)})\(", message)
-    if not m:
-        return None
-    depth = 0
-    for i in range(m.end() - 1, len(message)):
-        depth += {"(": 1, ")": -1}.get(message[i], 0)
-        if depth == 0:
-            return message[m.start() : i + 1]
-    return None
-
-
-@pytest.mark.slow
-@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
-@pytest.mark.parametrize("grade_id", CALL_IDS)
-def test_replay_calls_fail_when_pasted(verdicts, grade_id):
-    """Each wrong answer's first failing test names a replay call (notebooks 03 and 07): pasted after
-    the cell, it shows a ✘ and returns False; where the case's values are public, it prints a line
-    of the feedback's message word for word (what went wrong: a real world's message adds a line
-    about that world before it)."""
-    import json
-    import subprocess
-    import sys
-
-    cases, firsts = [], {}
-    for e in entries(grade_id):
-        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
-        call = _replay_call(failed[0].message) if failed and not e.right else None
-        if call:
-            cases.append((e.name, e.source, call, REPLAY_CALLS[call.split("(")[0]]))
-            hidden = any(word in failed[0].message for word in ("hidden", "隐藏"))  # keyed values: not these
-            firsts[e.name] = None if hidden else _said_lines(failed[0].message)
-    assert len(cases) >= 3, f"{grade_id}: too few wrong answers name a replay call"
-    proc = subprocess.run(
-        [sys.executable, "-c", REPLAY_CALL], input=json.dumps(cases), capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    again = json.loads(proc.stdout.strip().splitlines()[-1])
-    passing = {n: got["printed"][-600:] for n, got in again.items() if got["passed"] is not False}
-    assert not passing, f"{grade_id}: replay calls that do not fail when pasted: {passing}"
-    differ = {
-        name: (sorted(said)[:2], again[name]["printed"][:600])
-        for name, said in firsts.items()
-        if said is not None and not said & _said_lines(again[name]["printed"])
-    }
-    assert not differ, f"{grade_id}: the pasted replay says something else: {differ}"
-
-
-# The replays of notebooks 04 and 05: a failing test's smallest failing input is code to paste in
-# the next cell (records and a run, or a check of ch13lib that makes the same run on the checking
-# harness); notebook 05's follows its scenario, after "replay in the notebook: ".
-PASTED_IDS = ("word_count", "fsdp_checkpoint")
-CHECKS = ("check_run", "check_partition", "self_check")  # a replay that ends in one returns False
-PASTED = textwrap.dedent(r"""
     import ast, collections, contextlib, io, json, linecache, os, sys
     import kit; kit.source_ch13lib()
     import __main__
@@ -357,7 +193,8 @@ PASTED = textwrap.dedent(r"""
             if isinstance(ns.get("records"), list):
                 got["right"] = value == dict(collections.Counter(w for r in ns["records"] for w in r.split()))
         except BaseException as e:  # a plain call's failure may be what it raises: it is shown
-            got = {"value": None, "shown": f"raised {type(e).__name__}: {e}"}
+            got = {"value": None, "shown": f"raised {type(e).__name__}: {e}", "said": str(e)}
+            got["kinds"] = [k.__name__ for k in type(e).__mro__]
         finally:
             ns.clear()
             ns.update(saved)
@@ -367,6 +204,131 @@ PASTED = textwrap.dedent(r"""
     channel.write(json.dumps({n: replay(n, s, c) for n, s, c in json.loads(sys.stdin.read())}) + "\n")
     channel.flush()
 """)
+
+
+def _replayed(cases: list[tuple[str, str, str]], timeout: int, **env: str) -> dict[str, dict]:
+    """What REPLAY shows for each (name, cell, replay code), run in a Python of its own."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", REPLAY],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _failure(got: dict) -> str | None:
+    """What a notebook 02 replay line's failure says (None: it passed), as the feedback words it: a
+    CheckFailed its message, any other exception its type and message."""
+    if "kinds" not in got:
+        return None
+    assert "Exception" in got["kinds"], got["shown"]  # a BaseException that is no Exception is no failure
+    return got["said"] if "CheckFailed" in got["kinds"] else got["shown"].removeprefix("raised ")
+
+
+# A failing check of notebook 02 ends with its replay line; run in the student's notebook, over the
+# cell's own functions, it must show the same failure (on the checking simulator, not numba's own).
+CUDA_IDS = ("vec_add", "vec_add_grid_stride", "histogram", "dot_reduction", "tiled_matmul")
+
+
+# Failures that show only after earlier calls in the same grading (state kept between calls): one
+# pasted call cannot show them, so their feedback must name that cause instead.
+HISTORY = {"histogram": {"wrong_state_between_calls": "counts kept from an earlier call"}}
+
+
+@pytest.mark.slow
+@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
+@pytest.mark.parametrize("grade_id", CUDA_IDS)
+def test_replay_lines_fail_the_same_way(verdicts, grade_id):
+    """Each wrong answer's first failing test: its replay line, pasted after the cell, fails with the
+    same first line (what went wrong, where) on the checking simulator."""
+    cases, firsts, messages = [], {}, {}
+    for e in entries(grade_id):
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
+        if e.right or not failed or "Replay it: " not in failed[0].message:
+            continue
+        message = failed[0].message
+        cases.append((e.name, e.source, message.split("Replay it: ", 1)[1].splitlines()[0]))
+        firsts[e.name], messages[e.name] = message.splitlines()[0], message
+    assert len(cases) >= 5, f"{grade_id}: too few wrong answers end with a replay line"
+    again = {n: _failure(got) for n, got in _replayed(cases, 600, NUMBA_ENABLE_CUDASIM="1").items()}
+    for name, cause in HISTORY.get(grade_id, {}).items():  # no one call shows it: the message names the cause
+        assert name in firsts, f"{grade_id}/{name}: no failure with a replay line"
+        assert cause in messages[name], f"{grade_id}/{name}: the feedback does not say {cause!r}"
+        del firsts[name]
+    differ = {
+        n: (firsts[n], (again[n] or "passed").splitlines()[0])
+        for n in firsts
+        if not again[n] or again[n].splitlines()[0] != firsts[n]
+    }
+    assert not differ, differ
+
+
+# The replay calls of notebooks 03 and 07, each with the module a notebook imports it from.
+REPLAY_CALLS = {
+    "check_case": "ch13lib.collective_checks",
+    "check_pipeline_case": "ch13lib.parallel_checks",
+    "check_tp_case": "ch13lib.parallel_checks",
+    "check_zero_case": "ch13lib.parallel_checks",
+}
+CALL_IDS = ("all_reduce", "rs_ag_all_reduce", "pipeline", "tensor_parallel", "zero1")
+
+
+def _replay_call(message: str) -> str | None:
+    """The first replay call a message names (``check_case(fn, world_size=4, ...)``), parentheses balanced."""
+    m = re.search(rf"\b(?:{'|'.join(REPLAY_CALLS)})\(", message)
+    if not m:
+        return None
+    depth = 0
+    for i in range(m.end() - 1, len(message)):
+        depth += {"(": 1, ")": -1}.get(message[i], 0)
+        if depth == 0:
+            return message[m.start() : i + 1]
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.deep  # every wrong answer of the grade_id: the whole catalogue's grading
+@pytest.mark.parametrize("grade_id", CALL_IDS)
+def test_replay_calls_fail_when_pasted(verdicts, grade_id):
+    """Each wrong answer's first failing test names a replay call (notebooks 03 and 07): pasted after
+    the cell, it shows a ✘ and returns False; where the case's values are public, it prints a line
+    of the feedback's message word for word (what went wrong: a real world's message adds a line
+    about that world before it)."""
+    cases, firsts = [], {}
+    for e in entries(grade_id):
+        failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
+        call = _replay_call(failed[0].message) if failed and not e.right else None
+        if call:
+            function = call.split("(")[0]
+            cases.append((e.name, e.source, f"from {REPLAY_CALLS[function]} import {function}\n{call}"))
+            hidden = any(word in failed[0].message for word in ("hidden", "隐藏"))  # keyed values: not these
+            firsts[e.name] = None if hidden else _said_lines(failed[0].message)
+    assert len(cases) >= 3, f"{grade_id}: too few wrong answers name a replay call"
+    again = _replayed(cases, 900)
+    passing = {n: (got["shown"][:300], got["printed"][-600:]) for n, got in again.items() if got["value"] is not False}
+    assert not passing, f"{grade_id}: replay calls that do not fail when pasted: {passing}"
+    differ = {
+        name: (sorted(said)[:2], again[name]["printed"][:600])
+        for name, said in firsts.items()
+        if said is not None and not said & _said_lines(again[name]["printed"])
+    }
+    assert not differ, f"{grade_id}: the pasted replay says something else: {differ}"
+
+
+# The replays of notebooks 04 and 05: a failing test's smallest failing input is code to paste in
+# the next cell (records and a run, or a check of ch13lib that makes the same run on the checking
+# harness); notebook 05's follows its scenario, after "replay in the notebook: ".
+PASTED_IDS = ("word_count", "fsdp_checkpoint")
+CHECKS = ("check_run", "check_partition", "self_check")  # a replay that ends in one returns False
 
 
 def _pasted_code(example: str) -> str | None:
@@ -387,10 +349,6 @@ def test_pasted_replays_fail_the_same_way(verdicts, grade_id):
     for word (it judges with the grader's own checks, ch13lib.word_count_checks); a plain run counts
     its records wrong, or raises what the feedback says it raised; a plain call shows the value the
     feedback shows."""
-    import json
-    import subprocess
-    import sys
-
     cases, messages = [], {}
     for e in entries(grade_id):
         failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
@@ -399,11 +357,7 @@ def test_pasted_replays_fail_the_same_way(verdicts, grade_id):
             cases.append((e.name, e.source, code))
             messages[e.name] = (failed[0].message, code)
     assert len(cases) >= 8, f"{grade_id}: too few wrong answers end with a replay"
-    proc = subprocess.run(
-        [sys.executable, "-c", PASTED], input=json.dumps(cases), capture_output=True, text=True, timeout=1500
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    again = _replayed(cases, 1500)
     wrong = {}
     for name, (message, code) in messages.items():
         got, last = again[name], code.strip().splitlines()
@@ -436,10 +390,6 @@ SYNC_REPLAY = "from ch13lib import sync_checks\n"
 def test_scheduled_replays_fail_the_same_way(verdicts, grade_id):
     """Each wrong answer's first failing test (notebook 01) ends with a replay on the scheduler:
     pasted after the cell, it prints the failure, a line of the feedback word for word."""
-    import json
-    import subprocess
-    import sys
-
     cases, messages = [], {}
     for e in entries(grade_id):
         failed = [r for r in verdicts[(grade_id, e.name)].results if not r.passed]
@@ -448,11 +398,7 @@ def test_scheduled_replays_fail_the_same_way(verdicts, grade_id):
             cases.append((e.name, e.source, SYNC_REPLAY + example.split(SYNC_REPLAY, 1)[1]))
             messages[e.name] = failed[0].message
     assert len(cases) >= 5, f"{grade_id}: too few wrong answers end with a replay"
-    proc = subprocess.run(
-        [sys.executable, "-c", PASTED], input=json.dumps(cases), capture_output=True, text=True, timeout=900
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    again = json.loads(proc.stdout.strip().splitlines()[-1])
+    again = _replayed(cases, 900)
     differ = {
         name: (sorted(_said_lines(message))[:2], again[name]["shown"], again[name]["printed"][:600])
         for name, message in messages.items()
