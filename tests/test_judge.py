@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import struct
+from contextlib import closing
 
 import numpy as np
 import pytest
@@ -129,11 +130,12 @@ def subject(source: str, budget_s: float = 20.0, harness=()) -> Subject:
 
 
 def test_values_calls_and_exceptions_come_back_as_plain_data():
-    s = subject(
-        "X = [1, (2, 3)]\nY = object()\ndef f(a, b=1):\n    return {'sum': a + b}\n"
-        "def boom():\n    raise ValueError('no')\n"
-    )
-    try:
+    with closing(
+        subject(
+            "X = [1, (2, 3)]\nY = object()\ndef f(a, b=1):\n    return {'sum': a + b}\n"
+            "def boom():\n    raise ValueError('no')\n"
+        )
+    ) as s:
         info = s.request("get", None, ["X", "Y", "Z", "f"]).value
         assert info["X"]["value"] == [1, (2, 3)] and "value" not in info["Y"] and "unsendable" in info["Y"]
         assert info["Z"] == {"defined": False} and info["f"]["callable"] is True
@@ -142,8 +144,6 @@ def test_values_calls_and_exceptions_come_back_as_plain_data():
             s.request("call", "boom")
         assert e.value.is_a("ValueError") and e.value.message == "no" and "line 6" in e.value.traceback
         assert s.starts == 1  # one process served them all
-    finally:
-        s.close()
 
 
 def test_the_device_reaches_the_tests_through_the_answer(monkeypatch):
@@ -170,58 +170,47 @@ def test_the_device_reaches_the_tests_through_the_answer(monkeypatch):
 
 
 def test_a_value_that_lies_about_its_type_is_refused_in_the_subject():
-    s = subject("class Liar(int):\n    def __eq__(self, o):\n        return True\ndef f():\n    return Liar(1)\n")
-    try:
+    with closing(
+        subject("class Liar(int):\n    def __eq__(self, o):\n        return True\ndef f():\n    return Liar(1)\n")
+    ) as s:
         with pytest.raises(Raised) as e:
             s.request("call", "f")
         assert e.value.type == "WireError" and "cannot be sent" in e.value.message
-    finally:
-        s.close()
 
 
 def test_an_exception_whose_str_raises_still_makes_a_message():
-    s = subject(
-        "class Weird(Exception):\n    def __str__(self):\n        raise RuntimeError('ha')\n"
-        "def f():\n    raise Weird()\n"
-    )
-    try:
+    with closing(
+        subject(
+            "class Weird(Exception):\n    def __str__(self):\n        raise RuntimeError('ha')\n"
+            "def f():\n    raise Weird()\n"
+        )
+    ) as s:
         with pytest.raises(Raised) as e:
             s.request("call", "f")
         assert e.value.type == "Weird" and "whose str() failed" in e.value.message
-    finally:
-        s.close()
 
 
 def test_a_subject_that_dies_costs_one_request_and_the_next_gets_a_fresh_one():
-    s = subject("import os\ncalls = []\ndef die():\n    os._exit(3)\ndef ok():\n    return 1\n")
-    try:
+    with closing(subject("import os\ncalls = []\ndef die():\n    os._exit(3)\ndef ok():\n    return 1\n")) as s:
         with pytest.raises(Lost, match="exited"):
             s.request("call", "die")
         assert s.request("call", "ok").value == 1 and s.starts == 2
-    finally:
-        s.close()
 
 
 def test_a_cell_that_hangs_as_it_loads_costs_every_request_at_once():
-    s = subject("while True:\n    pass\n", budget_s=1.0)
-    try:
+    with closing(subject("while True:\n    pass\n", budget_s=1.0)) as s:
         with pytest.raises(Lost, match="never finished") as first:
             s.request("call", "f")
         assert "before any test" in str(first.value)
         with pytest.raises(Lost, match="never finished"):
             s.request("call", "f")
         assert s.starts == 1
-    finally:
-        s.close()
 
 
 def test_a_busy_request_stops_at_the_budget_in_cpu_seconds():
-    s = subject("def spin():\n    while True:\n        pass\n", budget_s=1.0)
-    try:
+    with closing(subject("def spin():\n    while True:\n        pass\n", budget_s=1.0)) as s:
         with pytest.raises(Lost, match="never finished"):
             s.request("call", "spin")
-    finally:
-        s.close()
 
 
 def test_frames_the_cell_writes_itself_are_noticed():
@@ -236,12 +225,9 @@ def test_frames_the_cell_writes_itself_are_noticed():
         "            pass\n"
         "    return 0\n"
     )
-    s = subject(forge)
-    try:
+    with closing(subject(forge)) as s:
         with pytest.raises(Lost, match="did not write|not plain data"):
             s.request("call", "f")
-    finally:
-        s.close()
 
 
 def test_sealed_frames_open_only_with_their_key():
@@ -334,21 +320,15 @@ def test_a_cell_that_takes_over_the_pipes_can_neither_answer_nor_change_a_questi
     """The cell shares the subject's descriptors: it can read the requests (their nonces are no
     secret from it) and put a pipe of its own where the loop reads. Before the frames were sealed,
     both of these scored a wrong amdahl_speedup as right."""
-    s = subject(f"MODE = {mode!r}\n" + _TAKE_OVER)
-    try:
+    with closing(subject(f"MODE = {mode!r}\n" + _TAKE_OVER)) as s:
         with pytest.raises(Lost, match="did not write"):
             s.request("call", "amdahl_speedup", [0.5, 2])
-    finally:
-        s.close()
 
 
 def test_too_much_data_costs_the_request():
-    s = subject("def f():\n    return b'x' * (70 * 2**20)\n")
-    try:
+    with closing(subject("def f():\n    return b'x' * (70 * 2**20)\n")) as s:
         with pytest.raises(Lost, match="over the limit"):
             s.request("call", "f")
-    finally:
-        s.close()
 
 
 # ---------------------------------------------------------------- the guard in the subject
@@ -403,15 +383,12 @@ def test_too_much_data_costs_the_request():
 )
 def test_the_audit_hook_refuses_what_no_exercise_needs(attack, event):
     source = "def f():\n" + "".join(f"    {line}\n" for line in attack.splitlines()) + "    return 1\n"
-    s = subject(source)
-    try:
+    with closing(subject(source)) as s:
         try:  # refused in the cell's own thread (it raises) or in a thread it started (it is reported)
             reply = s.request("call", "f")
         except Raised as e:
             reply = e.reply
         assert event in " ".join(reply.refused), reply
-    finally:
-        s.close()
 
 
 def test_the_tamper_report_compares_what_harness_functions_run():
@@ -437,13 +414,10 @@ def test_the_tamper_report_compares_what_harness_functions_run():
 
 def test_the_cell_cannot_install_a_signal_handler():
     """A handler gets the interrupted frame with no audit event: only library code may install one."""
-    s = subject("import signal\ndef f():\n    signal.signal(signal.SIGUSR1, lambda *a: None)\n")
-    try:
+    with closing(subject("import signal\ndef f():\n    signal.signal(signal.SIGUSR1, lambda *a: None)\n")) as s:
         with pytest.raises(Raised) as e:
             s.request("call", "f")
         assert e.value.is_a("PermissionError") and "signal.signal" in e.value.message
-    finally:
-        s.close()
 
 
 @pytest.mark.parametrize(
@@ -457,18 +431,17 @@ def test_the_cell_cannot_install_a_signal_handler():
     ],
 )
 def test_the_tamper_report_sees_through_disguises(source, name):
-    s = subject(
-        "def f():\n" + "".join(f"    {line}\n" for line in source.splitlines()) + "    return 1\n",
-        harness=("ch13lib.sched",),
-    )
-    try:
+    with closing(
+        subject(
+            "def f():\n" + "".join(f"    {line}\n" for line in source.splitlines()) + "    return 1\n",
+            harness=("ch13lib.sched",),
+        )
+    ) as s:
         try:
             reply = s.request("call", "f")
         except Raised as e:
             reply = e.reply
         assert any(name in t for t in reply.tampered), reply
-    finally:
-        s.close()
 
 
 HONEST = '''
@@ -499,26 +472,22 @@ def f():
 
 
 def test_honest_idioms_raise_no_event_the_hook_refuses():
-    s = subject(HONEST)
-    try:
+    with closing(subject(HONEST)) as s:
         reply = s.request("call", "f")
         assert reply.value == ["Counter(0)", 1, {"size": 3}] and not reply.refused and not reply.tampered
-    finally:
-        s.close()
 
 
 def test_replacing_a_library_function_is_reported_and_the_next_request_gets_a_fresh_subject():
-    s = subject(
-        "import math\ndef f():\n    math.isclose = lambda *a, **k: True\n    return 1\n"
-        "def g():\n    return math.isclose(1, 2)\n"
-    )
-    try:
+    with closing(
+        subject(
+            "import math\ndef f():\n    math.isclose = lambda *a, **k: True\n    return 1\n"
+            "def g():\n    return math.isclose(1, 2)\n"
+        )
+    ) as s:
         reply = s.request("call", "f")
         assert reply.tampered == ["math.isclose"]
         s.new_test()
         assert s.request("call", "g").value is False and s.starts == 2
-    finally:
-        s.close()
 
 
 def test_a_refusal_answers_the_rest_of_its_test_at_once_and_the_next_test_starts_fresh():
@@ -546,22 +515,21 @@ def test_a_refusal_answers_the_rest_of_its_test_at_once_and_the_next_test_starts
 
 
 def test_a_subject_that_sends_part_of_a_frame_and_stops_is_hung_not_waited_for():
-    s = subject(
-        "import os, struct, time\n"
-        "def f():\n"
-        "    for fd in range(3, 1024):\n"
-        "        try:\n"
-        "            os.write(fd, struct.pack('>Q', 100) + b'{')\n"
-        "        except OSError:\n"
-        "            pass\n"
-        "    time.sleep(3600)\n",
-        budget_s=1.0,
-    )
-    try:
+    with closing(
+        subject(
+            "import os, struct, time\n"
+            "def f():\n"
+            "    for fd in range(3, 1024):\n"
+            "        try:\n"
+            "            os.write(fd, struct.pack('>Q', 100) + b'{')\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "    time.sleep(3600)\n",
+            budget_s=1.0,
+        )
+    ) as s:
         with pytest.raises(Lost):
             s.request("call", "f")
-    finally:
-        s.close()
 
 
 # ---------------------------------------------------------------- conversations and siblings
