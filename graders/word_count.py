@@ -141,10 +141,11 @@ _r = checks.r  # repr() of a value as the subject sent it
 _count = checks.count
 
 
-def _plain(result, what: str) -> dict:
-    """The returned mapping as a plain {str: int} dict (the subject sent its entries)."""
+def _counts(check, *args):
+    """What ``check(*args)``, a check of word_count_checks, gives; a result that is no counts fails
+    with what is wrong with it."""
     try:
-        return checks.plain(result, what)
+        return check(*args)
     except checks.NotCounts as e:
         raise Fail(str(e.problem)) from None
 
@@ -362,7 +363,7 @@ def _check_corpus(answer, records, n_map, n_reduce, value="one"):
             raise Fail(e.message) from None
         # the student's run_mapreduce crashed on this corpus
         raise Fail(str(checks.raised_problem({"type": e.type, "message": e.message})), replay) from None
-    got = _plain(obs["result"], "run_mapreduce")
+    got = _counts(checks.plain, obs["result"], "run_mapreduce")
     problem = checks.counts_problem(got, checks.want_counts(records, value), value)
     if problem:
         raise Fail(str(problem), replay)
@@ -390,7 +391,9 @@ def run_mapreduce_counts(answer: Answer):
 
     # End to end with the student's own map_fn / reduce_fn.
     records = ["It was the best of times,", "it was the worst of times;", "", "数据 数据 并行"]
-    got = _plain(_run(answer, "run_own", records, 3, 2), "run_mapreduce(records, map_fn, reduce_fn, 3, 2)")
+    got = _counts(
+        checks.plain, _run(answer, "run_own", records, 3, 2), "run_mapreduce(records, map_fn, reduce_fn, 3, 2)"
+    )
     if got != _count(records):
         raise Fail(
             M("own_wrong", diff=checks.diff(_count(records), got)),
@@ -457,10 +460,7 @@ def survives_crashes(answer: Answer):
         schedule = M.both("weights", faults=checks.fault_text(map_faults, reduce_faults))
         faults = {"map_faults": map_faults, "reduce_faults": reduce_faults, "weighted": True}
         replay = _check_replay(CRASH_CORPUS, n_map, n_reduce, **faults) + "\n" + _schedule_comment(schedule)
-        try:
-            problem = checks.crash_problem(obs, CRASH_CORPUS, map_faults, reduce_faults, CRASH_WEIGHTS)
-        except checks.NotCounts as e:
-            raise Fail(str(e.problem)) from None
+        problem = _counts(checks.crash_problem, obs, CRASH_CORPUS, map_faults, reduce_faults, CRASH_WEIGHTS)
         if problem:
             raise Fail(str(problem), replay)
 
@@ -495,10 +495,7 @@ def runs_in_ray_in_parallel(answer: Answer):
         (table,) = _run(answer, "partition_table", keys, [n_reduce])
         return {k: row[0] for k, row in zip(keys, table)}
 
-    try:
-        problem = checks.parallel_problem(obs, PARALLEL_CORPUS, n_map, n_reduce, partition_of)
-    except checks.NotCounts as e:
-        raise Fail(str(e.problem)) from None
+    problem = _counts(checks.parallel_problem, obs, PARALLEL_CORPUS, n_map, n_reduce, partition_of)
     if problem:
         raise Fail(str(problem), replay)
 
