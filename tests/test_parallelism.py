@@ -18,7 +18,7 @@ import nbformat
 import pytest
 import torch
 
-import graders
+import graders  # noqa: F401 - first: it puts source/ch13_04 on sys.path (ch13lib is not part of the installed kit)
 from ch13lib import parallel_cases as pc
 from ch13lib import parallel_checks, parallel_sim
 from ch13lib.cell import load
@@ -26,6 +26,7 @@ from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
 from ch13lib.procgroup import CommError, SimWorld
 from graders import _catalogue as catalogue
 from graders._catalogue import source
+from tests.inprocess import grade, references_pass_on_the_gpu, report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(ROOT, "source", "ch13_04", "07_parallelism.ipynb")
@@ -49,14 +50,6 @@ class _Cell:
 def cell(grade_id: str, name: str = "right_reference"):
     """A catalogue entry loaded in this process (tests only)."""
     return _Cell(source(grade_id, name), grade_id, name)
-
-
-def grade(grade_id: str, src: str, gpu: bool = False) -> list:
-    return list(graders.load_grader(grade_id).run(src, gpu=gpu))
-
-
-def report(results) -> str:
-    return "\n".join(f"[{r.test}] {r.points:g}/{r.max_points:g} {r.message} {r.example}" for r in results)
 
 
 # ---- the logical clock and the call log ------------------------------------------------------------
@@ -296,11 +289,7 @@ def test_self_check_steps_aside_while_grading(capsys, monkeypatch):
 @pytest.mark.gpu
 def test_gpu_grading_of_the_references():
     """On a GPU runner: do the references pass with NCCL on CUDA tensors in the grade?"""
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU on this machine")
-    for gid in GRADE_IDS:
-        results = grade(gid, source(gid, "right_reference"), gpu=True)
-        assert all(r.passed for r in results), report(results)
+    references_pass_on_the_gpu(GRADE_IDS)
 
 
 # ---- ranks in processes of their own: the judge as the world's broker --------------------------------
