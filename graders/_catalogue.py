@@ -9,9 +9,10 @@ written the way students write it, under a header of comment lines::
     # fails: <test> [<test> ...]                  (optional: exactly these tests fail, the others pass)
     # sample: <test>                              (optional: see below)
 
-``make test`` grades a sample: each grade_id's reference, and for every failure class (the wrong
-answers whose first failing test is the same) the one wrong answer whose ``# sample:`` names that
-test. ``make test-deep`` grades every entry and checks that every class has its sample.
+``make test`` grades a sample: for every failure class (the wrong answers whose first failing test
+is the same) the one wrong answer whose ``# sample:`` names that test; each grade_id's reference
+gets its marks there through the solutions notebooks' nbgrader run. ``make test-deep`` grades every
+entry and checks that every class has its sample.
 
 It lives beside the graders and is hidden like them (never released, covered in the sandbox):
 its right answers are solutions. The kit's tests grade every entry; the self-check measure

@@ -13,8 +13,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
+from graders import grade_ids
 from kit import ASSIGNMENT
 from kit.answers import answer_cells, hidden_test_cells, reference_solutions
+from tests.nbgrading import ADDRESS
 
 pytestmark = pytest.mark.slow
 PREFIX = "pl_"  # this module's students in the shared course
@@ -112,9 +114,10 @@ def graded(course):
 
 def test_reference_solutions_get_full_marks(graded):
     scores, proc = graded
-    assert scores["reference"], proc.stderr[-3000:]
+    assert sorted(scores["reference"]) == sorted(grade_ids()), proc.stderr[-3000:]
     for gid, cell in scores["reference"].items():
         assert cell.score == cell.max_score, f"{gid}:\n{cell.report}"
+        assert not ADDRESS.search(cell.report), f"{gid}: a report that changes from run to run:\n{cell.report}"
 
 
 def test_the_quiz_filled_in_place_gets_full_marks(graded):
