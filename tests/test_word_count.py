@@ -130,7 +130,7 @@ def test_a_crash_runs_replay_fails_when_pasted(cluster, capsys):
     assert "a map worker dies: run_mapreduce gave up when a worker died" in out, out
 
 
-@pytest.mark.slow
+@pytest.mark.deep  # every test of the grader on one answer (the catalogue's deep pass grades it too)
 def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
     """The streaming entry's map task closes over its reducer actors, so they outlive every run;
     unreaped, ~30 runs left ~65 idle worker processes (~1,300 threads, past the sandbox's
