@@ -128,7 +128,7 @@ def main(argv=None, key: bytes | None = None) -> int:
     from kit.result import Result
 
     grader = load_grader(args.grade_id)
-    if subject is not None and "ch13lib.cuda_check" in grader.harness:
+    if subject is not None and "kit.harnesses.cuda_check" in grader.harness:
         from graders.vec_add import start_compiler
 
         start_compiler()  # numba's CUDA compiler imports while the subject starts and loads the cell

@@ -13,7 +13,7 @@ from ch13lib.sync_checks import Scenario
 from graders import _sync
 from graders.api import Grader
 
-grader = Grader("bounded_buffer", timeout_s=120, harness=("ch13lib.sync_checks",))
+grader = Grader("bounded_buffer", timeout_s=120, harness=("kit.harnesses.sync_checks",))
 OBJ = "BoundedBuffer"
 
 # The hints of this grader's scenarios, in the course's language (ch13lib/lang.py): plain (Chinese,

@@ -12,7 +12,7 @@ from ch13lib.sync_checks import Scenario
 from graders import _sync
 from graders.api import Fail, Grader
 
-grader = Grader("counter", timeout_s=120, harness=("ch13lib.sync_checks",))
+grader = Grader("counter", timeout_s=120, harness=("kit.harnesses.sync_checks",))
 
 # What this grader says itself, in the course's language (ch13lib/lang.py); its scenarios' messages
 # are in their code, say("中文", "English"), run in the grading subject (ch13lib/sched.py).

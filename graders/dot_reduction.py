@@ -19,7 +19,7 @@ from ch13lib import cuda_check as cc
 from graders.api import Answer, Grader
 from graders.vec_add import around_the_block, check_cases, failing_case, required_kernel
 
-grader = Grader("dot_reduction", timeout_s=180, harness=("ch13lib.cuda_check",))
+grader = Grader("dot_reduction", timeout_s=180, harness=("kit.harnesses.cuda_check",))
 
 TPBS = [1, 2, 4, 8, 32, 64, 128, 256, 512, 1024]
 MAX_THREADS = 2100

@@ -14,7 +14,7 @@ from ch13lib.sync_checks import Scenario
 from graders import _sync
 from graders.api import Grader
 
-grader = Grader("semaphore_pool", timeout_s=120, harness=("ch13lib.sync_checks",))
+grader = Grader("semaphore_pool", timeout_s=120, harness=("kit.harnesses.sync_checks",))
 OBJ = "ConnectionPool"
 
 # The hints of this grader's scenarios, in the course's language (ch13lib/lang.py): plain (Chinese,

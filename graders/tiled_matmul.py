@@ -20,7 +20,7 @@ from ch13lib.cell import missing, not_defined
 from graders.api import Answer, Fail, Grader
 from graders.vec_add import check_cases, compiled, failing_case
 
-grader = Grader("tiled_matmul", timeout_s=240, harness=("ch13lib.cuda_check",))
+grader = Grader("tiled_matmul", timeout_s=240, harness=("kit.harnesses.cuda_check",))
 
 EDGE = [1, 3, 15, 16, 17, 31]
 K_SIZES = [1, 5, 16, 17, 32, 33, 50, 64]

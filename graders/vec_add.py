@@ -8,7 +8,7 @@ to 1024, four dtypes. Graded on a GPU (``answer.gpu``: ``python -m graders --gpu
 checked on real CUDA too.
 
 The cell runs in the grading subject (kit/subject.py): each case asks it for an observation
-(ch13lib.cuda_check's ``subject_*``: the arrays after the call, what the launcher returned, the launch
+(kit/harnesses/cuda_check.py's ``subject_*``: the arrays after the call, what the launcher returned, the launch
 configurations, which thread wrote each element), and the check judges it here, against numpy on
 inputs made here. Faults only the checking simulator sees arrive as a CheckFailed from the subject.
 """
@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 from ch13lib import cuda_check as cc
 from ch13lib.lang import Messages
 from graders.api import Answer, Fail, Grader, check_property
+from kit.harnesses import cuda_check as harness
 from kit.judge import Raised
 from kit.kernel_compiler import Compiler
 
-grader = Grader("vec_add", timeout_s=180, harness=("ch13lib.cuda_check",))
+grader = Grader("vec_add", timeout_s=180, harness=("kit.harnesses.cuda_check",))
 
 # What this grader says itself, in the course's language (ch13lib/lang.py).
 M = Messages(
@@ -95,7 +96,7 @@ def compiled(answer: Answer):
             if refused:
                 raise cc.CheckFailed(refused)
 
-    return cc.remote(answer.run, admit)
+    return harness.remote(answer.run, admit)
 
 
 # Shared with the other graders of notebook 02.

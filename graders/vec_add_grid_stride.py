@@ -15,7 +15,7 @@ from ch13lib import cuda_check as cc
 from graders.api import Answer, Grader
 from graders.vec_add import check_cases, compiled
 
-grader = Grader("vec_add_grid_stride", timeout_s=180, harness=("ch13lib.cuda_check",))
+grader = Grader("vec_add_grid_stride", timeout_s=180, harness=("kit.harnesses.cuda_check",))
 
 TPBS = [1, 2, 3, 7, 32, 64, 100, 128, 256, 1024]
 BLOCKS = [1, 2, 3, 5, 8]

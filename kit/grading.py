@@ -201,7 +201,7 @@ def _env(token: str, base: dict | None = None) -> dict:
 
 def _compiler(info: dict) -> dict:
     """For a CUDA cell's judge: this process's shared kernel compiler (kit/kernel_compiler.py)."""
-    if "ch13lib.cuda_check" not in info.get("harness", ()):
+    if "kit.harnesses.cuda_check" not in info.get("harness", ()):
         return {}
     from kit import kernel_compiler
 

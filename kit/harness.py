@@ -1,6 +1,8 @@
-"""The harness interface, declared once: what a module of ch13lib may offer the grading side.
+"""The harness interface, declared once: what a harness module may offer the grading side.
 
-A harness is a module of ch13lib that a grader names (``Grader(harness=...)``, graders/api.py).
+A harness is a module that a grader names (``Grader(harness=...)``, graders/api.py): a public
+module of ch13lib, or a grading-only one of kit/harnesses/, which imports ch13lib and is never
+released.
 The subject (kit/subject.py) imports it before any student code runs, watches it for tampering
 and checks it with :func:`check`; a malformed harness stops the subject before the cell loads. A
 harness may define (one that defines none is only imported and watched):

@@ -184,16 +184,21 @@ def _code_of(v):
     return None
 
 
+# The harness's packages: the public one (ch13lib) and the kit's grading side (kit/harnesses/).
+HARNESS_PACKAGES = ("ch13lib", "kit.harnesses")
+
+
 def snapshot(harness: list[str]) -> dict:
-    """label -> (namespace, its entries now): the watched libraries, and every module of ch13lib
-    with its classes (``type(comm).send = ...`` is a monkeypatch too)."""
+    """label -> (namespace, its entries now): the watched libraries, and every module of the
+    harness's packages with its classes (``type(comm).send = ...`` is a monkeypatch too)."""
     snap = {}
     for name, mod in list(sys.modules.items()):
         if mod is None or not (name in WATCHED_MODULES or name.startswith(("ch13lib", "kit.")) or name in harness):
             continue
         d = vars(mod)
-        snap[name] = (d, {k: v for k, v in d.items() if _plain(k)}, _codes(d) if name.startswith("ch13lib") else {})
-        if name.startswith("ch13lib"):
+        strict = name.startswith(HARNESS_PACKAGES)
+        snap[name] = (d, {k: v for k, v in d.items() if _plain(k)}, _codes(d) if strict else {})
+        if strict:
             for k, v in list(d.items()):
                 if isinstance(v, type) and v.__module__ == name:
                     snap[f"{name}.{k}"] = (v, {a: b for a, b in vars(v).items() if _plain(a)}, _codes(vars(v)))
@@ -206,11 +211,11 @@ def _codes(d) -> dict:
 
 def tampered(snap: dict) -> list[str]:
     """Attributes of the harness and the watched libraries that now hold something of the cell's,
-    and functions and classes of ch13lib (the harness itself) that were replaced by anything."""
+    and functions and classes of the harness's packages that were replaced by anything."""
     out = []
     for label, (ns, before, codes) in snap.items():
         d = vars(ns) if isinstance(ns, type) else ns
-        strict = label.startswith("ch13lib")
+        strict = label.startswith(HARNESS_PACKAGES)
         own = label.startswith("kit.")  # the subject's own machinery: any change at all is tampering
         for key, old in before.items():
             new = d.get(key, old)

@@ -48,11 +48,12 @@ def worth_forking(harness: list[str]) -> bool:
     """Whether a subject with this harness imports torch or Ray (read from the harness's source):
     those fork from the zygote; the others start as fast exec'd (kit.subject and a light harness),
     and a notebook without them never makes the zygote import anything."""
-    from kit.judge import SOURCE_DIR
+    from kit.judge import ROOT, SOURCE_DIR
 
     for name in harness:
         if name not in _heavy:
-            path = os.path.join(SOURCE_DIR, *name.split(".")) + ".py"
+            home = ROOT if name.startswith("kit.") else SOURCE_DIR  # kit/harnesses/, or ch13lib
+            path = os.path.join(home, *name.split(".")) + ".py"
             try:
                 with open(path, encoding="utf-8") as f:
                     _heavy[name] = bool(_HEAVY.search(f.read()))
@@ -129,7 +130,7 @@ def serve(fd: int, harness: list[str]) -> None:
 
     def load(name: str) -> None:
         try:
-            importlib.import_module(name)  # trusted: ch13lib's public harnesses
+            importlib.import_module(name)  # trusted: ch13lib's and kit/harnesses/' harnesses
         except Exception:  # noqa: BLE001 - the child meets the same error, and reports it
             pass
 

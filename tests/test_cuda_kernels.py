@@ -570,7 +570,7 @@ def test_a_constant_and_a_kernels_libraries_are_never_the_cells(monkeypatch):
 
     from ch13lib._cuda_source import freeze_libraries, kernel_source
 
-    freeze_libraries()  # as the grading subject does before the cell runs (cuda_check.subject_setup)
+    freeze_libraries()  # as the grading subject does before the cell runs (kit.harnesses.cuda_check.subject_setup)
     int32, isnan = np.int32, math.isnan
 
     class Counting(np.int32):

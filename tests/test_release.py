@@ -163,3 +163,57 @@ def test_released_library_imports_nothing_of_the_kit():
     assert not found, "the released ch13lib imports the kit:\n" + "\n".join(found)
     planted = "import json\nCHILD = 'import sys\\nfrom kit.subject import Cell\\n'\nfrom kit import audit\n"
     assert len(kit_imports(ast.parse(planted), "x")) == 2  # the check sees both forms
+
+
+# The harness interface (kit/harness.py) and the names grading-only functions go by: a rank's
+# harness (``rank_*``, ``serve_rank``, ``RemoteComm``) and the subject's side of a check (``subject_*``).
+GRADING_INTERFACE = frozenset({"SUBJECT_API", "RANK_API", "CHILD_API", "subject_setup"})
+GRADING_PREFIXES = ("subject_", "rank_", "serve_rank", "RemoteComm")
+# What of it the released ch13lib still holds, module by module: each entry is grading code that has
+# not moved to kit/harnesses/ yet (``rank_copies`` and ``rank_inputs`` are the threads worlds' and the
+# cases' own, which self-checks use too).
+GRADING_LEFT = {
+    "_procgroup_relay": {"RemoteComm", "serve_rank"},
+    "cell": {"rank_copies"},
+    "collective_cases": {"RANK_API", "SUBJECT_API", "rank_sim"},
+    "collective_ddp": {"RANK_API", "SUBJECT_API", "rank_inputs", "rank_ddp"},
+    "collective_launch": {"SUBJECT_API", "subject_setup"},
+    "fsdp_ckpt": {"SUBJECT_API"},
+    "mapreduce": {"CHILD_API"},
+    "mapreduce_probe": {"SUBJECT_API", "subject_setup"},
+    "parallel_cases": {"rank_inputs"},
+    "parallel_sim": {"RANK_API", "SUBJECT_API", "rank_pipeline", "rank_tp", "rank_zero", "rank_zero_step"},
+}
+
+
+def grading_names(tree: ast.Module) -> set[str]:
+    """The module's top-level names (defs, classes, assignments) that are grading code by name."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return {n for n in names if n in GRADING_INTERFACE or n.startswith(GRADING_PREFIXES)}
+
+
+def test_released_library_holds_no_grading_code():
+    """What only grading needs lives in kit/harnesses/, which is never released. The rule is by
+    name: a released ch13lib module that defines a harness entry list or ``subject_setup``
+    (kit/harness.py), or a top-level name with a grading prefix (``subject_``, ``rank_``,
+    ``serve_rank``, ``RemoteComm``), holds grading code. GRADING_LEFT lists what has not moved
+    yet, exactly: a new grading name fails, and so does one that moved while still listed."""
+    folder = os.path.join(ROOT, "release", ASSIGNMENT, "ch13lib")
+    found = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*.py"))):
+        with open(path, encoding="utf-8") as f:
+            names = grading_names(ast.parse(f.read(), path))
+        if names:
+            found[os.path.basename(path)[:-3]] = names
+    assert found == GRADING_LEFT
+    assert not glob.glob(os.path.join(ROOT, "release", "**", "harnesses"), recursive=True)
+    planted = ast.parse(
+        "SUBJECT_API = ()\ndef subject_x(cell): pass\ndef observe(cell): pass\nclass RemoteComm: pass\n"
+    )
+    assert grading_names(planted) == {"SUBJECT_API", "subject_x", "RemoteComm"}  # the rule sees each form

@@ -84,14 +84,15 @@ def test_explore_cell_reports_plain_data():
     """The subject's side of the graders returns what kit.wire can send: the verdict of the search,
     and for a failure the feedback the student reads."""
     from kit import wire
+    from kit.harnesses.sync_checks import explore_cell
     from kit.subject import Cell
 
     race = sync_checks.public_scenario("two threads, two increments each")
-    bad = sync_checks.explore_cell(Cell("counter", UNLOCKED), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
+    bad = explore_cell(Cell("counter", UNLOCKED), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
     wire.encode(bad)
     assert bad["ok"] is False and bad["kind"] == "check" and "an update was lost" in bad["message"]
     assert f'sync_checks.replay(SafeCounter, SCENARIO, "{bad["schedule"]}")' in bad["example"]
-    good = sync_checks.explore_cell(Cell("counter", ONE_WORKER), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
+    good = explore_cell(Cell("counter", ONE_WORKER), race, "SafeCounter", **sync_checks.PUBLIC_BUDGET)
     wire.encode(good)
     assert good["ok"] is True and "message" not in good and good["threads"] == 2
     with pytest.raises(KeyError):

@@ -1,8 +1,7 @@
 """Observations of the student's functions (a part of :mod:`ch13lib.cuda_check`): the ``observe_*``
 functions run a launcher or kernel (on the checking simulator, or for real) beside the student's code
-and return plain data only; an :class:`Ask` runs them here (:func:`local`), and the ``subject_*``
-functions run them in the grading subject, which the hidden graders reach by the name
-``ch13lib.cuda_check``. The checks that judge this data, in their own process, are in ``cuda_check``.
+and return plain data only; an :class:`Ask` runs them here (:func:`local`) or wherever the one who
+made it observes. The checks that judge this data, in their own process, are in ``cuda_check``.
 """
 
 from __future__ import annotations
@@ -334,38 +333,3 @@ def _asked(target, name: str) -> Ask:
     """An Ask as given, or the student's function itself (``check_matmul_results(launch_tiled_matmul,
     1, 33, 3)`` in a notebook), observed here under its contract name."""
     return target if isinstance(target, Ask) else local(**{name: target})
-
-
-# The same observations on the answer cell, in the grading subject (kit/subject.py): ``cell.module``
-# holds the student's functions; plain data goes back to the grader, which judges.
-
-
-def _sent(observe, cell, case) -> dict:
-    """An observation, or a fault the checking simulator found, as plain data: its message, its
-    access record (the judge draws the picture) and the kernels run up to it."""
-    try:
-        if observe in (observe_launcher, observe_kernel):
-            case = {**case, "source": (cell.source, cell.filename)}
-        return observe(cell.module, **case)
-    except CheckFailed as e:
-        accesses = getattr(e, "accesses", None)
-        kernels = getattr(e, "kernels", None)
-        if not accesses and kernels is None:
-            raise
-        return {"fault": {"message": str(e), "accesses": accesses or None, "kernels": kernels}}
-
-
-def subject_config(cell, **case) -> dict:
-    return _sent(observe_config, cell, case)
-
-
-def subject_launcher(cell, **case) -> dict:
-    return _sent(observe_launcher, cell, case)
-
-
-def subject_kernel(cell, **case) -> dict:
-    return _sent(observe_kernel, cell, case)
-
-
-def subject_as_is(cell, **case) -> dict:
-    return _sent(observe_as_is, cell, case)

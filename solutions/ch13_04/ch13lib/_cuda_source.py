@@ -116,7 +116,7 @@ _LIBRARIES: Mapping = _EMPTY  # the snapshot kernels read (freeze_libraries)
 
 def freeze_libraries() -> None:
     """Take the snapshot of the libraries kernels read, once (later calls change nothing). A grading
-    subject takes it before any cell runs (``cuda_check.subject_setup``); a notebook at its first
+    subject takes it before any cell runs (its harness's ``subject_setup``); a notebook at its first
     launch. Not at import: the judge imports this module and never imports numba."""
     global _LIBRARIES
     if not _LIBRARIES:

@@ -485,9 +485,6 @@ def said(scenario: Scenario, failure: sched.Failure) -> Both:
 # (capped), then a few seeded random ones. Counted in schedules, never in seconds.
 PUBLIC_BUDGET = dict(max_preemptions=1, max_schedules=400, random_schedules=20)
 
-# What the hidden graders may run on an answer cell in the grading subject (kit/subject.py).
-SUBJECT_API = ("explore_cell",)
-
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
@@ -589,40 +586,8 @@ def run(source: str, scenario: Scenario, *, load=None, filename=None, **budget) 
     return sched.explore(main, traced={filename}, early_timeouts=scenario.early_timeouts, **budget)
 
 
-def explore_cell(cell, scenario: Scenario, obj_name: str, **budget) -> dict:
-    """The grading subject's side of a hidden test (kit/subject.py runs it beside the answer cell).
-
-    Explores ``scenario`` (a :class:`Scenario` or its fields) on ``cell`` (loaded afresh for every
-    schedule) within ``budget`` (explore()'s keywords: schedules and steps, never seconds) and
-    reports plain data: ``ok``, how far the search went (``schedules``, ``exhaustive``,
-    ``random_schedules``, and ``threads``, the most threads any schedule started), and for a
-    failure its ``kind``, ``schedule`` and the feedback the student reads (``message``,
-    ``example``; see :func:`feedback`). The judge decides what that is worth."""
-    if isinstance(scenario, dict):
-        scenario = Scenario(**scenario)
-    rep = run(None, scenario, load=cell.load, filename=cell.filename, **budget)
-    out = {
-        "ok": rep.ok,
-        "schedules": rep.schedules,
-        "exhaustive": rep.exhaustive,
-        "random_schedules": rep.random_schedules,
-        "threads": rep.threads,
-    }
-    if not rep.ok:
-        message, example = feedback(scenario, rep.failure, obj_name)
-        out.update(
-            kind=str(rep.failure.kind),
-            schedule=str(rep.failure.schedule),
-            message=str(message),
-            example=str(example),
-            events=list(rep.failure.events),
-            scenario=str(scenario.key),
-        )
-    return out
-
-
 def picture(rep: dict) -> bytes:
-    """The failing interleaving of an explore_cell report as swimlanes (the judge draws it)."""
+    """The failing interleaving of a grading subject's report as swimlanes (the judge draws it)."""
     events = rep.get("events")
     if type(events) is not list or not events:
         return b""

@@ -17,9 +17,9 @@ parts, so that the code that judges never has to hold the code that is judged:
 
 The first argument of a check says where to observe: your launcher (or kernel) itself, observed
 right here (``check_matmul_results(launch_tiled_matmul, 1, 33, 3)`` in the notebook), or an
-:class:`Ask`: :func:`local` for the self-checks at the bottom, :func:`remote` for the hidden graders,
-which ask the grading process that runs your cell (the ``subject_*`` functions, listed in
-``SUBJECT_API``) on more (and hidden) cases, and judge in their own process.
+:class:`Ask`: :func:`local` for the self-checks at the bottom; the hidden graders hand the checks
+an Ask of their own, which observes your cell in the grading process that runs it, on more (and
+hidden) cases, and judge in their own process.
 
 Inputs are made by :func:`vec_inputs` and :func:`mat_inputs`, and a failing check ends with its
 replay line, the same check on the same case over the notebook's own functions (:func:`here`), on
@@ -50,13 +50,8 @@ from ch13lib._cuda_check_observe import (
     observe_kernel,
     observe_launcher,
     replayable,
-    subject_as_is,
-    subject_config,
-    subject_kernel,
-    subject_launcher,
 )
 from ch13lib._cuda_check_selfcheck import _self_check
-from ch13lib._cuda_source import freeze_libraries
 from ch13lib.lang import Both, Messages
 
 __all__ = [
@@ -65,7 +60,6 @@ __all__ = [
     "REPR_CAP",
     "ARRAY_CAP",
     "SENDABLE",
-    "SUBJECT_API",
     "CheckFailed",
     "vec_inputs",
     "mat_inputs",
@@ -79,11 +73,6 @@ __all__ = [
     "Ask",
     "local",
     "here",
-    "remote",
-    "subject_config",
-    "subject_launcher",
-    "subject_kernel",
-    "subject_as_is",
     "check_vec_add_launch",
     "check_vec_add_results",
     "check_vec_add_kernel",
@@ -520,16 +509,6 @@ NONE = Both("", "")  # an empty field: no hint, no tail
 
 TILE = 16  # the tiled matmul's tile edge (the notebook's module constant)
 SENTINEL = -7  # what the grader puts in output cells a kernel must not touch
-
-# What a hidden grader may run on an answer cell in the grading subject (kit/subject.py).
-SUBJECT_API = ("subject_config", "subject_launcher", "subject_kernel", "subject_as_is")
-
-
-def remote(run, admit=None) -> Ask:
-    """Observe the answer cell where it runs: ``run(harness, **case)`` is the grader's ``answer.run``,
-    which runs ``subject_<op>`` of this module (``SUBJECT_API``) in the grading subject and returns
-    its plain data; ``admit`` judges each observation first (:class:`Ask`)."""
-    return Ask(lambda op, **case: run(f"{__name__}:subject_{op}", **case), admit)
 
 
 def vec_inputs(n: int, dtype="float32") -> tuple[np.ndarray, np.ndarray]:
@@ -1493,11 +1472,3 @@ def self_check_dot_reduction(dot_kernel, launch_dot) -> bool:
             (M("dot_case_empty"), lambda: check_dot(ask, 0, 32)),
         ],
     )
-
-
-def subject_setup(trusted) -> None:
-    """Called by the grading subject after it imported the harness, before any student code runs:
-    the libraries as kernels read them are taken now (ch13lib._cuda_source.freeze_libraries). The
-    simulator starts no process, so it keeps nothing of what the subject hands over (``trusted``)."""
-    del trusted
-    freeze_libraries()
