@@ -3,8 +3,8 @@
 Every scenario trains the small float64 MLP of ``ch13lib.fsdp_train`` under FSDP (FULL_SHARD,
 ``device_id`` cpu, gloo) in a world of rank threads (``ch13lib.fsdp_world``: each thread has its
 own real gloo process group). The worlds run in the SUBJECT process, beside the student's cell
-(``ch13lib.fsdp_ckpt.observe_save`` / ``observe_resume``); this judge runs no student code. The
-world watches every collective and every ``torch.save`` to a file path:
+(``kit.harnesses.fsdp_ckpt.observe_save`` / ``observe_resume``); this judge runs no student code.
+The world watches every collective and every ``torch.save`` to a file path:
 
 - a hang (a collective some ranks never call, or ranks calling different collectives at the
   same point) is reported the moment it is certain, by its cause and the student's line;
@@ -41,8 +41,9 @@ from ch13lib import fsdp_train as ft
 from ch13lib.lang import Both, Messages, say
 from graders._hidden import hidden_seed
 from graders.api import NOT_IMPLEMENTED, Answer, Fail, Grader
+from kit.harnesses import fsdp_ckpt as harness
 
-grader = Grader("fsdp_checkpoint", timeout_s=150, harness=("ch13lib.fsdp_ckpt",))
+grader = Grader("fsdp_checkpoint", timeout_s=150, harness=("kit.harnesses.fsdp_ckpt",))
 
 # What this grader says itself, in the course's language (ch13lib/lang.py); the checks' own
 # sentences are ch13lib.fsdp_ckpt's.
@@ -180,7 +181,7 @@ def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
         shown = {k: v for k, v in params.items() if k != "data_seed"}  # the seed stays here: tensors go
         data = ft.Data.drawn(params["data_seed"], 0, params["steps"] + params["more"])
         seen = answer.run(
-            "ch13lib.fsdp_ckpt:observe_save",
+            "kit.harnesses.fsdp_ckpt:observe_save",
             tag=name,
             backend=_backend(answer),
             guard_s=GUARD_S,
@@ -226,7 +227,7 @@ def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, 
     if seen["file"]["bytes"] is None:
         save["data"] = ft.Data.drawn(run.data_seed, 0, run.steps + run.more).to_wire()
     got = answer.run_fresh(
-        "ch13lib.fsdp_ckpt:observe_resume",
+        "kit.harnesses.fsdp_ckpt:observe_resume",
         dict(save, directory=seen["directory"]),
         data=ft.Data.drawn(run.data_seed, run.steps, more, with_init=False).to_wire(),
         file=seen["file"]["bytes"],
@@ -240,7 +241,7 @@ def _resume(answer: Answer, run: ck.SaveRun, seen: dict, world: int, more: int, 
     if got["error"] is not None:
         _world_fail(got["error"], got["phase"], example)
     res = ck.ResumeRun(world, nested)
-    res.epochs = [ck.epoch_from_observation(e) for e in got["epochs"]]
+    res.epochs = [harness.epoch_from_observation(e) for e in got["epochs"]]
     res.loaded, res.final = got["loaded"], got["final"]
     if len(res.epochs) != world or not isinstance(res.loaded, dict) or not isinstance(res.final, dict):
         raise Fail(M("incomplete_result"), example)

@@ -209,6 +209,7 @@ def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
 
     from ch13lib import fsdp_ckpt
     from kit import wire
+    from kit.harnesses.fsdp_ckpt import observe_resume, observe_save
     from kit.subject import Cell
 
     source = catalogue_source(GID, "right_reference")
@@ -218,7 +219,7 @@ def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
     scenario = dict(world=2, steps=2, more=1, epoch=7, optimizer="adamw", nested=True)
     data = wire.decode(wire.encode(fsdp_train.Data.drawn(3, 0, 3).to_wire())[wire.HEADER.size :])
     with tempfile.TemporaryDirectory() as d:
-        seen = fsdp_ckpt.observe_save(cell, directory=os.path.join(d, "s"), data=data, **scenario)
+        seen = observe_save(cell, directory=os.path.join(d, "s"), data=data, **scenario)
         seen = wire.decode(wire.encode(seen)[wire.HEADER.size :])
         assert seen["error"] is None and seen["file"]["kind"] == "file"
         assert list(seen["listing"]) == ["ckpt.pt"] and all(r == 0 for r, _, _ in seen["writes"])
@@ -227,7 +228,7 @@ def test_subject_side_reports_plain_data_and_a_fresh_subject_saves_again():
         shutil.rmtree(seen["directory"])
         later = fsdp_train.Data.drawn(3, 2, 1, with_init=False).to_wire()  # the resume's batches only
         save = dict(scenario, directory=seen["directory"], data=data)  # ``data``: for the save again
-        got = fsdp_ckpt.observe_resume(cell, save, world=3, more=1, nested=False, data=later)
+        got = observe_resume(cell, save, world=3, more=1, nested=False, data=later)
         got = wire.decode(wire.encode(got)[wire.HEADER.size :])
         assert got["error"] is None and got["epochs"] == [("value", 7)] * 3
         for name, want in seen["saved"].items():

@@ -178,7 +178,6 @@ GRADING_LEFT = {
     "collective_cases": {"RANK_API", "SUBJECT_API", "rank_sim"},
     "collective_ddp": {"RANK_API", "SUBJECT_API", "rank_inputs", "rank_ddp"},
     "collective_launch": {"SUBJECT_API", "subject_setup"},
-    "fsdp_ckpt": {"SUBJECT_API"},
     "mapreduce": {"CHILD_API"},
     "mapreduce_probe": {"SUBJECT_API", "subject_setup"},
     "parallel_cases": {"rank_inputs"},
