@@ -279,3 +279,22 @@ def test_a_missing_barrier_is_shown_phase_by_phase(records, drawn):
     assert "phase 2" in _marks(drawn[-1], pictures.THIS_THREAD)[0][0]
     loaded = [c for ax in drawn[-1].axes if "phase 1" in ax.get_title() for c in ax.collections]
     assert sorted(x for c in loaded for x, _ in c.get_offsets()) == list(range(64))  # each thread its own cell
+
+
+def test_a_font_installed_after_matplotlib_listed_its_fonts_is_found(monkeypatch):
+    """matplotlib keeps the font list of its first run on disk: a Chinese font installed later (the
+    TA's `apt-get install fonts-wqy-zenhei`) is looked up on the disk itself. Played here with a
+    font matplotlib ships, taken out of its list."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    manager = font_manager.fontManager
+    path = os.path.join(matplotlib.get_data_path(), "fonts", "ttf", "DejaVuSerif.ttf")
+    monkeypatch.setattr(manager, "ttflist", [f for f in manager.ttflist if f.name != "DejaVu Serif"])
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [path])
+    monkeypatch.setattr(pictures, "CJK_FONTS", ("DejaVu Serif",))
+    pictures._cjk_fonts.cache_clear()
+    try:
+        assert pictures._cjk_fonts() == ("DejaVu Serif",)
+    finally:
+        pictures._cjk_fonts.cache_clear()

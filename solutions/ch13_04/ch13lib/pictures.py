@@ -61,7 +61,17 @@ def _cjk_fonts() -> tuple:
     try:
         from matplotlib import font_manager
 
-        installed = {f.name for f in font_manager.fontManager.ttflist}
+        manager = font_manager.fontManager
+        installed = {f.name for f in manager.ttflist}
+        if not installed & set(CJK_FONTS):
+            # matplotlib keeps the font list it made on its first run: a font installed since is
+            # found on the disk itself
+            known = {f.fname for f in manager.ttflist}
+            for path in font_manager.findSystemFonts():
+                if path not in known:
+                    with contextlib.suppress(Exception):
+                        manager.addfont(path)
+            installed = {f.name for f in manager.ttflist}
     except Exception:  # noqa: BLE001 - no font list: DejaVu alone, Chinese as boxes
         return ()
     return tuple(name for name in CJK_FONTS if name in installed)
