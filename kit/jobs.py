@@ -90,13 +90,19 @@ def job_pids(token: str, uid: int | None = None) -> list[int]:
 
 
 def kill_as(uid: int) -> None:
-    """kill(-1, SIGKILL) as ``uid``: every process of that uid dies in one sweep of the kernel."""
+    """kill(-1, SIGKILL) as ``uid``: every process of that uid dies in one sweep of the kernel.
+    Only as an unprivileged uid: as root (or with -1, which setresuid reads as "unchanged") the same
+    call would kill every process of the machine."""
+    if type(uid) is not int or uid <= 0:
+        raise ValueError(f"kill_as sweeps as an unprivileged uid only, not {uid!r}")
     pid = os.fork()
     if pid == 0:  # the child: become the job's uid (it can then signal only the job) and sweep
         try:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
+            if os.getresuid() != (uid, uid, uid):  # fail closed: never sweep as anyone else
+                os._exit(1)
             for _ in range(5):
                 try:
                     os.kill(-1, signal.SIGKILL)  # never kills the caller itself
@@ -247,10 +253,7 @@ class Watchdog(threading.Thread):
     def run(self) -> None:
         while not self._stop_event.wait(self.interval_s):
             pids = job_pids(self.token, self.uid)
-            if len(pids) > self.max_processes:
-                self.problem = (
-                    f"your code started more than {self.max_processes} processes at once (a fork bomb?) and was stopped"
-                )
+            if self._too_many(pids):
                 kill_job(self.token, self.uid)
                 return
             held = job_memory(self.token, self.uid, pids, settled_at=self.limit)
@@ -263,8 +266,24 @@ class Watchdog(threading.Thread):
                 kill_job(self.token, self.uid)
                 return
 
+    def _too_many(self, pids) -> bool:
+        if len(pids) > self.max_processes:
+            self.problem = (
+                f"your code started more than {self.max_processes} processes at once (a fork bomb?) and was stopped"
+            )
+        return bool(self.problem)
+
     def stop(self) -> str:
         self._stop_event.set()
         if self.is_alive() and self is not threading.current_thread():
             self.join()
+        return self.problem
+
+    def last_look(self) -> str:
+        """Stop, then count the job's processes once more, for a job about to be killed anyway: a fork
+        bomb that a busy machine let outrun the samples is named all the same (memory is left to
+        the samples: a last reading of it would depend on when the kill came)."""
+        self.stop()
+        if not self.problem:
+            self._too_many(job_pids(self.token, self.uid))
         return self.problem
