@@ -31,7 +31,7 @@ import types
 from kit import source_ch13lib
 
 source_ch13lib()
-from ch13lib.lang import Messages  # noqa: E402 - after the path to ch13lib
+from ch13lib.lang import Messages, language  # noqa: E402 - after the path to ch13lib
 
 CC = (8, 0)
 # What the kit says around numba's own reason (which stays as numba says it), in the course's
@@ -131,13 +131,20 @@ ENV = "CH13_KERNEL_COMPILER"  # the socket of the compiler a grading process's j
 
 
 def _serve(lines, out, cache: dict, lock: threading.Lock) -> None:
-    """One request a line ({"text", "filename", "kernel", "args"}), one answer a line."""
+    """One request a line ({"text", "filename", "kernel", "args", "lang"}), one answer a line, in
+    the asking judge's language (one compiler serves gradings of any language)."""
+    from ch13lib import lang
+
     for line in lines:
         req = json.loads(line)
-        key = (req["text"], req["kernel"], json.dumps(req["args"], sort_keys=True))
+        key = (req["text"], req["kernel"], json.dumps(req["args"], sort_keys=True), req.get("lang"))
         with lock:  # one compilation at a time: numba compiles under a lock of its own anyway
             if key not in cache:
-                cache[key] = compile_kernel(req["text"], req["filename"], req["kernel"], req["args"])
+                lang.use(req.get("lang"))
+                try:
+                    cache[key] = compile_kernel(req["text"], req["filename"], req["kernel"], req["args"])
+                finally:
+                    lang.use(None)
         out.write(json.dumps({"refused": cache[key]}) + "\n")
         out.flush()
 
@@ -242,7 +249,8 @@ class Compiler:
         self.start()
         with self._lock:
             reader, writer = self._io
-            writer.write(json.dumps({"text": text, "filename": filename, "kernel": kernel, "args": specs}) + "\n")
+            request = {"text": text, "filename": filename, "kernel": kernel, "args": specs, "lang": language()}
+            writer.write(json.dumps(request) + "\n")
             writer.flush()
             line = reader.readline()
         if not line:

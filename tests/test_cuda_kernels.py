@@ -531,6 +531,25 @@ def test_numba_compiles_what_a_gpu_runs_and_refuses_the_rest(compiled_cells, nam
         assert refused and "numba's CUDA compiler refuses `k`" in refused, refused  # after the Chinese
 
 
+def test_one_compiler_answers_each_judge_in_the_judges_language():
+    """The compiler a grading process's judges share started under one language; each request
+    carries its judge's (kit.config's c.Feedback.language reaches the judge, not the compiler)."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env.update(CH13_LANG="en", PYTHONPATH=os.pathsep.join([ROOT, __import__("kit").source_ch13lib()]))
+    arr = {"dtype": "float64", "ndim": 1, "layout": "C"}
+    ask = {"text": CELL_HEAD + KERNEL_CELLS["global_store"], "filename": "<answer cell t>", "kernel": "k"}
+    ask["args"] = [arr, arr, {"dtype": "int64", "ndim": 0}]
+    lines = "".join(json.dumps({**ask, "lang": language}) + "\n" for language in ("zh", "en", "zh"))
+    proc = subprocess.run(
+        [PY, "-m", "kit.kernel_compiler"], input=lines, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    zh, en, zh_again = (json.loads(line)["refused"] for line in proc.stdout.splitlines())
+    assert zh.startswith("numba 的 CUDA 编译器拒绝编译 `k`") and "refuses" not in zh, zh
+    assert en.startswith("numba's CUDA compiler refuses `k`") and "拒绝" not in en, en
+    assert zh_again == zh
+
+
 def test_the_cells_kernels_are_read_from_its_text_alone():
     """Only literal constants, library imports and top-level @cuda.jit defs reach a kernel: a name the
     cell binds at run time, rebinds through `global` or imports from elsewhere is unreadable, with why."""
