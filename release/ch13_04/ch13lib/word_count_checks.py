@@ -73,8 +73,8 @@ M = Messages(
     reduce_exit=("它的 worker 进程被杀死", "its worker process is killed"),
     reduce_raise=("reduce_fn 抛出 RuntimeError", "reduce_fn raises RuntimeError"),
     fault_map=(
-        "第一次尝试处理记录 {record} 时, 在产生了它的 {after} 个 (word, 1) 键值对之后, {what}",
-        "on the first attempt at record {record}, after {after} of its (word, 1) pairs, {what}",
+        "第一次尝试处理记录 {record} 时, 在 map_fn 为它产生了 {after} 个键值对之后, {what}",
+        "on the first attempt at record {record}, after map_fn emitted {after} of its key-value pairs, {what}",
     ),
     fault_reduce=(
         "对键 {word} 的第一次 reduce_fn 调用中, {what}",
