@@ -175,6 +175,17 @@ def test_rank_exception_is_reported_with_its_rank():
     assert e.value.rank == 2 and isinstance(e.value.exc, ValueError)
 
 
+def test_a_ranks_traceback_keeps_both_languages_of_a_long_sentence_and_a_librarys_first_line():
+    from ch13lib.collective_launch import own_traceback
+
+    both = ValueError("秩 1 的张量形状不对, 应该是 (4,) 而实际是 (3,)\nrank 1's tensor has the wrong shape")
+    assert own_traceback(both).endswith(
+        "ValueError: 秩 1 的张量形状不对, 应该是 (4,) 而实际是 (3,)\nrank 1's tensor has the wrong shape"
+    )
+    library = RuntimeError("Connection closed by peer [127.0.0.1]:4242\nException raised from recv at pair.cc:534")
+    assert own_traceback(library).endswith("RuntimeError: Connection closed by peer <address>")
+
+
 def test_same_interleaving_and_traffic_every_run():
     """Is the simulator deterministic: the same order of events and traffic for the same seed?"""
 

@@ -67,10 +67,17 @@ def load_source(source: str, name: str = "answer") -> types.ModuleType:
     return load(source, name)
 
 
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
 def own_traceback(exc: BaseException) -> str:
-    """The exception with the frames of the answer cell (or the last frame)."""
-    where, first = traceback_text(exc), str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    text = "\n".join(([where] if where else []) + [f"{type(exc).__name__}: {first}"])
+    """The exception with the frames of the answer cell (or the last frame), and its message's first
+    line: both lines where they are one sentence in Chinese, then in English (ch13lib.lang.say's
+    long form); a library's further lines are its own detail."""
+    where, lines = traceback_text(exc), str(exc).strip().splitlines()
+    keep = 2 if len(lines) > 1 and _HAN.search(lines[0]) and not _HAN.search(lines[1]) else 1
+    said = "\n".join(lines[:keep])
+    text = "\n".join(([where] if where else []) + [f"{type(exc).__name__}: {said}"])
     # Addresses and ports change from run to run; the feedback must not.
     return re.sub(r"\[?\d+\.\d+\.\d+\.\d+\]?:\d+", "<address>", text)
 
