@@ -1,7 +1,7 @@
 """Hidden grader of ``word_count``: map_fn, reduce_fn, partition and run_mapreduce on Ray.
 
 The judge (this module) runs no student code and no Ray. Everything that touches the answer cell
-runs in the grading subject (kit/subject.py) through the public harness ``ch13lib.mapreduce_probe``,
+runs in the grading subject (kit/subject.py) through the harness ``kit.harnesses.mapreduce_probe``,
 which reports raw observations: what the cell's functions returned, every probe call (process id,
 Ray task id), which scheduled faults fired, what a barrier saw. This module chooses the inputs
 (hypothesis corpora, the fixed crash schedule), computes the expected counts itself and decides.
@@ -28,7 +28,7 @@ from ch13lib.lang import Both, Messages, language
 from graders.api import SAY, Answer, Fail, Grader, check_property
 from kit.judge import Raised
 
-HARNESS = "ch13lib.mapreduce_probe"
+HARNESS = "kit.harnesses.mapreduce_probe"
 GUARD_S = 20.0  # hang guard of a barrier wait (a parallel solution passes it in milliseconds)
 CORPUS_EXAMPLES = 15  # hypothesis corpora per property (each run may start actors: keep it bounded)
 

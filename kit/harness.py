@@ -14,7 +14,9 @@ harness may define (one that defines none is only imported and watched):
     functions a rank of a launched world may run, ``fn(payload)`` (ch13lib.collective_launch, which
     reads the list itself: ch13lib imports nothing of kit);
 ``CHILD_API``
-    functions a fresh, guarded interpreter may run, ``fn(cell, *args)`` (:func:`kit.subject.child`);
+    functions a fresh, guarded interpreter may run, ``fn(cell, *args)`` (:func:`kit.subject.child`,
+    which imports the module a harness names, of ch13lib or kit/harnesses/ only: a light one, as
+    kit.harnesses.mapreduce, starts fast);
 ``subject_setup(trusted)``
     called once in the subject before any student code, with :class:`kit.subject.Trusted`: the
     guards for the processes the harness starts.

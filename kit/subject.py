@@ -318,10 +318,11 @@ def trusted() -> Trusted:
 
 def child(argv: list[str]) -> None:
     """A fresh interpreter that runs one harness function on the cell under the subject's guards
-    (``Trusted.child``; ch13lib.mapreduce_probe runs ``partition`` in one per hash seed).
+    (``Trusted.child``; kit.harnesses.mapreduce_probe runs ``partition`` in one per hash seed).
 
-    ``argv``: the job's tag, then the request ``{"grade_id", "call": "ch13lib.MODULE:FUNCTION",
-    "args"}``; the cell's source arrives on stdin. FUNCTION must be listed in its module's
+    ``argv``: the job's tag, then the request ``{"grade_id", "call": "MODULE:FUNCTION", "args"}``;
+    the cell's source arrives on stdin. MODULE must be a module of the harness's packages
+    (``HARNESS_PACKAGES``: ch13lib or kit.harnesses), and FUNCTION must be listed in its
     ``CHILD_API``; it is called as ``FUNCTION(cell, *args)`` with a :class:`Cell`. One JSON line
     goes to stdout: ``{"ok": value}`` or ``{"error": text}``, with ``"refused"`` and ``"tampered"``.
     The cell's prints go to stderr."""
@@ -331,8 +332,8 @@ def child(argv: list[str]) -> None:
     source = sys.stdin.read()
     sys.stdin = open(os.devnull)  # noqa: SIM115 - input() gets EOF
     module, _, func = str(request.get("call", "")).partition(":")
-    if module.split(".")[0] != "ch13lib":
-        raise PermissionError(f"not a harness of ch13lib: {request.get('call')!r}")
+    if not any(module == p or module.startswith(p + ".") for p in HARNESS_PACKAGES):
+        raise PermissionError(f"not a harness module ({', '.join(HARNESS_PACKAGES)}): {request.get('call')!r}")
     imported = importlib.import_module(module)  # before the snapshot: the guards watch it
     interface.check(imported)
     target = interface.entry_points(imported, "CHILD_API").get(f"{module}:{func}")

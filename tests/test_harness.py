@@ -61,3 +61,60 @@ def test_a_module_that_keeps_it_is_accepted():
     assert list(harness.entry_points(module, "SUBJECT_API")) == ["ch13lib.fake_harness:observe"]
     with pytest.raises(ValueError):
         harness.entry_points(module, "OTHER_API")
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        ("os:system", "not a harness module"),  # outside the harness's packages
+        ("kitten.harnesses.mapreduce:partition_rows", "not a harness module"),  # a prefix is not a package
+        ("kit.subject:child", "not a harness module"),  # of the kit, but not of its harnesses
+        ("ch13lib.mapreduce:start_local_ray", "not in ch13lib.mapreduce.CHILD_API"),  # listed nowhere
+        ("kit.harnesses.mapreduce:CHILD_API", "not in kit.harnesses.mapreduce.CHILD_API"),
+    ],
+)
+def test_the_guarded_child_runs_only_a_child_api_entry_of_the_harness_packages(call, why):
+    """kit.subject.child fails closed: a module outside ch13lib and kit.harnesses, or a name its
+    module's CHILD_API does not list, is refused before the cell is read."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from kit.subject import CHILD_ENTRY
+
+    request = json.dumps({"grade_id": "word_count", "call": call, "args": [["a"], [2]]})
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD_ENTRY, "CH13_JOB=", request],
+        input="def partition(key, n):\n    return 0\n",
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert run.returncode != 0 and "PermissionError" in run.stderr and why in run.stderr, run.stderr[-2000:]
+
+
+def test_the_guarded_child_runs_a_child_api_entry_of_kit_harnesses():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from kit.subject import CHILD_ENTRY
+
+    request = json.dumps(
+        {"grade_id": "word_count", "call": "kit.harnesses.mapreduce:partition_rows", "args": [["a"], [2]]}
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD_ENTRY, "CH13_JOB=", request],
+        input="def partition(key, n):\n    return 1\n",
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1])["ok"] == [[1]]

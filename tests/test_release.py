@@ -178,8 +178,6 @@ GRADING_LEFT = {
     "collective_cases": {"RANK_API", "SUBJECT_API", "rank_sim"},
     "collective_ddp": {"RANK_API", "SUBJECT_API", "rank_inputs", "rank_ddp"},
     "collective_launch": {"SUBJECT_API", "subject_setup"},
-    "mapreduce": {"CHILD_API"},
-    "mapreduce_probe": {"SUBJECT_API", "subject_setup"},
     "parallel_cases": {"rank_inputs"},
     "parallel_sim": {"RANK_API", "SUBJECT_API", "rank_pipeline", "rank_tp", "rank_zero", "rank_zero_step"},
 }

@@ -145,8 +145,8 @@ def test_grading_reaps_the_actors_a_run_leaves_behind(grader):
         assert not results["survives_crashes"].passed and "counts too high" in results["survives_crashes"].message
         assert results["run_mapreduce_counts"].passed
         assert subject.starts == 1  # one subject, so one Ray cluster, for every test
-        assert answer.run("ch13lib.mapreduce_probe:live_actor_ids") == []
-        assert answer.run("ch13lib.mapreduce_probe:stop") > 0  # as the grader's last request
+        assert answer.run("kit.harnesses.mapreduce_probe:live_actor_ids") == []
+        assert answer.run("kit.harnesses.mapreduce_probe:stop") > 0  # as the grader's last request
     finally:
         subject.close()
 
@@ -186,12 +186,14 @@ def test_the_fresh_partition_processes_run_the_cell_under_the_subjects_guards(gr
     refused comes back beside the table."""
     subject = grader.subject(SALTED, sandbox=False)
     try:
-        one, two = subject.request("run", "ch13lib.mapreduce_probe:partition_elsewhere", [KEYS, [7], [1, 2]]).value
+        one, two = subject.request(
+            "run", "kit.harnesses.mapreduce_probe:partition_elsewhere", [KEYS, [7], [1, 2]]
+        ).value
         assert "table" not in one and "PermissionError" in one["error"], one
         assert [r.split(" (")[0] for r in one["refused"]] == ["import gc"] and one["tampered"] == [], one
         assert two["refused"] == two["tampered"] == [] and "error" not in two, two
         assert sorted({row[0] for row in two["table"]}) != [two["table"][0][0]]  # a real table, salted
-        subject.request("run", "ch13lib.mapreduce_probe:stop")
+        subject.request("run", "kit.harnesses.mapreduce_probe:stop")
     finally:
         subject.close()
 
@@ -220,21 +222,26 @@ def test_the_fresh_partition_process_is_not_found_where_the_cell_chose(grader):
     subject = grader.subject(PLANTS_ITS_OWN_KIT + SALTED, sandbox=False)
     try:
         assert subject.request("load").tampered == []
-        one, two = subject.request("run", "ch13lib.mapreduce_probe:partition_elsewhere", [KEYS, [7], [1, 2]]).value
+        one, two = subject.request(
+            "run", "kit.harnesses.mapreduce_probe:partition_elsewhere", [KEYS, [7], [1, 2]]
+        ).value
         assert [r.split(" (")[0] for r in one["refused"]] == ["import gc"], one  # the real guards ran
         assert "forged" not in json.dumps(two["table"]), two
-        subject.request("run", "ch13lib.mapreduce_probe:stop")
+        subject.request("run", "kit.harnesses.mapreduce_probe:stop")
     finally:
         subject.close()
 
 
-def test_rebinding_what_the_subject_handed_over_is_tampering(grader):
-    """The guards the subject hands a harness (kit.subject.Trusted) cannot be swapped unseen: the
-    cell that rebinds them is reported, as a monkeypatch of the harness is."""
-    source = "from ch13lib import mapreduce_probe\n\nmapreduce_probe._trusted = None\n"
-    subject = grader.subject(source, sandbox=False)
+def test_what_the_subject_handed_over_is_out_of_the_cells_reach(grader):
+    """The guards the subject hands the harness (kit.subject.Trusted) are kept in kit/harnesses/,
+    which a cell cannot import: the cell that reaches for them to swap them is refused."""
+    reach = "try:\n    import kit.harnesses.mapreduce_probe as h\n\n    h._trusted = None\n"
+    reach += "except PermissionError:\n    pass\n"
+    subject = grader.subject(reach + SALTED, sandbox=False)
     try:
-        assert "ch13lib.mapreduce_probe._trusted" in subject.request("load").tampered
+        loaded = subject.request("load")
+        assert [r.split(" (")[0] for r in loaded.refused] == ["import kit.harnesses.mapreduce_probe"], loaded
+        assert loaded.tampered == [], loaded
     finally:
         subject.close()
 
@@ -246,7 +253,7 @@ def test_a_fresh_partition_process_in_the_sandbox_with_no_guard_runs_nothing():
         "import ctypes, json, types\n"
         "import kit\n"
         "kit.source_ch13lib()\n"
-        "from ch13lib import mapreduce_probe as probe\n"
+        "from kit.harnesses import mapreduce_probe as probe\n"
         "probe._warm = lambda: None  # no Ray: the fresh processes are what is asked\n"
         "cell = types.SimpleNamespace(source=%r, grade_id='word_count')\n"
         "outside = probe.partition_elsewhere(cell, ['a', 'b'], [1], [3])\n"

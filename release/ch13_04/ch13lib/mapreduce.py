@@ -555,17 +555,6 @@ def _calls(folder: str) -> list[tuple[int, str]]:
     return out
 
 
-# What a fresh interpreter the grading subject starts may run on the answer cell (kit/subject.py,
-# ``child``): ``partition`` under another hash seed (mapreduce_probe.partition_elsewhere).
-CHILD_API = ("partition_rows",)
-
-
-def partition_rows(cell, keys, ns) -> list:
-    """``[[partition(k, n) for n in ns] for k in keys]`` of ``cell.module``, in this process."""
-    partition = cell.module.partition
-    return [[partition(k, n) for n in ns] for k in keys]
-
-
 _HASH_CHILD = (
     "import sys, ray.cloudpickle as cp\n"
     "f = cp.loads(sys.stdin.buffer.read())\n"
