@@ -63,6 +63,26 @@ def test_a_module_that_keeps_it_is_accepted():
         harness.entry_points(module, "OTHER_API")
 
 
+def _child(call: str, partition: str):
+    """A guarded child (kit.subject.CHILD_ENTRY) asked to run ``call`` on a cell with ``partition``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from kit.subject import CHILD_ENTRY
+
+    request = json.dumps({"grade_id": "word_count", "call": call, "args": [["a"], [2]]})
+    return subprocess.run(
+        [sys.executable, "-c", CHILD_ENTRY, "CH13_JOB=", request],
+        input=f"def partition(key, n):\n    return {partition}\n",
+        capture_output=True,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     ("call", "why"),
     [
@@ -76,45 +96,13 @@ def test_a_module_that_keeps_it_is_accepted():
 def test_the_guarded_child_runs_only_a_child_api_entry_of_the_harness_packages(call, why):
     """kit.subject.child fails closed: a module outside ch13lib and kit.harnesses, or a name its
     module's CHILD_API does not list, is refused before the cell is read."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    from kit.subject import CHILD_ENTRY
-
-    request = json.dumps({"grade_id": "word_count", "call": call, "args": [["a"], [2]]})
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    run = subprocess.run(
-        [sys.executable, "-c", CHILD_ENTRY, "CH13_JOB=", request],
-        input="def partition(key, n):\n    return 0\n",
-        capture_output=True,
-        text=True,
-        cwd=root,
-        timeout=120,
-    )
+    run = _child(call, "0")
     assert run.returncode != 0 and "PermissionError" in run.stderr and why in run.stderr, run.stderr[-2000:]
 
 
 def test_the_guarded_child_runs_a_child_api_entry_of_kit_harnesses():
     import json
-    import os
-    import subprocess
-    import sys
 
-    from kit.subject import CHILD_ENTRY
-
-    request = json.dumps(
-        {"grade_id": "word_count", "call": "kit.harnesses.mapreduce:partition_rows", "args": [["a"], [2]]}
-    )
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    run = subprocess.run(
-        [sys.executable, "-c", CHILD_ENTRY, "CH13_JOB=", request],
-        input="def partition(key, n):\n    return 1\n",
-        capture_output=True,
-        text=True,
-        cwd=root,
-        timeout=120,
-    )
+    run = _child("kit.harnesses.mapreduce:partition_rows", "1")
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1])["ok"] == [[1]]
