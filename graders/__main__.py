@@ -13,11 +13,30 @@ import os
 import resource
 import sys
 
+from ch13lib.lang import Messages
+
 # numba reads this once, at its first import (graders import ch13lib's simulators). The device
 # itself reaches the graders as data: --gpu -> Grader.run(gpu=...) -> the subject -> answer.gpu.
 if "--gpu" not in sys.argv:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
+
+# What the judge says itself, in the course's language (ch13lib/lang.py; the graders say the rest).
+M = Messages(
+    reaches=(
+        "未评分: 这个单元格伸手去够评分它的进程 (kit 的模块、帧、代码对象、钩子或原始内存), 没有哪道练习需要这样做。"
+        "助教会复查。",
+        "not graded: this cell reaches into the process that grades it (the kit's modules, frames, code objects, "
+        "hooks or raw memory), which no exercise needs. A TA will review it.",
+    ),
+    outside=(
+        "未评分: 这个单元格用到了本练习允许清单 (ch13lib/allowed.py) 之外的东西; 笔记本的自检也会指出这一点。"
+        "助教会复查。",
+        "not graded: this cell uses what its exercise's allow-list (ch13lib/allowed.py) does not name; the "
+        "notebook's self-check says so too. A TA will review it.",
+    ),
+    no_compile=("单元格无法编译: 第 {line} 行: {msg}", "the cell does not compile: line {line}: {msg}"),
+)
 
 # CH13_TIMINGS set (bench/bench_class.py): CPU-seconds and the first test's start, for kit/grading.py
 _timing: dict = {}
@@ -89,6 +108,7 @@ def main(argv=None, key: bytes | None = None) -> int:
     ap.add_argument("--no-namespaces", action="store_true", help="the subject's sandbox without namespaces")
     args = ap.parse_args(argv)
 
+    from ch13lib import allowed
     from ch13lib.cell import filename
     from graders.screen import refusals, screen
 
@@ -109,12 +129,15 @@ def main(argv=None, key: bytes | None = None) -> int:
     from kit.audit import seal_memory
 
     seal_memory()
-    refused = refusals(source)
+    # Not graded: a cell that reaches into the process that grades it (the screen), or one that uses
+    # what its exercise's published allow-list does not name (ch13lib/allowed.py: it fails closed).
+    reaches, outside = refusals(source), allowed.outside(args.grade_id, source)
+    refused = reaches + [line for line in outside if line not in reaches]
     try:
         compile(source, filename(args.grade_id), "exec")
         compile_error = ""
     except SyntaxError as e:
-        compile_error = f"the cell does not compile: line {e.lineno}: {e.msg}"
+        compile_error = M("no_compile", line=e.lineno, msg=e.msg)
     options = {"sandbox": not args.no_sandbox, "gpu": args.gpu, "course": args.course}
     if args.data_mb is not None or args.no_namespaces:
         options["sandbox_args"] = (["--data-mb", str(args.data_mb)] if args.data_mb is not None else []) + (
@@ -139,11 +162,8 @@ def main(argv=None, key: bytes | None = None) -> int:
     emit = _emitter(key, results)
     del key
     emit({"plan": grader.plan()})
-    if refused:  # spellings that only serve to reach into the process that runs the cell
-        why = (
-            "not graded: this cell reaches into the process that grades it (the kit's modules, frames, "
-            "code objects, hooks or raw memory), which no exercise needs. A TA will review it.\n" + "\n".join(refused)
-        )
+    if refused:
+        why = "\n".join(([M("reaches")] if reaches else []) + ([M("outside")] if outside else []) + refused)
         emit({"refused": refused})  # for the TA's report, as data (kit/grading.py: Verdict.refused)
         for t in grader.tests:
             emit(Result(t.name, 0.0, t.points, False, why).to_json())

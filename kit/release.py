@@ -35,8 +35,9 @@ def plans_text() -> str:
 
 
 def main() -> int:
+    text = plans_text()  # before the file is opened: a grader that fails to load leaves it as it was
     with open(PLANS, "w", encoding="utf-8") as f:
-        f.write(plans_text())
+        f.write(text)
     print("graders/plans.json regenerated")
     generate(Course(ROOT))
     print(f"release/{ASSIGNMENT} and solutions/{ASSIGNMENT} regenerated from source/{ASSIGNMENT}")

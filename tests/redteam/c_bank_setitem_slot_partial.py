@@ -2,8 +2,9 @@
 # kind: cell
 # target: bank_transfer
 # score: bank_transfer=0
-# message: bank_transfer: dunder method
-# why: found by a white-box red-team helper (stop 34, on that stop's own scheduler fixes; racy on real threads, 5 -> 0, refused): see c_counter_setitem_slot_partial
+# message: bank_transfer: allow-list (ch13lib/allowed.py) does not name
+# message: bank_transfer: type(...) with three arguments makes a class at run time
+# why: found by a white-box red-team helper (stop 34, on that stop's own scheduler fixes; racy on real threads, 5 -> 0, refused): see c_counter_setitem_slot_partial. Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (type(...) with three arguments makes a class at run time), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import functools
 import threading
 

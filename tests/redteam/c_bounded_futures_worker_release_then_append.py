@@ -1,9 +1,10 @@
 # redteam: put releases the lock and then appends (check-then-act), the release and the append run by concurrent.futures.thread._worker
 # kind: cell
 # target: bounded_buffer
-# score: bounded_buffer=3
-# message: bounded_buffer: capacity
-# why: found by the twenty-sixth white-box red team (stop 38: full marks, no flag): the scheduler trusted every stdlib frame with no self, so concurrent.futures.thread._worker called by the cell ran its initializer and work items (a Counter.update, lock calls) unseen and as no preemption point; a queue with its _put replaced on the object ran Counter.update inside trusted queue.py. Stopped (stop 38): a self-less stdlib frame is trusted only when trusted code or threading called it, a stdlib call acts for the cell when any stdlib frame above it is untrusted (Run._user_call), and an object whose attributes shadow its class's is not intact
+# score: bounded_buffer=0
+# message: bounded_buffer: allow-list (ch13lib/allowed.py) does not name
+# message: bounded_buffer: imports concurrent.futures.thread
+# why: found by the twenty-sixth white-box red team (stop 38: full marks, no flag): the scheduler trusted every stdlib frame with no self, so concurrent.futures.thread._worker called by the cell ran its initializer and work items (a Counter.update, lock calls) unseen and as no preemption point; a queue with its _put replaced on the object ran Counter.update inside trusted queue.py. Stopped (stop 38): a self-less stdlib frame is trusted only when trusted code or threading called it, a stdlib call acts for the cell when any stdlib frame above it is untrusted (Run._user_call), and an object whose attributes shadow its class's is not intact. Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (imports concurrent.futures.thread), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import queue
 import threading
 from collections import deque

@@ -2,8 +2,9 @@
 # kind: cell
 # target: counter
 # score: counter=0
-# message: counter: dunder method
-# why: found by a white-box red-team helper (stop 34, on that stop's own scheduler fixes; racy on real threads, 10 -> 0, refused): see c_counter_setitem_slot_partial
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: passes setattr around as a value
+# why: found by a white-box red-team helper (stop 34, on that stop's own scheduler fixes; racy on real threads, 10 -> 0, refused): see c_counter_setitem_slot_partial. Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (passes setattr around as a value), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import functools
 import operator
 import threading

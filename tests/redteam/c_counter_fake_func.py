@@ -2,8 +2,9 @@
 # kind: cell
 # target: counter
 # score: counter=0
-# message: counter: dunder method
-# why: found by the fifth red team (2 -> 10/10, no flag): only exact function and bound-method types count as Python code. Since stop 34 refused outright (0 in every test, the sequential one too): a class of the cell's whose dunder is no Python code, or made or changed at run time, is what let six more spellings hide a write (_sched_code._hidden_dunders)
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: type(...) with three arguments makes a class at run time
+# why: found by the fifth red team (2 -> 10/10, no flag): only exact function and bound-method types count as Python code. Since stop 34 refused outright (0 in every test, the sequential one too): a class of the cell's whose dunder is no Python code, or made or changed at run time, is what let six more spellings hide a write (_sched_code._hidden_dunders). Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (type(...) with three arguments makes a class at run time), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import threading
 from functools import partial
 

@@ -1,9 +1,10 @@
 # redteam: an unlocked increment whose write is setattr inside a map object, run by a for loop over it after the read
 # kind: cell
 # target: counter
-# score: counter=2
-# message: counter: no_lost_update
-# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write. Closed at stop 34: every opcode that drains an operand in C (FOR_ITER, SEND, unpacking, [*w], {*w}, {**d}, f(*w), an operator on an object that is no builtin value) is an access to an unknown location unless the operand is a builtin value or its iterator (_sched_run.Run._drain)
+# score: counter=0
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: passes setattr around as a value
+# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write. Closed at stop 34: every opcode that drains an operand in C (FOR_ITER, SEND, unpacking, [*w], {*w}, {**d}, f(*w), an operator on an object that is no builtin value) is an access to an unknown location unless the operand is a builtin value or its iterator (_sched_run.Run._drain). Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (passes setattr around as a value), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import threading
 
 

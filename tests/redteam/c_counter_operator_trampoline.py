@@ -2,8 +2,9 @@
 # kind: cell
 # target: counter
 # score: counter=0
-# message: counter: dunder method
-# why: found while closing c_counter_setattr_write (10/10 with call points alone). Library code your code enters without a call instruction (an operator, a property, a descriptor) is a scheduling point too. Since stop 34 refused outright (0 in every test, the sequential one too): a class of the cell's whose dunder is no Python code, or made or changed at run time, is what let six more spellings hide a write (_sched_code._hidden_dunders)
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: uses functools.partialmethod
+# why: found while closing c_counter_setattr_write (10/10 with call points alone). Library code your code enters without a call instruction (an operator, a property, a descriptor) is a scheduling point too. Since stop 34 refused outright (0 in every test, the sequential one too): a class of the cell's whose dunder is no Python code, or made or changed at run time, is what let six more spellings hide a write (_sched_code._hidden_dunders). Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (uses functools.partialmethod), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import functools
 import threading
 

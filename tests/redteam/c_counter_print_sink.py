@@ -1,9 +1,10 @@
 # redteam: an unlocked counter whose write hides in print(..., file=sink) where sink.write is functools.partial(setattr, ...): print was a harmless builtin
 # kind: cell
 # target: counter
-# score: counter=2
-# message: counter: an update was lost
-# why: found by the fifth red team (2 -> 10/10, no flag): print is no longer harmless, and a harmless builtin is harmless only when its arguments are builtin values
+# score: counter=0
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: passes setattr around as a value
+# why: found by the fifth red team (2 -> 10/10, no flag): print is no longer harmless, and a harmless builtin is harmless only when its arguments are builtin values. Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (passes setattr around as a value), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import threading
 from functools import partial
 

@@ -2,8 +2,9 @@
 # kind: cell
 # target: counter
 # score: counter=0
-# message: counter: gc.get_objects
-# why: found by the second red team (2 -> 10/10): the hook judged frames by f_globals['__name__']; it now judges by the file the code was compiled from
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: imports sys
+# why: found by the second red team (2 -> 10/10): the hook judged frames by f_globals['__name__']; it now judges by the file the code was compiled from. Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (imports sys), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import sys
 import threading
 

@@ -2,8 +2,9 @@
 # kind: cell
 # target: counter
 # score: counter=0
-# message: counter: dunder method
-# why: found by a white-box red-team helper (stop 34, on that stop's own scheduler fixes; racy on real threads, 10 -> 0, refused): a dunder holding a C callable runs from C with no trace (STORE_SUBSCR was an access to the private box only); a class of the cell's with such a dunder is now refused where it is made, and dunders set or classes made at run time too (_sched_code._hidden_dunders; six spellings: __setitem__, __setattr__, __bool__, __hash__, __neg__, __enter__)
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: type(...) with three arguments makes a class at run time
+# why: found by a white-box red-team helper (stop 34, on that stop's own scheduler fixes; racy on real threads, 10 -> 0, refused): a dunder holding a C callable runs from C with no trace (STORE_SUBSCR was an access to the private box only); a class of the cell's with such a dunder is now refused where it is made, and dunders set or classes made at run time too (_sched_code._hidden_dunders; six spellings: __setitem__, __setattr__, __bool__, __hash__, __neg__, __enter__). Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (type(...) with three arguments makes a class at run time), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import functools
 import threading
 

@@ -2,8 +2,9 @@
 # kind: cell
 # target: counter
 # score: counter=0
-# message: counter: sys._getframe
-# why: found by the fourth red team (2 -> 10/10, no flag, in both launch modes): the hook blamed the nearest frame that was not a helper, and weakref's frame is library code. A library frame now raises a refused event for a student's stack only if that library is on the event's allow-list (audit.ON_BEHALF) or is being imported
+# message: counter: allow-list (ch13lib/allowed.py) does not name
+# message: counter: imports os
+# why: found by the fourth red team (2 -> 10/10, no flag, in both launch modes): the hook blamed the nearest frame that was not a helper, and weakref's frame is library code. A library frame now raises a refused event for a student's stack only if that library is on the event's allow-list (audit.ON_BEHALF) or is being imported. Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (imports os), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import functools
 import os
 import threading

@@ -1,9 +1,10 @@
 # redteam: a pool whose unlocked bookkeeping writes go through setattr inside map objects drained after the reads
 # kind: cell
 # target: semaphore_pool
-# score: semaphore_pool=4
-# message: semaphore_pool: mutual_exclusion
-# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write (honest twin with plain stores: 4). Closed at stop 34: every opcode that drains an operand in C (FOR_ITER, SEND, unpacking, [*w], {*w}, {**d}, f(*w), an operator on an object that is no builtin value) is an access to an unknown location unless the operand is a builtin value or its iterator (_sched_run.Run._drain)
+# score: semaphore_pool=0
+# message: semaphore_pool: allow-list (ch13lib/allowed.py) does not name
+# message: semaphore_pool: passes setattr around as a value
+# why: found by a white-box red-team helper (stop 33: 10/10, no flag; racy on real threads): the write is setattr run by C code that no CALL instruction reaches (a map(setattr, ...) built before the read, drained by for/unpacking/[*w]/in after it), so the thread scheduler sees a read and no write (honest twin with plain stores: 4). Closed at stop 34: every opcode that drains an operand in C (FOR_ITER, SEND, unpacking, [*w], {*w}, {**d}, f(*w), an operator on an object that is no builtin value) is an access to an unknown location unless the operand is a builtin value or its iterator (_sched_run.Run._drain). Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (passes setattr around as a value), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable

@@ -1,9 +1,10 @@
 # redteam: a pool whose unlocked bookkeeping runs behind two sleeps
 # kind: cell
 # target: semaphore_pool
-# score: semaphore_pool=4
-# message: semaphore_pool: mutual_exclusion
-# why: found by a white-box red-team helper (stop 33): time.sleep woke one sleeper at a time (the earliest deadline, only when every thread was blocked), so a sleep before an unlocked read-modify-write ordered the threads like a lock. Every sleeper whose time has come is now enabled, in any order (_sched_run._Sim.enabled); shown racy on real threads with a preemption in the window (10 -> 4)
+# score: semaphore_pool=0
+# message: semaphore_pool: allow-list (ch13lib/allowed.py) does not name
+# message: semaphore_pool: passes setattr around as a value
+# why: found by a white-box red-team helper (stop 33): time.sleep woke one sleeper at a time (the earliest deadline, only when every thread was blocked), so a sleep before an unlocked read-modify-write ordered the threads like a lock. Every sleeper whose time has come is now enabled, in any order (_sched_run._Sim.enabled); shown racy on real threads with a preemption in the window (10 -> 4). Stopped: notebook 01's published allow-list (ch13lib/allowed.py) does not name what it uses (passes setattr around as a value), so the judge does not grade it (0, for a TA's review) and the self-check says so first.
 import threading
 import time
 from contextlib import contextmanager

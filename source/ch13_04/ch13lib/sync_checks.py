@@ -21,7 +21,7 @@ import re
 import string
 import textwrap
 
-from ch13lib import grading, sched
+from ch13lib import allowed, grading, sched
 from ch13lib._sched_run import STEPS, joined, plural, trace_side
 from ch13lib.cell import is_self_check_copy, self_check_filename
 from ch13lib.lang import FRAME, Both, Messages, say
@@ -39,6 +39,11 @@ M = Messages(
     too_many_out=(
         "同时借出了 {n} 个资源, 但池的大小是 {size}",
         "{n} resources were checked out at once, but the pool's size is {size}",
+    ),
+    outside=(
+        "✘ {title}: 评分时不会给这个单元格打分: 它用到了本练习允许清单 (ch13lib/allowed.py) 之外的东西:",
+        "✘ {title}: the grading would not grade this cell: it uses what the exercise's allow-list "
+        "(ch13lib/allowed.py) does not name:",
     ),
     # a failed scenario, and how to replay it
     stub=(
@@ -753,6 +758,10 @@ def _self_check(title: str, obj, scenarios, obj_name: str, required=()) -> bool:
     todo = _left_to_do(source, required)
     if todo:
         print(M("todo", title=title, todo=todo))
+        return False
+    refused = allowed.outside(title, source)  # as the judge checks it: the cell would not be graded
+    if refused:
+        print(M("outside", title=title) + "\n" + "\n".join(refused))
         return False
     lines, ok, lanes = [], True, []  # printed at the end: no ✔ for a cell that turns out to be a stub
     for sc in scenarios:
