@@ -31,3 +31,32 @@ def source_ch13lib() -> str:
     if SOURCE_DIR not in sys.path:
         sys.path.insert(0, SOURCE_DIR)
     return SOURCE_DIR
+
+
+class Words:
+    """A module's :class:`ch13lib.lang.Messages` table, made at its first use: for the kit's modules
+    that are imported where ch13lib is not on sys.path yet (kit/jobs.py in the sandbox's launcher,
+    kit/judge.py in the subjects' zygote). ``W = Words(key=(Chinese, English))``, then ``W("key",
+    **fields)`` and ``W.both("key", **fields)`` as a Messages table's; the table is made (and its
+    pairs checked) by :func:`source_ch13lib`'s copy of ch13lib.lang."""
+
+    made: list = []  # every one, for tests/test_language.py: each table is checked like the rest
+
+    def __init__(self, **texts: tuple[str, str]) -> None:
+        self.texts = texts
+        self._table = None
+        Words.made.append(self)
+
+    def table(self):
+        if self._table is None:
+            source_ch13lib()
+            from ch13lib.lang import Messages
+
+            self._table = Messages(**self.texts)
+        return self._table
+
+    def __call__(self, key: str, **fields) -> str:
+        return self.table()(key, **fields)
+
+    def both(self, key: str, **fields):
+        return self.table().both(key, **fields)

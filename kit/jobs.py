@@ -28,6 +28,21 @@ import signal
 import threading
 import uuid
 
+from kit import Words
+
+# What the watchdog says to the student (ch13lib/lang.py, made at first use: this module is also
+# imported where ch13lib is not on the path, the sandbox's launcher).
+W = Words(
+    memory=(
+        "你的代码 (所有进程合计) 使用了超过 {mib} MiB 的内存, 已被停止",
+        "your code used more than {mib} MiB of memory (all its processes together) and was stopped",
+    ),
+    processes=(
+        "你的代码同时启动了超过 {n} 个进程 (fork 炸弹?), 已被停止",
+        "your code started more than {n} processes at once (a fork bomb?) and was stopped",
+    ),
+)
+
 UID_BASE = 200_000  # per-job uids: UID_BASE .. UID_BASE + UID_SPAN - 1 (no passwd entry)
 UID_SPAN = 1_000_000
 
@@ -224,7 +239,9 @@ class Watchdog(threading.Thread):
     environment, read when the job starts, not at import: nbgrader processes fork from a server
     that imported this module earlier, under another environment, kit/launch.py).
 
-    ``problem`` says why once it has fired (else ""); ``peak_mb`` is the largest total seen (an
+    ``problem`` says why once it has fired (else ""), in the language in force; ``why`` is the same
+    sentence in both languages (a :class:`ch13lib.lang.Both`, None until it fires), for a caller that
+    puts it in a sentence of its own; ``peak_mb`` is the largest total seen (an
     upper bound while it is below the limit: :func:`job_memory`'s ``settled_at``).
     """
 
@@ -247,6 +264,7 @@ class Watchdog(threading.Thread):
         self.max_processes = max_processes
         self.interval_s = interval_s
         self.problem = ""
+        self.why = None
         self.peak_mb = 0.0
         self._stop_event = threading.Event()
 
@@ -259,19 +277,17 @@ class Watchdog(threading.Thread):
             held = job_memory(self.token, self.uid, pids, settled_at=self.limit)
             self.peak_mb = max(self.peak_mb, held / 2**20)
             if held > self.limit:
-                self.problem = (
-                    f"your code used more than {self.limit // 2**20} MiB of memory "
-                    f"(all its processes together) and was stopped"
-                )
+                self._fired(W.both("memory", mib=self.limit // 2**20))
                 kill_job(self.token, self.uid)
                 return
 
     def _too_many(self, pids) -> bool:
         if len(pids) > self.max_processes:
-            self.problem = (
-                f"your code started more than {self.max_processes} processes at once (a fork bomb?) and was stopped"
-            )
+            self._fired(W.both("processes", n=self.max_processes))
         return bool(self.problem)
+
+    def _fired(self, why) -> None:
+        self.why, self.problem = why, str(why)
 
     def stop(self) -> str:
         self._stop_event.set()

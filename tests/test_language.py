@@ -44,6 +44,8 @@ def _both_afterwards():
 def test_every_table_says_each_sentence_in_both_languages():
     for name in MODULES:
         importlib.import_module(name)
+    for words in kit.Words.made:  # the tables made at first use (kit/jobs.py, kit/judge.py, kit/execute.py)
+        words.table()
     assert len(lang.Messages.tables) >= 3
     for table in lang.Messages.tables:
         for key, (zh, en) in table.texts.items():
@@ -107,3 +109,21 @@ def test_a_reason_said_again_points_to_the_first():
     assert once(f"{rule}\n{trace}\n{trace}") == f"{rule}\n{trace}\n{trace}"
     assert once(f"{rule}\n{trace}") == f"(as above)\n{trace}"
     assert lang.Once()(f"{rule}\n{rule}") == f"{rule}\n{rule}"
+
+
+def _says(text: str, choice: str, english: str) -> None:
+    """``text`` is the sentence ``english`` said in ``choice``: both holds it and Chinese, zh Chinese alone."""
+    has_zh, has_en = bool(HAN.search(text)), english in text
+    assert (has_zh, has_en) == {"zh": (True, False), "en": (False, True), "both": (True, True)}[choice], text
+
+
+@pytest.mark.parametrize("choice", ["zh", "both"])
+def test_the_watchdogs_reason_is_said_in_the_chosen_language(choice):
+    from kit.jobs import Watchdog, new_token
+
+    lang.use(choice)
+    dog = Watchdog(new_token(), limit_mb=1, max_processes=3)
+    assert dog._too_many([1, 2, 3, 4])
+    _says(dog.problem, choice, "your code started more than 3 processes at once (a fork bomb?) and was stopped")
+    assert isinstance(dog.problem, str) and dog.stop() == dog.problem  # read as a string where it is read
+    assert dog.why == lang.Both(dog.why[0], dog.why[1]) and "3" in dog.why[0]
