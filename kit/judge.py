@@ -26,8 +26,39 @@ import sys
 import tempfile
 import time
 
-from kit import ROOT, SOURCE_DIR, STEADY_ENV, subjects, wire
+from kit import ROOT, SOURCE_DIR, STEADY_ENV, Words, subjects, wire
 from kit.jobs import job_pids, kill_as, remove_cpu_group, sandbox_uid
+
+# Why a request was lost, as the student reads it in the test's message (ch13lib/lang.py, made at
+# first use: the subjects' zygote imports this module too). A Lost carries the sentence in both
+# languages (a Both): str() says it in the language in force, and a sentence around it takes each
+# language's side.
+W = Words(
+    hang=(
+        "评分已停止: 你的代码在本单元格的时间内始终没有结束 (死循环、死锁, 或一个永远等不到结果的等待)",
+        "grading stopped: your code never finished within the cell's time "
+        "(an infinite loop, a deadlock, or a wait that nothing ends)",
+    ),
+    signal=(
+        "运行你代码的进程被信号 {n} 终止 (原生代码崩溃, 或触及资源限制)",
+        "the process running your code was killed by signal {n} (a crash in native code, or a resource limit)",
+    ),
+    exited=("运行你代码的进程已退出 (状态 {code}){tail}", "the process running your code exited (status {code}){tail}"),
+    no_value=("运行你代码的进程发来了一个没有值的回答", "the process running your code sent an answer without a value"),
+    not_data=(
+        "运行你代码的进程发来了不是普通数据的东西 ({detail})",
+        "the process running your code sent something that is not plain data ({detail})",
+    ),
+    forged=(
+        "通往评分程序的通道里出现了一帧不是测试框架写的数据 (已标记, 请助教复查)",
+        "the channel to the grader carried a frame the harness did not write (flagged for the TA's review)",
+    ),
+    before_tests=(
+        "{why} (发生在你的单元格本身运行时, 任何测试之前)",
+        "{why} (while your cell itself ran, before any test)",
+    ),
+    stalled=("{s} 秒内没有收到消息", "no message for {s} s"),
+)
 
 IDLE_WINDOW_S = 5.0
 IDLE_CPU_S = 0.5  # CPU-seconds over the idle window below which the job counts as idle
@@ -38,7 +69,12 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 class Lost(Exception):
-    """The subject could not answer: the message says why, in the student's terms."""
+    """The subject could not answer: the message says why, in the student's terms (``why``: in
+    both languages, a Both, where the judge made it)."""
+
+    @property
+    def why(self):
+        return self.args[0] if self.args else ""
 
 
 class Stalled(Lost):
@@ -324,7 +360,7 @@ class Subject:
         answer = self._exchange({"op": op, "name": name, "args": list(args), "kwargs": dict(kwargs or {})})
         if "yield" in answer:  # only a conversation (converse) may talk back
             self.stop()
-            raise Lost("the process running your code sent an answer without a value")
+            raise Lost(W.both("no_value"))
         return self._finish(answer)
 
     def converse(self, name: str, args=(), kwargs=None, *, step_s: float | None = None):
@@ -378,7 +414,7 @@ class Subject:
         except Lost as e:
             self.stop()
             if op == "load":
-                self.dead_for_good = f"{e} (while your cell itself ran, before any test)"
+                self.dead_for_good = W.both("before_tests", why=e.why)
                 raise Lost(self.dead_for_good) from None
             raise
         except (OSError, EOFError, BrokenPipeError):
@@ -386,12 +422,12 @@ class Subject:
             self.stop()
             why = self._died_text(code)
             if op == "load":
-                self.dead_for_good = why + " (while your cell itself ran, before any test)"
+                self.dead_for_good = W.both("before_tests", why=why)
                 raise Lost(self.dead_for_good) from None
             raise Lost(why) from None
         except wire.WireError as e:
             self.stop()
-            raise Lost(f"the process running your code sent something that is not plain data ({e})") from None
+            raise Lost(W.both("not_data", detail=str(e))) from None
         except Forged:
             answer = None  # not sealed with this subject's key: the cell wrote it
         self.loaded = True
@@ -399,9 +435,7 @@ class Subject:
             answer = None
         if type(answer) is not dict or answer.get("id") != self._ids or answer.get("nonce") != nonce:
             self.stop()
-            raise Lost(
-                "the channel to the grader carried a frame the harness did not write (flagged for the TA's review)"
-            )
+            raise Lost(W.both("forged"))
         return answer
 
     def _finish(self, answer: dict) -> Reply:
@@ -417,7 +451,7 @@ class Subject:
             error.reply = reply
             raise error
         if "ok" not in answer:
-            raise Lost("the process running your code sent an answer without a value")
+            raise Lost(W.both("no_value"))
         reply.value = answer["ok"]
         return reply
 
@@ -471,7 +505,7 @@ class Subject:
                 raise Lost(self._hang_text())
             if step_s is not None and (used > step_s or (now > step_s and idle) or now > BACKSTOP * step_s):
                 self.budget_s -= used
-                raise Stalled(f"no message for {step_s:g} s")
+                raise Stalled(W.both("stalled", s=f"{step_s:g}"))
         if cpu0 is not None:
             self.budget_s -= max(0.0, _cpu_seconds(pids) - cpu0)
         body = wire.unseal(self._key, bytes(buffer[wire.HEADER.size :]))
@@ -479,11 +513,8 @@ class Subject:
             raise Forged
         return wire.decode(body)
 
-    def _hang_text(self) -> str:
-        return (
-            "grading stopped: your code never finished within the cell's time "
-            "(an infinite loop, a deadlock, or a wait that nothing ends)"
-        )
+    def _hang_text(self):
+        return W.both("hang")
 
     def _exit_code(self):
         try:
@@ -491,13 +522,10 @@ class Subject:
         except subprocess.TimeoutExpired:
             return None
 
-    def _died_text(self, code) -> str:
+    def _died_text(self, code):
         if code is not None and code > 128 and self.sandbox:
             code = 128 - code  # kit.sandbox's outside parent reports its pid-1 child's signal as 128 + n
         if code is not None and code < 0:
-            return (
-                f"the process running your code was killed by signal {-code} "
-                "(a crash in native code, or a resource limit)"
-            )
+            return W.both("signal", n=-code)
         tail = self.output_tail().strip().splitlines()[-3:]
-        return f"the process running your code exited (status {code})" + (": " + " | ".join(tail) if tail else "")
+        return W.both("exited", code=code, tail=": " + " | ".join(tail) if tail else "")

@@ -127,3 +127,20 @@ def test_the_watchdogs_reason_is_said_in_the_chosen_language(choice):
     _says(dog.problem, choice, "your code started more than 3 processes at once (a fork bomb?) and was stopped")
     assert isinstance(dog.problem, str) and dog.stop() == dog.problem  # read as a string where it is read
     assert dog.why == lang.Both(dog.why[0], dog.why[1]) and "3" in dog.why[0]
+
+
+@pytest.mark.parametrize("choice", ["zh", "both"])
+def test_a_lost_request_is_said_in_the_chosen_language(choice):
+    from kit.judge import Lost, Subject, W
+
+    lang.use(choice)
+    s = Subject("quiz", "x = 1\n", harness=[], budget_s=10.0, sandbox=False)
+    try:
+        _says(str(Lost(s._hang_text())), choice, "grading stopped: your code never finished within the cell's time")
+        _says(str(Lost(s._died_text(-11))), choice, "the process running your code was killed by signal 11")
+        first = W.both("before_tests", why=s._hang_text())
+        _says(str(Lost(first)), choice, "never finished within the cell's time (an infinite loop")
+        _says(str(Lost(first)), choice, "(while your cell itself ran, before any test)")
+        assert all(not (HAN.search(line) and "while your cell" in line) for line in str(first).splitlines())
+    finally:
+        s.close()
