@@ -24,7 +24,7 @@ from kit.result import Result
 
 source_ch13lib()
 from ch13lib.lang import ENV as LANG_ENV  # noqa: E402 - after the path to ch13lib
-from ch13lib.lang import Messages, Once  # noqa: E402
+from ch13lib.lang import Both, Messages, Once  # noqa: E402
 from ch13lib.lang import use as use_language  # noqa: E402, F401 - re-exported for ExternalGrade
 
 # What the report says around the tests' own messages, in the course's language (ch13lib/lang.py).
@@ -35,6 +35,28 @@ SAY = Messages(
     smallest=("最小的失败输入:", "smallest failing input:"),
     stub=("尚未实现: 答案单元仍是发布时的占位代码", "not implemented yet: the answer cell is still the release's stub"),
     missing=("提交的 notebook 里没有答案单元", "the answer cell is missing from the notebook"),
+    # why some tests have no verdict of their own (Verdict.problem)
+    no_cell=(
+        "提交的 notebook 里没有答案单元 `{grade_id}` (被删除或改名了?)",
+        "no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)",
+    ),
+    timeout=(
+        "评分在 {s} 秒后停止: 你的代码始终没有结束 (死循环、死锁, 或一个永远等不到结果的等待)",
+        "grading stopped after {s} s: your code never finished "
+        "(an infinite loop, a deadlock, or a wait that nothing ends)",
+    ),
+    killed=(
+        "评分进程被信号 {n} 终止 (原生代码崩溃, 或触及资源限制)",
+        "the grading process was killed by signal {n} (a crash in native code, or a resource limit)",
+    ),
+    exited=("评分进程以状态 {code} 退出{tail}", "the grading process exited with status {code}{tail}"),
+    forged=(
+        "发现并忽略了 {n} 行不是评分程序写的结果 (已标记, 请助教复查)",
+        "{n} result line(s) not written by the grader were found and ignored (flagged for the TA)",
+    ),
+    ended=("评分进程在所有测试运行完之前就结束了", "the grading process ended before every test had run"),
+    no_verdict=("没有结论: {why}", "no verdict: {why}"),
+    not_run=("未运行", "not run"),
 )
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -95,8 +117,7 @@ class Verdict:
     def report(self) -> str:
         """What the student and the TA read in the test cell's output."""
         lines = [f"{self.grade_id}: {self.score:g} / {self.max_score:g} {SAY('points')}"]
-        if self.problem:
-            lines.append(f"!! {self.problem}")
+        lines.extend(f"!! {line}" for line in self.problem.splitlines())  # one line per language
         if self.flags:
             lines.append(SAY("flagged") + "; ".join(self.flags[:5]))
         previous, once = None, Once()  # tests that fail for one reason explain it once
@@ -230,7 +251,7 @@ def grade_cell(
         return Verdict(
             grade_id,
             [_missing(t, SAY("missing")) for t in planned],
-            problem=f"no answer cell `{grade_id}` in the submitted notebook (deleted or renamed?)",
+            problem=SAY("no_cell", grade_id=grade_id),
         )
     if untouched:
         return Verdict(grade_id, [_missing(t, SAY("stub")) for t in planned])
@@ -279,17 +300,14 @@ def grade_cell(
             # The judge's own guard counts the subject's CPU time; this wall-clock one only ends a
             # judge that outlives it (kit/judge.py: BACKSTOP times the cell's budget).
             code = judge.wait(timeout=timeout_s * BACKSTOP + 60)
-            problem = "" if code == 0 else _death(code, _tail(log))
+            problem = "" if code == 0 else _death(code, _tail(log))  # a Both, each language's own
         except subprocess.TimeoutExpired:
             kill_job(token, uid)
             judge.kill()
             judge.wait()
-            problem = (
-                f"grading stopped after {timeout_s:g} s: your code never finished "
-                "(an infinite loop, a deadlock, or a wait that nothing ends)"
-            )
+            problem = SAY.both("timeout", s=f"{timeout_s:g}")
         if watchdog.stop():
-            problem = watchdog.problem
+            problem = watchdog.why
         return _read(grade_id, planned, results_file, problem, key)
     finally:
         watchdog.stop()
@@ -341,11 +359,12 @@ def _tail(path: str, size: int = 4096) -> bytes:
         return f.read()
 
 
-def _death(returncode: int, output: bytes) -> str:
+def _death(returncode: int, output: bytes) -> Both:
+    """Why the judge ended without a verdict for every test (its output's tail as it is)."""
     if returncode < 0:
-        return f"the grading process was killed by signal {-returncode} (a crash in native code, or a resource limit)"
+        return SAY.both("killed", n=-returncode)
     tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
-    return f"the grading process exited with status {returncode}" + (": " + " | ".join(tail) if tail else "")
+    return SAY.both("exited", code=returncode, tail=": " + " | ".join(tail) if tail else "")
 
 
 def _missing(test: dict, why: str) -> Result:
@@ -366,7 +385,10 @@ def _png(picture) -> str:
     return picture if raw.startswith(b"\x89PNG\r\n\x1a\n") else ""
 
 
-def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, key: bytes) -> Verdict:
+def _read(grade_id: str, planned: list[dict], results_file: str, problem: Both | str, key: bytes) -> Verdict:
+    """The verdicts the judge sealed; ``problem`` (a Both, or "" when none): why it ended early."""
+    if isinstance(problem, str) and problem:
+        problem = Both(problem, problem)
     got: dict[str, Result] = {}
     try:
         with open(results_file, encoding="utf-8") as f:
@@ -398,10 +420,10 @@ def _read(grade_id: str, planned: list[dict], results_file: str, problem: str, k
             continue
         got[item["test"]] = Result.read(item, names[item["test"]]["max_points"], _png(item.get("picture")))
     if forged:
-        problem = (problem + "; " if problem else "") + (
-            f"{forged} result line(s) not written by the grader were found and ignored (flagged for the TA)"
-        )
+        note = SAY.both("forged", n=forged)
+        problem = Both(*(f"{said}; {more}" for said, more in zip(problem, note))) if problem else note
     if not problem and len(got) < len(planned):
-        problem = "the grading process ended before every test had run"
-    results = [got.get(t["test"]) or _missing(t, "no verdict: " + (problem or "not run")) for t in planned]
-    return Verdict(grade_id, results, problem, flags, refused)
+        problem = SAY.both("ended")
+    why = SAY("no_verdict", why=problem or SAY.both("not_run"))  # each language's sentence, its own why
+    results = [got.get(t["test"]) or _missing(t, why) for t in planned]
+    return Verdict(grade_id, results, str(problem), flags, refused)

@@ -130,6 +130,27 @@ def test_the_watchdogs_reason_is_said_in_the_chosen_language(choice):
 
 
 @pytest.mark.parametrize("choice", ["zh", "both"])
+def test_why_the_judge_ended_early_is_said_in_the_chosen_language(choice, tmp_path):
+    from kit.grading import _death, _read, plan
+
+    lang.use(choice)
+    _says(str(_death(-11, b"")), choice, "the grading process was killed by signal 11 (a crash in native code")
+    _says(str(_death(1, b"x\nboom")), choice, "the grading process exited with status 1: x | boom")
+    planned = plan("quiz")["tests"]
+    results = tmp_path / "results.jsonl"
+    results.write_text("not a sealed line\n")
+    verdict = _read("quiz", planned, str(results), _death(-9, b""), b"key")
+    _says(verdict.problem, choice, "killed by signal 9 (a crash in native code, or a resource limit); 1 result line(s)")
+    why = verdict.results[0].message
+    # each language's "no verdict" takes its own side of the reason, never "no verdict: 中文 / English"
+    _says(why, choice, "no verdict: the grading process was killed by signal 9")
+    assert all(not (HAN.search(line) and "verdict" in line) for line in why.splitlines()), why
+    assert "!! " + verdict.problem.splitlines()[-1] in verdict.report()
+    ran = _read("quiz", planned, str(tmp_path / "absent.jsonl"), "", b"key")
+    _says(ran.results[0].message, choice, "no verdict: the grading process ended before every test had run")
+
+
+@pytest.mark.parametrize("choice", ["zh", "both"])
 def test_a_lost_request_is_said_in_the_chosen_language(choice):
     from kit.judge import Lost, Subject, W
 
