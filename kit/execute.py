@@ -20,9 +20,27 @@ from nbformat.v4 import new_output
 from nbgrader.preprocessors import Execute
 from traitlets import Enum, Integer
 
-from kit import ROOT
-from kit.config import Sandbox
+from kit import ROOT, Words
+from kit.config import Feedback, Sandbox
 from kit.jobs import Watchdog, job_pids, kill_job, new_token, sandbox_uid
+
+# The "[kit]" notes written into the student's autograded notebook, in the feedback's language
+# (c.Feedback.language, ch13lib/lang.py; made at first use, once the path reaches ch13lib).
+W = Words(
+    notebook_past=("notebook 运行超过了 {s} 秒", "the notebook ran past {s} s"),
+    cell_past=("一个单元格按时钟运行超过了 {s} 秒", "a cell ran past {s} s by the clock"),
+    kernel_stopped=("{what}: 它的内核已被停止", "{what}: its kernel was stopped"),
+    stopped=(
+        "[kit] 执行中止: {error}\n隐藏测试仍会 (在 notebook 之外) 为你的答案单元格评分。\n",
+        "[kit] execution stopped: {error}\nThe hidden tests still grade your answer cells (outside the notebook).\n",
+    ),
+    stopped_because=(
+        "[kit] 执行中止: {error}\n({why})\n隐藏测试仍会 (在 notebook 之外) 为你的答案单元格评分。\n",
+        "[kit] execution stopped: {error}\n({why})\n"
+        "The hidden tests still grade your answer cells (outside the notebook).\n",
+    ),
+    cut=("[kit] 本单元格的输出在 {n} 字节处被截断", "[kit] output of this cell cut at {n} bytes"),
+)
 
 
 class SandboxedKernelClient(AsyncKernelClient):
@@ -149,6 +167,10 @@ class SandboxedKernelManager(AsyncKernelManager):
     def ch13_problem(self) -> str:
         return self.ch13_watchdog.problem if self.ch13_watchdog is not None else ""
 
+    def ch13_why(self):
+        """The watchdog's reason in both languages (a ch13lib.lang.Both), or None."""
+        return self.ch13_watchdog.why if self.ch13_watchdog is not None else None
+
 
 class SafeExecute(Execute):
     max_output_bytes = Integer(
@@ -204,11 +226,7 @@ class SafeExecute(Execute):
         )
         self._ch13_output[cell_index] = used + size
         if used + size > self.max_output_bytes:
-            outs.append(
-                new_output(
-                    "stream", name="stdout", text=f"\n[kit] output of this cell cut at {self.max_output_bytes} bytes\n"
-                )
-            )
+            outs.append(new_output("stream", name="stdout", text=f"\n{W('cut', n=self.max_output_bytes)}\n"))
             return None
         return super().output(outs, msg, display_id, cell_index)
 
@@ -246,14 +264,18 @@ class SafeExecute(Execute):
             now, began = time.monotonic(), self._ch13_cell_began
             if not self._ch13_expired:
                 if limit and now - start > limit:
-                    self._ch13_expired = f"the notebook ran past {limit:g} s"
+                    self._ch13_expired = W.both("notebook_past", s=f"{limit:g}")
                 elif cell_limit and began is not None and now - began > cell_limit:
-                    self._ch13_expired = f"a cell ran past {cell_limit:g} s by the clock"
+                    self._ch13_expired = W.both("cell_past", s=f"{cell_limit:g}")
             km = getattr(self, "_ch13_km", None)
             if self._ch13_expired and isinstance(km, SandboxedKernelManager):
                 kill_job(km.ch13_job, km.ch13_uid)
 
     def preprocess(self, nb, resources, retry=None):
+        from ch13lib.lang import use as use_language  # W's first use below put ch13lib on the path
+
+        W.table()
+        use_language(Feedback(parent=self).language)  # the notes' words, as the report's (ExternalGrade)
         self._ch13_output = {}
         self._ch13_km = None
         self._ch13_expired = ""
@@ -266,18 +288,15 @@ class SafeExecute(Execute):
             return super().preprocess(nb, resources)
         except Exception as e:  # dead kernel, IOPub timeout, ...: keep the outputs so far
             km = getattr(self, "_ch13_km", None)
-            memory = km.ch13_problem() if isinstance(km, SandboxedKernelManager) else ""
+            memory = km.ch13_why() if isinstance(km, SandboxedKernelManager) else None
             if self._ch13_expired and not memory:  # the watchdog's reason, when it had one, comes first
-                memory = f"{self._ch13_expired}: its kernel was stopped"
-            why = (
-                f"execution stopped: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n"
-                + (f"({memory})\n" if memory else "")
-                + "The hidden tests still grade your answer cells (outside the notebook).\n"
-            )
+                memory = W.both("kernel_stopped", what=self._ch13_expired)
+            error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            why = W("stopped_because", error=error, why=memory) if memory else W("stopped", error=error)
             self.log.warning("%s", why.strip())
             first = next((c for c in nb.cells if c.cell_type == "code"), None)
             if first is not None:  # where the student sees it first
-                first.setdefault("outputs", []).insert(0, new_output("stream", name="stdout", text="[kit] " + why))
+                first.setdefault("outputs", []).insert(0, new_output("stream", name="stdout", text=why))
             return nb, resources
         finally:
             done.set()

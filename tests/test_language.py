@@ -165,3 +165,17 @@ def test_a_lost_request_is_said_in_the_chosen_language(choice):
         assert all(not (HAN.search(line) and "while your cell" in line) for line in str(first).splitlines())
     finally:
         s.close()
+
+
+@pytest.mark.parametrize("choice", ["zh", "both"])
+def test_the_notebooks_kit_notes_are_said_in_the_chosen_language(choice):
+    from kit.execute import W
+
+    lang.use(choice)
+    stopped = W.both("kernel_stopped", what=W.both("notebook_past", s="20"))
+    note = W("stopped_because", error="DeadKernelError: Kernel died", why=stopped)
+    _says(
+        note, choice, "[kit] execution stopped: DeadKernelError: Kernel died\n(the notebook ran past 20 s: its kernel"
+    )
+    assert "DeadKernelError: Kernel died" in note  # the error's own text, as it is
+    _says(W("cut", n=1000), choice, "[kit] output of this cell cut at 1000 bytes")
