@@ -41,7 +41,8 @@ def _grader_problems(course: Course, student: str) -> list[str]:
             continue
         for gid, v in verdicts.items():
             if v.problem:
-                out.append(f"{gid}: {v.problem.splitlines()[0]}")
+                said = [line.strip() for line in v.problem.splitlines() if line.strip()]
+                out.append(f"{gid}: {' / '.join(said)}")  # a long problem is said on a line per language
             if v.tampered:
                 out.append(f"{gid}: flagged for review (tampering with the grader)")
     return out

@@ -179,3 +179,15 @@ def test_the_notebooks_kit_notes_are_said_in_the_chosen_language(choice):
     )
     assert "DeadKernelError: Kernel died" in note  # the error's own text, as it is
     _says(W("cut", n=1000), choice, "[kit] output of this cell cut at 1000 bytes")
+
+
+def test_a_phrase_in_both_languages_survives_pickle_and_copy():
+    """A Both travels inside exceptions (kit.judge.Lost) and results: pickle and copy rebuild it whole."""
+    import copy
+    import pickle
+
+    from ch13lib.lang import Both
+
+    phrase = Both("评分进程提前结束", "the grading process ended early")
+    for again in (pickle.loads(pickle.dumps(phrase)), copy.deepcopy(phrase)):
+        assert type(again) is Both and tuple(again) == tuple(phrase)

@@ -121,6 +121,12 @@ def test_the_report_flags_problems_and_refusals_from_the_verdicts(tmp_path):
         "quiz: flagged for review (tampering with the grader)",
     ]
     assert report._grader_problems(course, "absent") == []
+    # a problem said in both languages, a line each, is one line of the TA's report
+    both = Verdict(
+        "quiz", [_result("q1", False, "no verdict")], problem="评分进程提前结束\nthe grading process ended early"
+    )
+    autograded(tmp_path, "s3", {"histogram": sample(), "quiz": both})
+    assert "quiz: 评分进程提前结束 / the grading process ended early" in report._grader_problems(course, "s3")
     os.remove(tmp_path / "autograded" / "s1" / ASSIGNMENT / "02_cuda_kernels.verdicts.json")
     assert report._grader_problems(course, "s1") == [
         "02_cuda_kernels.ipynb: no readable verdicts beside the autograded notebook "

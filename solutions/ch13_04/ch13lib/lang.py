@@ -65,6 +65,9 @@ class Both(tuple):
     def __new__(cls, zh: str, en: str) -> Both:
         return super().__new__(cls, (zh, en))
 
+    def __getnewargs__(self) -> tuple[str, str]:  # pickle and copy rebuild it from its two sides
+        return tuple(self)
+
     def __str__(self) -> str:
         return say(*self)
 
