@@ -30,6 +30,11 @@ M = Messages(
         "more cores made it slower: S({p}, {n}) = {s} > S({p}, {n1}) = {s_more}",
     ),
     edge=("amdahl_speedup({p}, {n}) = {got}, 应为 {want}", "amdahl_speedup({p}, {n}) = {got}, expected {want}"),
+    own_class=(
+        "{type} (你自己的类, 它是 {builtin}, 不是内置的 ValueError: 调用者的 except ValueError 捕获不到它)",
+        "{type} (a class of yours, a {builtin} and not the built-in ValueError: a caller's except ValueError "
+        "never catches it)",
+    ),
     wrong_error=(
         "amdahl_speedup({p}, {n}) 抛出了 {type}; 它应当抛出 ValueError",
         "amdahl_speedup({p}, {n}) raised {type}; it should raise ValueError",
@@ -114,5 +119,7 @@ def rejects_impossible_inputs(answer: Answer) -> None:
                 continue
             if e.is_a("NotImplementedError") or e.flagged:
                 raise
-            raise Fail(M("wrong_error", p=p, n=n, type=e.type), f"p={p}, n={n}") from None
+            first = (e.builtins or ["?"])[0]
+            kind = e.type if e.type in e.builtins else M.both("own_class", type=e.type, builtin=first)
+            raise Fail(M("wrong_error", p=p, n=n, type=kind), f"p={p}, n={n}") from None
         raise Fail(M("no_error", p=p, n=n), f"p={p}, n={n}")

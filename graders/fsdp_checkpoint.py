@@ -33,6 +33,7 @@ at world size 1), and all comparisons with the continued run use the tolerance, 
 from __future__ import annotations
 
 import functools
+import hashlib
 
 import torch
 
@@ -191,7 +192,9 @@ def _save(answer: Answer, name: str) -> tuple[ck.SaveRun, dict]:
         run = ck.SaveRun(path=seen["path"], **params)
         run.writes = [tuple(w) for w in seen["writes"]]
         run.returned = dict(seen["returned"])
-        run.incomplete = {r: ck.incomplete_why(st) for r, st in run.returned.items()}
+        final = seen["file"]["bytes"]  # the file as the save left it, hashed here, by the judge
+        final = hashlib.sha256(final).hexdigest() if isinstance(final, bytes) else None
+        run.incomplete = {r: ck.incomplete_why(st, final) for r, st in run.returned.items()}
         run.layout = seen["layout"]
         run.note = ck.layout_text(run.layout)
         run.saved, run.final = seen["saved"], seen["final"]

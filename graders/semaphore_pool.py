@@ -37,6 +37,11 @@ M = Messages(
         "release() must check that the resource is checked out right now (not just that it came from this "
         "pool), and give back exactly one permit, only then.",
     ),
+    hint_identity=(
+        "按身份记账 (is、id()), 不要用 == 或 in 查找资源: 工厂可以造出彼此相等的资源 (比如 dict), 它们仍是不同的资源。",
+        "Keep the books by identity (is, id()), not by == or `in`: a factory may make resources that compare "
+        "equal (dicts, say), and they are still different resources.",
+    ),
     hint_release_once=(
         "检查和更新借出集合必须在同一个临界区中完成: 跨两个加锁区段的先检查后执行 (check-then-act) 会让两次 "
         "release 都通过检查。",
@@ -53,6 +58,20 @@ M = Messages(
 # Its scenarios' messages in each language: the English exactly as the scenario code's assert says it,
 # each {expression} as in its f-string (sync_checks.feedback fills the Chinese with the same values).
 SAYS = Messages(
+    equal_second_release=(
+        "资源 r 已经归还过一次, 而另一个与它相等 (==) 的资源仍被借出时, 第二次 release(r) 被接受了: 它必须抛出 "
+        "ValueError",
+        "release(r) a second time was accepted while another resource equal to r (==) was still out: it must "
+        "raise ValueError",
+    ),
+    equal_available=(
+        "一个资源被借出、一个被归还后, available={pool.available}, 应为 1",
+        "with one resource out and one given back, available={pool.available}, expected 1",
+    ),
+    equal_same_twice=(
+        "池把同一个资源同时借给了两个持有者 ({a!r}): 相等 (==) 不等于同一个 (is)",
+        "the pool handed one resource to two holders at once ({a!r}): equal (==) is not the same (is)",
+    ),
     connectionpool_must_raise_valueerror=(
         "ConnectionPool({bad}) 必须抛出 ValueError",
         "ConnectionPool({bad}) must raise ValueError",
@@ -180,6 +199,7 @@ NAMES = Messages(
         "connection() releases after the body, also when it raises",
     ),
     refused_release=("被拒绝的 release 不改变任何东西", "a refused release changes nothing"),
+    equal_resources=("彼此相等 (==) 的资源仍是不同的资源", "resources that compare equal (==) are still different"),
     three_one_use=("大小为 2, 三个线程, 各使用一次", "size 2, three threads, one use each"),
     two_uses=("大小为 1, 两个线程, 各使用两次", "size 1, two threads, two uses each"),
     three_threads=("大小为 1, 三个线程, 各使用一次", "size 1, three threads, one use each"),
@@ -292,6 +312,36 @@ else:
 pool.release(a)
 ''',
         hints=(("check", tuple(M.both("hint_release"))),),
+    ),
+    Scenario(
+        sc.named("equal_resources", NAMES),
+        '''
+class Twin:
+    made = 0
+    def __init__(self):
+        Twin.made += 1
+        self.n = Twin.made
+    def __repr__(self):
+        return f"twin{self.n}"
+    def __eq__(self, other):
+        return isinstance(other, Twin)
+    def __hash__(self):
+        return 0
+pool = m.ConnectionPool(2, factory=Twin)
+r1, r2 = pool.acquire(), pool.acquire()
+pool.release(r1)
+try:
+    pool.release(r1)
+except ValueError:
+    pass
+else:
+    raise AssertionError("release(r) a second time was accepted while another resource equal to r (==) "
+                         "was still out: it must raise ValueError")
+assert pool.available == 1, f"with one resource out and one given back, available={pool.available}, expected 1"
+a = pool.acquire(timeout=1.0)
+assert a is not r2, f"the pool handed one resource to two holders at once ({a!r}): equal (==) is not the same (is)"
+''',
+        hints=(("check", tuple(M.both("hint_identity"))),),
     ),
 ]
 

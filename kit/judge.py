@@ -98,6 +98,8 @@ class Raised(Exception):
     def __init__(self, info: dict) -> None:
         self.type = str(info.get("type", "Exception"))
         self.module = str(info.get("module", ""))
+        kinds = info.get("builtins")
+        self.builtins = [str(k) for k in kinds] if type(kinds) is list else []  # kit.subject.builtin_kinds
         self.message = str(info.get("message", ""))
         self.traceback = str(info.get("traceback", ""))
         self.reply = Reply()
@@ -108,9 +110,11 @@ class Raised(Exception):
         """The cell was refused something or replaced part of the harness during this request."""
         return bool(self.reply.refused or self.reply.tampered)
 
-    def is_a(self, type_name: str) -> bool:
-        """Raised as ``type_name`` by a request the guard has nothing against."""
-        return self.type == type_name and not self.flagged
+    def is_a(self, builtin: str) -> bool:
+        """An instance of the built-in exception class ``builtin`` (a subclass of it counts, a class
+        of the cell's that only takes its name does not), raised by a request the guard has nothing
+        against."""
+        return builtin in self.builtins and not self.flagged
 
     @property
     def from_harness(self) -> bool:

@@ -102,9 +102,20 @@ def raised(exc: BaseException, cell: Cell | None) -> dict:
     return {
         "type": str(t.__name__)[:100],
         "module": module[:100],
+        "builtins": builtin_kinds(t),
         "message": text(exc),
         "traceback": traceback_text(exc, cell.filename) if cell else "",
     }
+
+
+def builtin_kinds(t: type) -> list[str]:
+    """The built-in exception classes ``t`` is a subclass of, by their real MRO (not a metaclass's):
+    what the judge asks of an exception ("a ValueError?"), since a class of the cell's can take any
+    name (``class ValueError(RuntimeError)``)."""
+    import builtins
+
+    mro = type.__dict__["__mro__"].__get__(t) if isinstance(t, type) else ()
+    return [k.__name__ for k in mro if getattr(builtins, k.__name__, None) is k][:40]
 
 
 # ---------------------------------------------------------------- the tamper guard

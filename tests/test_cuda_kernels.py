@@ -618,3 +618,72 @@ def test_the_kernels_record_cannot_be_edited():
             object.__setattr__(target, name, None)
     with pytest.raises(TypeError):
         src.devices["d"] = "e"
+
+
+AGREEMENT = textwrap.dedent(r"""
+    import json, os, sys
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    import graders  # noqa: F401 - ch13lib on the path
+    from ch13lib._cuda_source import kernel_source
+    from ch13lib._cuda_sim_launch import python_function
+    out = {}
+    for label, text in json.load(sys.stdin).items():
+        filename = "<answer cell " + label + ">"
+        source, ns = kernel_source(text, filename), {}
+        exec(compile(text, filename, "exec"), ns)
+        out[label] = {k: source.disagreement(python_function(ns[k])) for k in source.kernels}
+    json.dump(out, sys.stdout)
+""")
+
+
+def _disagreements(cells: dict[str, str]) -> dict:
+    """{label: {kernel: the first name the running cell changed, or None}}, from a fresh process."""
+    proc = subprocess.run(
+        [PY, "-c", AGREEMENT], cwd=ROOT, input=json.dumps(cells), capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+REBOUND = """
+from numba import cuda
+
+ATOMIC = True
+{rebind}
+
+@cuda.jit(device=True)
+def bump(bins, k):
+    cuda.atomic.add(bins, k, 1)
+
+@cuda.jit
+def kernel(data, bins):
+    i = cuda.grid(1)
+    if i < data.shape[0] and ATOMIC:
+        bump(bins, data[i])
+"""
+SPELLINGS = {
+    "as written": ("", None),
+    "a match capture": ("match False:\n    case ATOMIC:\n        pass", "ATOMIC"),
+    "a walrus in another value": ("SEED = (ATOMIC := False)", "ATOMIC"),
+    "an except clause deletes it": ("try:\n    1 / 0\nexcept ZeroDivisionError as ATOMIC:\n    pass", "ATOMIC"),
+    "the module's dict": ("globals()['ATOMIC'] = False", "ATOMIC"),
+}
+
+
+def test_a_launch_runs_the_kernel_only_while_the_running_cell_agrees_with_its_text():
+    """Whatever spelling rebinds a name a kernel reads (a constant, a device function, a library),
+    the running cell disagrees with the text the simulator and the compiler read: the launch fails.
+    Every catalogue answer of notebook 02 agrees, right and wrong."""
+    cells = {name: REBOUND.format(rebind=rebind) for name, (rebind, _) in SPELLINGS.items()}
+    cells["a device function swapped"] = (
+        REBOUND.format(rebind="")
+        + "\n@cuda.jit(device=True)\ndef plain(bins, k):\n    bins[k] += 1\n\nmatch plain:\n    case bump:\n        pass\n"
+    )
+    found = _disagreements(cells)
+    for name, (_, changed) in SPELLINGS.items():
+        assert found[name] == {"kernel": changed}, name
+    assert found["a device function swapped"] == {"kernel": "bump"}
+    answers = {f"{e.grade_id} {e.name}": e.source for gid in GRADE_IDS for e in catalogue.entries(gid)}
+    assert len(answers) > 50
+    disagreeing = {k: v for k, v in _disagreements(answers).items() if any(v.values())}
+    assert disagreeing == {}

@@ -599,3 +599,24 @@ def test_siblings_run_apart_and_stopping_one_restarts_them_all():
     finally:
         s.close()
     assert not os.path.exists(sib.work)
+
+
+def test_an_exception_is_asked_for_its_builtin_classes_not_its_name():
+    """A class of the cell's can take any name: the judge asks which built-in classes an exception
+    is an instance of (kit.subject.builtin_kinds, by its real MRO), so a RuntimeError named
+    ValueError is no ValueError and a subclass of the real ValueError is one."""
+    import builtins
+
+    from kit.subject import builtin_kinds, raised
+
+    class ValueError(RuntimeError):  # noqa: A001 - the cell's impostor
+        pass
+
+    class InvalidInput(builtins.ValueError):
+        pass
+
+    impostor, honest = Raised(raised(ValueError("no"), None)), Raised(raised(InvalidInput("no"), None))
+    assert impostor.type == "ValueError" and not impostor.is_a("ValueError") and impostor.is_a("RuntimeError")
+    assert honest.is_a("ValueError") and honest.is_a("Exception")
+    assert builtin_kinds(KeyError) == ["KeyError", "LookupError", "Exception", "BaseException", "object"]
+    assert not Raised({"type": "ValueError", "message": "no builtins said"}).is_a("ValueError")

@@ -60,6 +60,13 @@ M = Messages(
         "{kernel} 不是核函数: 请用 @cuda.jit 修饰这个函数",
         "{kernel} is not a kernel: decorate the function with @cuda.jit",
     ),
+    rebound=(
+        "{kernel} 运行时读到的 `{name}` 已不是单元格文本里写的那个 (单元格运行时又绑定、删除或替换了它): numba 会"
+        "编译另一个核函数。核函数用到的常量、库名和设备函数在单元格顶层各绑定一次",
+        "when the cell runs, the `{name}` that {kernel} reads is no longer what the cell's text says (the cell "
+        "binds it again, deletes or replaces it while it runs): numba would compile another kernel. Bind the "
+        "constants, library names and device functions a kernel reads once each, at the top of the cell",
+    ),
     not_in_cell=(
         "`{name}` 不是在单元格顶层用 @cuda.jit 定义的核函数: 评分时按 numba 从单元格文本编译的方式运行单元格中的核函数",
         "`{name}` is not a kernel defined with @cuda.jit at the top of the cell: the grading runs the cell's "
@@ -268,6 +275,9 @@ def _kernel(fn: types.FunctionType, fake: FakeCuda, source: tuple[str, str] | No
     if text is not None:
         src = kernel_source(text, filename)
         if fn.__name__ in src.kernels.values():
+            changed = src.disagreement(fn)
+            if changed is not None:  # numba would compile another kernel than the one the text says
+                raise KernelFault(M("rebound", kernel=fn.__name__, name=changed), "config")
             return src.namespace(fake, _numba_for(fake))[fn.__name__], src
         if source is not None:
             raise KernelFault(M("not_in_cell", name=fn.__name__), "config")

@@ -48,6 +48,8 @@ class KernelSource(NamedTuple):
     devices: Mapping = _EMPTY
     values: Mapping = _EMPTY
     unusable: Mapping = _EMPTY
+    filename: str = ""
+    starts: Mapping = _EMPTY  # def name -> its first line (its first decorator's): where it is in the text
 
     def namespace(self, cuda, numba, *, frozen: bool = True) -> dict:
         """The kernels' globals, with ``cuda`` and ``numba`` as given (numba's own to compile, the
@@ -65,6 +67,82 @@ class KernelSource(NamedTuple):
 
     def why_unreadable(self, name: str) -> str:
         return self.unusable.get(name, "it is not defined at the top of the cell")
+
+    def _same_def(self, name: str, text: types.CodeType, running: types.FunctionType) -> bool:
+        return _same_def_code(self.starts.get(name, -1), self.filename, text, running.__code__)
+
+    def disagreement(self, fn: types.FunctionType) -> str | None:
+        """The first name the kernel ``fn`` reads (itself, its device functions, their constants and
+        libraries) whose value in the running cell is not what the cell's text says, or None.
+
+        The simulator and the judge's compiler read a kernel from the text; numba on a GPU compiles
+        the running cell's function with the running cell's globals. Wherever the two differ (a
+        constant bound again by a form the reader does not follow, a name deleted, a device function
+        swapped), the kernel that would run is not the one checked, so the launch fails: this asks
+        the running cell itself, whatever spelling changed it."""
+        codes = {
+            c.co_name: c
+            for c in (self.code.co_consts if self.code is not None else ())
+            if isinstance(c, types.CodeType)
+        }
+        todo, seen = [(fn.__name__, fn)], set()
+        while todo:
+            name, running = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            text = codes.get(name)
+            if text is None or not isinstance(running, types.FunctionType) or not self._same_def(name, text, running):
+                return name
+            for used in sorted({n for c in _nested(text) for n in c.co_names}):
+                now = running.__globals__.get(used, _MISSING)
+                if used in self.values:
+                    if not _same_value(self.values[used], now):
+                        return used
+                elif used in self.devices or used in self.kernels:
+                    function = getattr(now, "py_func", None) or getattr(now, "fn", None) or now
+                    todo.append((self.devices.get(used) or self.kernels[used], function))
+        return None
+
+
+_MISSING = object()
+
+
+def _same_def_code(start: int, filename: str, text: types.CodeType, running: types.CodeType) -> bool:
+    """The running function is the text's def: compiled from the same file at the same line (its
+    body is then the same text), with the same names and constants."""
+    return (
+        running.co_filename == filename
+        and running.co_firstlineno == start
+        and running.co_name == text.co_name
+        and (running.co_names, running.co_varnames, running.co_freevars) == (text.co_names, text.co_varnames, ())
+    )
+
+
+def _nested(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _nested(const)
+
+
+def _same_value(text, now) -> bool:
+    """Whether ``now`` (the running cell's global) is the value the text gave: the library object
+    itself for a :class:`Lib`, else a constant of the same type and value (nan equal to nan)."""
+    if isinstance(text, Lib):
+        import importlib
+
+        try:
+            module = importlib.import_module(text.module)
+            return now is (module if text.attr is None else getattr(module, text.attr))
+        except (ImportError, AttributeError):
+            return False
+    if type(now) is not type(text):
+        return False
+    try:
+        return bool(now == text) or (now != now and text != text)
+    except Exception:  # noqa: BLE001 - an array's or an odd type's comparison: not the same constant
+        return False
 
 
 def _resolve(v: Lib, cuda, numba, frozen: bool):
@@ -158,9 +236,10 @@ def kernel_source(text: str, filename: str = "<cell>") -> KernelSource:
         if name in src.unusable:  # bound again, later, to something else
             src.kernels.pop(name, None)
             src.devices.pop(name, None)
-    nodes = []
+    nodes, starts = [], {}
     for name in {*src.kernels.values(), *src.devices.values()}:
         node = defs[name]
+        starts[name] = min([node.lineno] + [d.lineno for d in node.decorator_list])
         node.decorator_list = []
         node.returns = None
         for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg):
@@ -168,10 +247,16 @@ def kernel_source(text: str, filename: str = "<cell>") -> KernelSource:
                 a.annotation = None
         nodes.append(node)
     nodes.sort(key=lambda n: n.lineno)
-    code = compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec") if nodes else None
+    code = compile(ast.Module(body=nodes, type_ignores=[]), filename, "exec", dont_inherit=True) if nodes else None
     frozen = types.MappingProxyType
     return KernelSource(
-        code, frozen(dict(src.kernels)), frozen(dict(src.devices)), frozen(dict(src.values)), frozen(dict(src.unusable))
+        code,
+        frozen(dict(src.kernels)),
+        frozen(dict(src.devices)),
+        frozen(dict(src.values)),
+        frozen(dict(src.unusable)),
+        filename,
+        frozen(starts),
     )
 
 

@@ -26,6 +26,7 @@ recomputes the reference training and decides with the ``*_problems`` functions 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import numbers
 import os
@@ -57,6 +58,10 @@ M = Messages(
     not_yet=("文件还不存在", "the file did not exist yet"),
     still_writing=("rank {rank} 仍在写入 {name}", "rank {rank} was still writing {name}"),
     truncated=("文件被截断了", "the file was truncated"),
+    rewritten=(
+        "文件之后又被改写了: 它当时的内容不是最终的检查点",
+        "the file was rewritten after that: what it held then was not the final checkpoint",
+    ),
     open_writing=("文件仍处于写打开状态", "the file was still open for writing"),
     empty=("文件仍是空的", "the file was still empty"),
     is_dir=(
@@ -336,6 +341,7 @@ def file_state(path: str, world=None) -> dict:
         state["writing"] = (pending[0].rank, os.path.basename(pending[0].path))
     if state["is_file"]:
         state["size"] = os.path.getsize(path)
+        state["sha256"] = file_digest(path)
         if zipfile.is_zipfile(path):
             # torch.save's format is a zip archive: a truncated one has no central directory.
             state["zip"] = True
@@ -347,6 +353,15 @@ def file_state(path: str, world=None) -> dict:
         else:
             state["open_for_writing"] = _open_for_writing(path)
     return state
+
+
+def file_digest(path: str) -> str | None:
+    """The SHA-256 of the file's bytes now, or None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def _open_for_writing(path: str) -> bool:
@@ -370,10 +385,19 @@ def _open_for_writing(path: str) -> bool:
     return False
 
 
-def incomplete_why(state: Mapping | None) -> Both | None:
-    """Why the checkpoint was not complete when :func:`file_state` looked, or None."""
+def incomplete_why(state: Mapping | None, final: str | None = None) -> Both | None:
+    """Why the checkpoint was not complete when :func:`file_state` looked, or None. ``final``: the
+    SHA-256 of the file as the save left it; a file whose bytes changed after a rank returned was
+    not complete then, whatever its format said (a placeholder that a later write replaces)."""
     if not state:
         return None
+    why = _incomplete_format(state)
+    if why is None and final is not None and state.get("sha256") not in (None, final):
+        return M.both("rewritten")
+    return why
+
+
+def _incomplete_format(state: Mapping) -> Both | None:
     if not state.get("exists"):
         return M.both("not_yet")
     if state.get("writing"):
@@ -438,7 +462,8 @@ def run_save(
     with wld.cond:
         run.writes = [(w.rank, w.path, w.phase) for w in wld.writes if w.phase == "save_checkpoint"]
         run.returned = dict(wld.at_return.get("save_checkpoint", {}))
-        run.incomplete = {r: incomplete_why(st) for r, st in run.returned.items()}
+        final = file_digest(run.path) if os.path.isfile(run.path) else None
+        run.incomplete = {r: incomplete_why(st, final) for r, st in run.returned.items()}
         layouts = [w.note for w in wld.writes if w.rank == 0 and w.note]
         run.layout = layouts[-1] if layouts else None
         run.note = layout_text(run.layout)

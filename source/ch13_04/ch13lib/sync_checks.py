@@ -131,6 +131,11 @@ M = Messages(
         "acquire(timeout=0.1) waited for ever: hand the timeout to the call that blocks "
         "(Semaphore.acquire(timeout=...) returns False when time is up) and raise TimeoutError then.",
     ),
+    hint_identity=(
+        "按身份记账 (is、id()), 不要用 == 或 in 查找资源: 工厂可以造出彼此相等的资源, 它们仍是不同的资源。",
+        "Keep the books by identity (is, id()), not by == or `in`: a factory may make resources that compare "
+        "equal, and they are still different resources.",
+    ),
     hint_release_check=(
         "release() 必须检查该资源此刻确实处于借出状态, 然后恰好归还一个许可; 被拒绝的 release 不改变任何东西。",
         "release() must check that the resource is checked out right now, and then give back exactly one "
@@ -298,6 +303,15 @@ SAYS = Messages(
         "一次被拒绝的 release 之后, available={pool.available}, 应为 1",
         "after a refused release, available={pool.available}, expected 1",
     ),
+    release_b_twice_was=(
+        "a 与 b 相等 (==) 且 a 仍被借出时, 第二次 release(b) 被接受了: 用 is 比较资源, 而不是 ==",
+        "release(b) twice was accepted while a, which compares equal to b, was still out: compare resources "
+        "with is, not ==",
+    ),
+    with_a_out_and=(
+        "a 借出、b 归还之后, available={pool.available}, 应为 1",
+        "with a out and b given back, available={pool.available}, expected 1",
+    ),
     release_second_time_was=(
         "{r!r} 已经归还之后, 第二次 release({r!r}) 没有抛出 ValueError",
         "release({r!r}) a second time, after it was given back, did not raise ValueError",
@@ -404,6 +418,7 @@ NAMES = Messages(
         "count_with_threads(2, 2): worker threads, one counter, all joined",
     ),
     pool_one_thread=("单线程: size、available、资源复用", "one thread: size, available, resources reused"),
+    pool_equal_resources=("彼此相等 (==) 的两个资源", "two resources that compare equal (==)"),
     pool_timeout=("单线程: acquire(timeout) 抛出 TimeoutError", "one thread: acquire(timeout) raises TimeoutError"),
     wrong_release=(
         "单线程: 错误的 release 抛出 ValueError, 且不改变任何东西",
@@ -1033,6 +1048,29 @@ else:
 pool.release(r)
 ''',
         hints=(("check", hint("hint_release_check")),),
+    ),
+    Scenario(
+        named("pool_equal_resources"),
+        '''
+class Same:
+    def __eq__(self, other):
+        return isinstance(other, Same)
+    def __hash__(self):
+        return 1
+pool = m.ConnectionPool(2, factory=Same)
+a = pool.acquire()
+b = pool.acquire()
+pool.release(b)
+try:
+    pool.release(b)
+except ValueError:
+    pass
+else:
+    raise AssertionError("release(b) twice was accepted while a, which compares equal to b, was still out: "
+                         "compare resources with is, not ==")
+assert pool.available == 1, f"with a out and b given back, available={pool.available}, expected 1"
+''',
+        hints=(("check", hint("hint_identity")),),
     ),
 ]
 
