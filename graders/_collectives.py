@@ -1,13 +1,13 @@
 """What the all-reduce graders share (all_reduce, rs_ag_all_reduce): cases, and the checks.
 
 The judge never runs the answer. The subject runs it on the simulated process group, its ranks
-threads (ch13lib.collective_cases.observe_sim): cheap, and what finds most wrong answers with their
+threads (kit.harnesses.collective_cases.observe_sim): cheap, and what finds most wrong answers with their
 smallest example, but ranks that share a process can share memory, so a pass there proves nothing.
 What a test's pass rests on runs relayed: each rank a subject of its own (kit/subject.py running
-ch13lib.collective_cases.rank_sim) and this judge the world's broker, which relays every message and
+kit.harnesses.collective_cases.rank_sim) and this judge the world's broker, which relays every message and
 counts the traffic itself (ch13lib.procgroup.SimWorld.run_remote): a case per world size 2-8 after
 the threads grid (relayed_grid), the edge cases, the bandwidth cases. On a real torch.distributed
-world the subject starts the ranks (ch13lib.collective_launch.launch_cell) and sends back each
+world the subject starts the ranks (kit.harnesses.collective_launch.launch_cell) and sends back each
 rank's tensor as plain data. Here the inputs are regenerated from the Case (make_inputs is
 deterministic) and the verdict is reached: the exact sums (verdict), a ring's traffic
 (traffic_problem). A relayed case's values are hidden (graders/_hidden.py): drawn under a key no
@@ -27,16 +27,16 @@ from ch13lib.collective_cases import (
     error_both,
     joined,
     make_inputs,
-    observe_sim,
     traffic_problem,
     uneven_note,
     verdict,
 )
-from ch13lib.collective_launch import launch_cell
 from ch13lib.lang import Messages, language
 from ch13lib.procgroup import CommError, RankError, RemoteRankRaised, SimWorld
 from graders._hidden import hidden
 from graders.api import NOT_IMPLEMENTED, Answer, Fail, _flagged
+from kit.harnesses.collective_cases import observe_sim
+from kit.harnesses.collective_launch import launch_cell
 from kit.judge import Raised, Stalled
 
 # What these checks say themselves, in the course's language (ch13lib/lang.py); a replay line stays code.
@@ -76,8 +76,8 @@ M = Messages(
 )
 
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
-HARNESS = ("ch13lib.collective_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
-REAL_TARGET = "ch13lib.collective_cases:run_real_cases"
+HARNESS = ("kit.harnesses.collective_cases", "kit.harnesses.collective_launch", "ch13lib.procgroup")
+REAL_TARGET = "kit.harnesses.collective_cases:run_real_cases"
 
 
 @st.composite
@@ -130,7 +130,7 @@ def require(answer: Answer, fn_name: str) -> None:
     answer.require(fn_name, needs=f"`{fn_name}(tensor, comm)`")
 
 
-RANK_SIM = "ch13lib.collective_cases:rank_sim"
+RANK_SIM = "kit.harnesses.collective_cases:rank_sim"
 STEP_S = 20.0  # CPU-seconds (or idle wall seconds) a rank may run between two comm calls
 
 
@@ -174,7 +174,7 @@ def run_relayed(
     record_flow: bool = False,
 ) -> tuple[list, SimWorld]:
     """``case`` on a simulated world whose ranks are subject processes of their own (``target``, a
-    talking harness of ch13lib, run as rank r with ``[case, r]`` and ``kwargs``) and whose broker is
+    talking harness of kit/harnesses, run as rank r with ``[case, r]`` and ``kwargs``) and whose broker is
     this judge (ch13lib.procgroup.SimWorld.run_remote). Returns (each rank's report, the world):
     the world's traffic, call log, sends and logical clock were observed here, from the messages
     alone. Ranks share no memory, so data cannot move between them but through the broker, and

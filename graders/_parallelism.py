@@ -2,7 +2,7 @@
 
 The judge never runs the answer: the subject runs it on the simulated process group
 (ch13lib.parallel_sim.observe_*) or starts a real torch.distributed world for it
-(ch13lib.collective_launch.launch_cell -> ch13lib.parallel_sim.run_real), and sends back plain
+(kit.harnesses.collective_launch.launch_cell -> kit.harnesses.parallel_sim.run_real), and sends back plain
 observations. Here the expected values are computed from the case alone (ch13lib.parallel_cases:
 the full-batch step, the unsharded MLP, averaged gradients + torch.optim.Adam) and compared.
 
@@ -46,8 +46,13 @@ def malformed(case) -> Fail:
 
 
 # Imported by the subject before the cell runs (and watched by its tamper guard from then on).
-HARNESS = ("ch13lib.parallel_sim", "ch13lib.parallel_cases", "ch13lib.collective_launch", "ch13lib.procgroup")
-REAL_TARGET = "ch13lib.parallel_sim:run_real"
+HARNESS = (
+    "kit.harnesses.parallel_sim",
+    "ch13lib.parallel_cases",
+    "kit.harnesses.collective_launch",
+    "ch13lib.procgroup",
+)
+REAL_TARGET = "kit.harnesses.parallel_sim:run_real"
 
 
 def require(answer: Answer, name: str, what) -> None:
@@ -69,9 +74,9 @@ def a_class(signature: str) -> Both:
 # The subject's harness for each kind of run: a whole threads world, and one rank of a relayed world.
 _COLLECTIVES = {"collectives": True, "all_reduce": True}  # what comm offers besides p2p (as observe_tp/_zero)
 RELAYED = {  # threads harness -> (rank harness, the case's world size field, the fn_name default, comm offers)
-    "observe_pipeline": ("ch13lib.parallel_sim:rank_pipeline", "stages", "gpipe_step", {}),
-    "observe_tp": ("ch13lib.parallel_sim:rank_tp", "world_size", "tp_mlp", _COLLECTIVES),
-    "observe_zero": ("ch13lib.parallel_sim:rank_zero", "world_size", "ZeroAdam", _COLLECTIVES),
+    "observe_pipeline": ("kit.harnesses.parallel_sim:rank_pipeline", "stages", "gpipe_step", {}),
+    "observe_tp": ("kit.harnesses.parallel_sim:rank_tp", "world_size", "tp_mlp", _COLLECTIVES),
+    "observe_zero": ("kit.harnesses.parallel_sim:rank_zero", "world_size", "ZeroAdam", _COLLECTIVES),
 }
 
 
@@ -97,7 +102,7 @@ def observe(answer: Answer, harness: str, case, *, relayed: bool = False, **kwar
             if relayed:
                 cache[key] = _observe_relayed(answer, harness, case, kwargs)
             else:
-                cache[key] = answer.run(f"ch13lib.parallel_sim:{harness}", case, **kwargs)
+                cache[key] = answer.run(f"kit.harnesses.parallel_sim:{harness}", case, **kwargs)
         except Raised as e:
             if e.from_harness and not e.flagged:  # a deadlock, a crash, misuse of comm (SimFailure)
                 cache[key] = Fail(e.message)

@@ -22,17 +22,23 @@ import dataclasses
 
 import torch
 
-from ch13lib.collective_ddp import compare, fit_scale, observe_alone, rank_inputs
-from ch13lib.collective_launch import launch_cell
+from ch13lib.collective_ddp import compare, fit_scale
 from ch13lib.lang import Messages
 from graders._collectives import checked_reports, run_relayed
 from graders._hidden import hidden_seed
 from graders.api import NOT_IMPLEMENTED, Answer, Fail, Grader
+from kit.harnesses.collective_ddp import observe_alone, rank_inputs
+from kit.harnesses.collective_launch import launch_cell
 
 grader = Grader(
     "ddp_average",
     timeout_s=120,
-    harness=("ch13lib.collective_ddp", "ch13lib.collective_launch", "ch13lib.collective_cases", "ch13lib.procgroup"),
+    harness=(
+        "kit.harnesses.collective_ddp",
+        "kit.harnesses.collective_launch",
+        "ch13lib.collective_cases",
+        "ch13lib.procgroup",
+    ),
 )
 # What this grader says itself, in the course's language (ch13lib/lang.py). Where a rank's own text
 # (already in that language) follows, the phrase before it is a Both: "{where}: {text}".
@@ -66,8 +72,8 @@ M = Messages(
 )
 FN = "average_gradients"
 WORLD = 3  # an odd world size: a hard-coded "/ 2" cannot pass (and world size 1 catches a "/ 3")
-TARGET = "ch13lib.collective_ddp:observe_ddp_rank"
-RANK_TARGET = "ch13lib.collective_ddp:rank_ddp"  # a rank of the relayed world
+TARGET = "kit.harnesses.collective_ddp:observe_ddp_rank"
+RANK_TARGET = "kit.harnesses.collective_ddp:rank_ddp"  # a rank of the relayed world
 SCENARIOS = {  # graded under hidden seeds (_scenario)
     "plain": {"d_in": 5, "hidden": 6, "batch": 12, "steps": 3, "lr": 0.1, "frozen": False},
     "frozen": {"d_in": 4, "hidden": 5, "batch": 6, "steps": 2, "lr": 0.2, "frozen": True},

@@ -36,7 +36,7 @@ from graders.api import Answer, Fail, Grader
 
 grader = Grader("zero1", timeout_s=150, harness=HARNESS)
 FN = "ZeroAdam"
-STEP_HARNESS = "ch13lib.parallel_sim:rank_zero_step"
+STEP_HARNESS = "kit.harnesses.parallel_sim:rank_zero_step"
 WHAT = a_class(f"{FN}(params, comm, lr=1e-3, betas=(0.9, 0.999), eps=1e-8)")
 EXAMPLES = 20
 
@@ -198,7 +198,7 @@ def check_state_and_traffic(answer: Answer, case: ZeroCase) -> None:
 
 def observe_steps(answer: Answer, case: ZeroCase) -> dict:
     """``case`` one step at a time, each step a relayed world whose ranks are fresh processes
-    (``Answer.fresh_siblings``; ch13lib.parallel_sim.rank_zero_step): a rank is handed the
+    (``Answer.fresh_siblings``; kit.harnesses.parallel_sim.rank_zero_step): a rank is handed the
     parameters' values, this step's gradients and the ``state_dict()`` its predecessor returned, and
     hands back the values after the step and its own ``state_dict()``. So an optimizer keeps from one
     step to the next exactly what it hands this judge, which measures it (``state_elements``), and

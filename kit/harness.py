@@ -11,8 +11,9 @@ harness may define (one that defines none is only imported and watched):
     names of functions the judge may run in the subject on the answer cell, each called as
     ``fn(cell, *args, **kwargs)`` (``Answer.run`` and ``Answer.converse`` in graders/api.py);
 ``RANK_API``
-    functions a rank of a launched world may run, ``fn(payload)`` (ch13lib.collective_launch, which
-    reads the list itself: ch13lib imports nothing of kit);
+    functions a rank of a launched world may run, ``fn(payload)``: the subject hands the entries of
+    its harness modules to ``subject_setup`` (``kit.subject.Trusted.ranks``), and a guarded rank
+    (ch13lib.collective_launch ``_worker``, which imports nothing of kit) runs only one of those;
 ``CHILD_API``
     functions a fresh, guarded interpreter may run, ``fn(cell, *args)`` (:func:`kit.subject.child`,
     which imports the module a harness names, of ch13lib or kit/harnesses/ only: a light one, as

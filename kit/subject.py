@@ -197,6 +197,8 @@ def _code_of(v):
 
 # The harness's packages: the public one (ch13lib) and the kit's grading side (kit/harnesses/).
 HARNESS_PACKAGES = ("ch13lib", "kit.harnesses")
+# Whose RANK_API a rank of a launched world may run (Trusted.ranks): the harness's, and the GPU runner's.
+RANK_PACKAGES = HARNESS_PACKAGES + ("gpu",)
 
 
 def snapshot(harness: list[str]) -> dict:
@@ -283,11 +285,18 @@ class Trusted(NamedTuple):
     ``env``: the subject's environment as it was before any student code ran (the cell can change
     ``os.environ``, and a ``PYTHONPATH`` of its choosing would import its own ``kit`` or
     ``sitecustomize`` before any guard). ``-P`` keeps the working folder, which the cell can write,
-    off the child's ``sys.path`` for the same reason."""
+    off the child's ``sys.path`` for the same reason.
+    ``ranks``: what a rank of a world the harness launches may run, ``(("module:function",
+    function), ...)``: the ``RANK_API`` entries of the subject's harness modules (of
+    ``RANK_PACKAGES``), checked as they were imported. A guarded rank runs one of these, looked up
+    by its exact name, and nothing else (ch13lib.collective_launch ``_worker``): the registry
+    travels with ``guard``, through the frames of the zygote and the rank, so ch13lib imports
+    nothing of kit and the cell, which names the target in the payload, cannot widen it."""
 
     guard: Callable[[list[str]], Callable[[], dict]]
     child: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
+    ranks: tuple[tuple[str, Callable], ...] = ()
 
 
 # The guarded child's command (Trusted.child): as the subject's own entry (kit/subjects.py), ``-c``
@@ -320,11 +329,28 @@ def guard(harness: list[str]) -> Callable[[], dict]:
     return report
 
 
-def trusted() -> Trusted:
+def trusted(ranks: dict | None = None) -> Trusted:
     """The subject's handover, for this job: the guarded child carries the job's tag on its command
-    line (a sealed process's environment is root's to read; kit.jobs finds it by the tag)."""
+    line (a sealed process's environment is root's to read; kit.jobs finds it by the tag).
+    ``ranks``: the harness's ``RANK_API`` entries, ``{"module:function": function}``."""
     tag = f"CH13_JOB={os.environ.get('CH13_JOB', '')}"
-    return Trusted(guard=guard, child=(sys.executable, "-P", "-c", CHILD_ENTRY, tag), env=tuple(os.environ.items()))
+    return Trusted(
+        guard=guard,
+        child=(sys.executable, "-P", "-c", CHILD_ENTRY, tag),
+        env=tuple(os.environ.items()),
+        ranks=tuple(sorted((ranks or {}).items())),
+    )
+
+
+def rank_entries(modules: list[types.ModuleType]) -> dict[str, Callable]:
+    """``{"module:function": function}``: the ``RANK_API`` entries of the harness modules of
+    ``RANK_PACKAGES`` (each checked by :func:`kit.harness.check` already)."""
+    out = {}
+    for module in modules:
+        name = module.__name__
+        if any(name == p or name.startswith(p + ".") for p in RANK_PACKAGES):
+            out.update(interface.entry_points(module, "RANK_API"))
+    return out
 
 
 def child(argv: list[str]) -> None:
@@ -457,17 +483,18 @@ def main(argv: list[str]) -> int:
     os.close(devnull)
     sys.stdin = open(os.devnull)  # noqa: SIM115 - input() gets EOF
 
-    table = {}
-    for name in harness:  # the public harnesses, imported and checked before any student code
+    table, modules = {}, []
+    for name in harness:  # the harnesses, imported and checked before any student code
         module = importlib.import_module(name)
         interface.check(module)
         table.update(interface.entry_points(module, "SUBJECT_API"))
+        modules.append(module)
     # Before any student code, and before a harness forks anything (a zygote inherits it): raw
     # memory (/proc/self/mem, /proc/PID/mem, ptrace) is then the kernel's to refuse.
     audit.seal_memory()
     # A harness's own preparation, while no student code has run (a zygote), with the guards handed
     # over: ch13lib imports nothing of kit, and what it starts to run the cell is guarded with these.
-    handover = trusted()
+    handover = trusted(rank_entries(modules))
     for name in harness:
         setup = interface.setup(sys.modules[name])
         if setup is not None:

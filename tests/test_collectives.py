@@ -35,8 +35,9 @@ GRADE_IDS = ["all_reduce", "ddp_average", "rs_ag_all_reduce"]
 # every test) are graded through plain `nbgrader autograde` by tests/test_pipeline.py, and every
 # catalogue answer once by tests/test_catalogues.py: not again here. What one wrong answer costs
 # (a DDP divisor costs the averaging test only, say) is its catalogue file's `# fails:` line. What a
-# rank of a real world reports when the cell is refused something there, replaces the harness there,
-# or is left with no guard: the red-team corpus (tests/redteam/c_all_reduce_rank_*, _forget_the_zygote).
+# rank of a real world reports when the cell is refused something there or replaces the harness there:
+# the red-team corpus (tests/redteam/c_all_reduce_rank_*); when it is left with no guard, or names a
+# target it was not handed: the tests below.
 
 
 RIGHT_RING = catalogue.source("all_reduce", "right_reference")
@@ -55,7 +56,7 @@ def test_a_rank_that_must_be_guarded_runs_nothing_without_a_guard():
     import sys
     from types import SimpleNamespace
 
-    from ch13lib.collective_launch import launch_cell
+    from kit.harnesses.collective_launch import launch_cell
 
     payload = {
         "function": "ring_all_reduce",
@@ -64,16 +65,16 @@ def test_a_rank_that_must_be_guarded_runs_nothing_without_a_guard():
         "cases": [{"world_size": 1, "shape": [3], "dtype": "int64", "seed": 1, "policy": "stay", "schedule_seed": 0}],
     }
     cell = SimpleNamespace(source=RIGHT_RING, grade_id="all_reduce")
-    results = launch_cell(cell, 1, "ch13lib.collective_cases:run_real_cases", payload)
+    results = launch_cell(cell, 1, "kit.harnesses.collective_cases:run_real_cases", payload)
     assert [UNGUARDED in r.get("error", "") and "cases" not in r for r in results] == [True], results
     code = (
         "import ctypes, json, sys\n"
         "assert ctypes.CDLL(None).prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS, as kit.sandbox sets it\n"
         "from ch13lib import collective_launch\n"
         "payload = json.loads(sys.argv[1])\n"
-        "refused = collective_launch.launch(1, 'ch13lib.collective_cases:run_real_cases', payload)\n"
+        "refused = collective_launch.launch(1, 'kit.harnesses.collective_cases:run_real_cases', payload)\n"
         "collective_launch.sandboxed = lambda: False  # the launcher talked out of its check: the rank starts\n"
-        "started = collective_launch.launch(1, 'ch13lib.collective_cases:run_real_cases', payload)\n"
+        "started = collective_launch.launch(1, 'kit.harnesses.collective_cases:run_real_cases', payload)\n"
         "print(json.dumps([refused, started]))\n"
     )
     sandboxed = dict(payload, source=RIGHT_RING, name="all_reduce")
@@ -85,6 +86,49 @@ def test_a_rank_that_must_be_guarded_runs_nothing_without_a_guard():
     for results in (refused, started):
         assert [UNGUARDED in r.get("error", "") and "cases" not in r for r in results] == [True], (results, run.stderr)
     assert "exited" not in started[0]["error"] and "PermissionError" not in started[0]["error"]  # the rank's report
+
+
+def _guarded_world(target: str, entries: list[str]) -> list[dict]:
+    """A 1-rank world whose rank is guarded as a rank forked from the subject's zygote is (a guard
+    and the registry handed over, ``_worker``'s arguments; the guard here installs nothing)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, os, sys\n"
+        "from ch13lib.collective_launch import _worker\n"
+        "named = [n.split(':') for n in sys.argv[2:]]\n"
+        "entries = tuple((f'{m}:{f}', getattr(importlib.import_module(m), f)) for m, f in named)\n"
+        "os._exit(_worker(sys.argv[1], lambda harness: (lambda: {}), entries))\n"
+    )
+
+    def start(tmp, envs):
+        return [
+            subprocess.Popen([sys.executable, "-c", code, tmp, *entries], env=env, cwd=tmp, stdin=subprocess.DEVNULL)
+            for env in envs
+        ]
+
+    payload = {
+        "name": "all_reduce",
+        "source": RIGHT_RING,
+        "function": "ring_all_reduce",
+        "device": "cpu",
+        "api": "p2p",
+        "cases": [{"world_size": 1, "shape": [3], "dtype": "int64", "seed": 1, "policy": "stay", "schedule_seed": 0}],
+    }
+    return launch(1, target, payload, audit=True, start=start)
+
+
+def test_a_guarded_rank_runs_only_an_entry_the_subject_handed_over():
+    """The rank's boundary (kit.subject.Trusted.ranks): a guarded rank runs the payload's target only
+    when the registry it was handed holds that exact ``module:function``; a RANK_API function of a
+    harness package that was not handed over, or any other name, is refused and nothing is imported."""
+    handed = ["kit.harnesses.collective_cases:run_real_cases"]
+    ran = _guarded_world("kit.harnesses.collective_cases:run_real_cases", handed)
+    assert ran[0]["cases"][0]["output"] == make_inputs(Case(1, (3,), "int64", 1))[0].tolist(), ran
+    for target in ("kit.harnesses.parallel_sim:run_real", "ch13lib.collective_ddp:observe_ddp_rank", "os:system"):
+        refused = _guarded_world(target, handed)
+        assert "not a rank entry point" in refused[0].get("error", "") and "cases" not in refused[0], (target, refused)
 
 
 # ---- the simulated process group ------------------------------------------------------------
@@ -246,7 +290,7 @@ def test_launch_two_worlds_at_once_on_free_ports():
     out = [None, None]
 
     def go(i):
-        out[i] = launch(2, "ch13lib.collective_cases:run_real_cases", payload)
+        out[i] = launch(2, "kit.harnesses.collective_cases:run_real_cases", payload)
 
     threads = [threading.Thread(target=go, args=(i,)) for i in range(2)]
     for t in threads:
@@ -293,7 +337,8 @@ def _both_worlds(fn, case: Case, api: str):
     its ranks' halves in threads of this process): (outputs, traffic, sends, failure text) of each.
     ``fn``: one function, or one per rank."""
     fns = fn if isinstance(fn, list) else [fn] * case.world_size
-    from ch13lib.procgroup import RemoteRankRaised, serve_rank
+    from ch13lib.procgroup import RemoteRankRaised
+    from kit.harnesses.procgroup_relay import serve_rank
 
     seen = []
     for remote in (False, True):
@@ -355,7 +400,7 @@ def test_the_broker_records_each_send_and_refuses_malformed_calls():
         comm.recv(torch.empty(1), (comm.rank - 1) % comm.world_size)
         w.wait()
 
-    from ch13lib.procgroup import serve_rank
+    from kit.harnesses.procgroup_relay import serve_rank
 
     tensors = [torch.arange(3.0) + r for r in range(3)]
     world = SimWorld(3)
@@ -390,8 +435,8 @@ def test_a_relayed_rank_computes_on_the_hidden_input_it_is_given():
     import types
 
     from ch13lib.cell import load
-    from ch13lib.collective_cases import rank_sim
     from ch13lib.procgroup import RemoteRankRaised
+    from kit.harnesses.collective_cases import rank_sim
 
     case = Case(3, (4,), "float32", 5, "random", 1)
     keyed = dataclasses.replace(case, key=2**40 + 3)

@@ -106,3 +106,25 @@ def test_the_guarded_child_runs_a_child_api_entry_of_kit_harnesses():
     run = _child("kit.harnesses.mapreduce:partition_rows", "1")
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.strip().splitlines()[-1])["ok"] == [[1]]
+
+
+def test_the_subject_hands_over_only_the_rank_api_of_its_harness_packages():
+    """``Trusted.ranks`` (what a guarded rank may run): the RANK_API entries of the subject's harness
+    modules of ch13lib, kit.harnesses or gpu, by ``module:function``; a module elsewhere lists none."""
+    import kit.harnesses.collective_cases as cc
+    import kit.harnesses.parallel_sim as ps
+    from kit.subject import rank_entries, trusted
+
+    def sum_all(payload):
+        return payload
+
+    elsewhere = _module(RANK_API=("sum_all",), sum_all=sum_all)
+    elsewhere.__name__ = "mylib.ranks"
+    got = rank_entries([cc, ps, elsewhere])
+    assert got == {
+        "kit.harnesses.collective_cases:run_real_cases": cc.run_real_cases,
+        "kit.harnesses.parallel_sim:run_real": ps.run_real,
+    }
+    handed = trusted(got).ranks
+    assert type(handed) is tuple and dict(handed) == got
+    assert trusted().ranks == ()

@@ -533,13 +533,13 @@ def test_a_subject_that_sends_part_of_a_frame_and_stops_is_hung_not_waited_for()
 
 
 # ---------------------------------------------------------------- conversations and siblings
-_COLLECTIVES = ["ch13lib.collective_cases", "ch13lib.collective_launch", "ch13lib.procgroup"]
+_COLLECTIVES = ["kit.harnesses.collective_cases", "kit.harnesses.collective_launch", "ch13lib.procgroup"]
 source_ch13lib()  # the judge's own copy of ch13lib, for its Case
 
 
 def test_a_conversation_relays_each_call_and_ends_with_the_final_reply():
     """A talking harness (a generator in the subject) sends each batch of calls; the judge answers
-    each; the harness's return value is the final Reply (ch13lib.collective_cases.rank_sim)."""
+    each; the harness's return value is the final Reply (kit.harnesses.collective_cases.rank_sim)."""
     from ch13lib.collective_cases import Case
 
     s = Subject(
@@ -550,7 +550,7 @@ def test_a_conversation_relays_each_call_and_ends_with_the_final_reply():
         sandbox=False,
     )
     try:
-        talk = s.converse("ch13lib.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0], {})
+        talk = s.converse("kit.harnesses.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0], {})
         batch = next(talk)
         assert [c["call"] for c in batch] == ["send", "all_reduce"]  # the send rode with the call that waits
         assert batch[0]["peer"] == 1 and batch[0]["t"]["shape"] == [3] and "line 2" in batch[0]["where"]
@@ -558,7 +558,7 @@ def test_a_conversation_relays_each_call_and_ends_with_the_final_reply():
             talk.send([{}, {"data": torch.full((3,), 5.0)}])
         assert torch.equal(end.value.value.value["output"], torch.full((3,), 6.0))
         with pytest.raises(Lost, match="without a value"):  # a plain request gets no conversation
-            s.request("run", "ch13lib.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0])
+            s.request("run", "kit.harnesses.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0])
     finally:
         s.close()
 
@@ -575,7 +575,7 @@ def test_a_conversation_step_that_never_comes_is_stalled_not_waited_for():
         sandbox=False,
     )
     try:
-        talk = s.converse("ch13lib.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0], {}, step_s=1.5)
+        talk = s.converse("kit.harnesses.collective_cases:rank_sim", [Case(2, (3,), "float32", 1), 0], {}, step_s=1.5)
         with pytest.raises(Stalled):
             next(talk)
         assert s.budget_s > 50  # the step's guard, not the cell's budget

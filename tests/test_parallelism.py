@@ -26,6 +26,7 @@ from ch13lib.parallel_sim import observe_pipeline, observe_tp, observe_zero
 from ch13lib.procgroup import CommError, SimWorld
 from graders import _catalogue as catalogue
 from graders._catalogue import source
+from kit.harnesses import parallel_sim as grading_sim
 from tests.inprocess import grade, references_pass_on_the_gpu, report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -315,7 +316,7 @@ def _relayed(grade_id: str, answer, case, *, flow: bool = False) -> dict:
 
     harness = HARNESSES[grade_id]
     target, size_field, _, offers = RELAYED[harness]
-    rank = getattr(parallel_sim, target.split(":")[1])
+    rank = getattr(grading_sim, target.split(":")[1])
     size = getattr(case, size_field)
     world = SimWorld(size, policy=case.policy, seed=case.schedule_seed)
     if flow:

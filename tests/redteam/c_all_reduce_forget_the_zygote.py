@@ -1,9 +1,8 @@
-# redteam: makes the subject forget its zygote, so that the real world's ranks start as processes of their own that hold no guard
+# redteam: makes the subject forget its zygote (ch13lib.collective_launch._zygote = None), so that the real world's ranks would start as processes of their own that hold no guard
 # kind: cell
 # target: all_reduce
-# score: all_reduce=11
-# message: all_reduce: was handed no guard by the grading process
-# why: fail closed: ch13lib imports nothing of kit, so a rank gets its guards only from the subject (through the zygote it forks from); in the grading sandbox the launcher starts no unguarded rank, and a rank started anyway refuses by itself: the world's test fails
+# score: all_reduce=15
+# why: fail closed: ch13lib imports nothing of kit, so a rank gets its guards only from the subject (through the zygote it forks from); in the grading sandbox the launcher starts no unguarded rank, and a rank started anyway refuses by itself (until 2026-12-08 the attack cost the world's test: 11, "was handed no guard by the grading process"). Since the real worlds' grading side left ch13lib (issue 45), the zygote's handle is kept by kit/harnesses/collective_launch.py, out of the cell's reach, and handed to ch13lib's launch() by launch_cell alone: the rebinding changes nothing, the world runs guarded, and the cell, a right ring, earns its honest 15
 import torch
 
 

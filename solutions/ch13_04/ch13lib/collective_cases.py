@@ -4,10 +4,11 @@ A :class:`Case` fixes everything a run depends on (world size, shape, dtype, the
 values, the simulator's scheduling policy and seed), so any failure replays exactly with
 ``ch13lib.collective_checks.check_case(your_function, **case)``.
 
-Grading splits in two (docs/design.md, "Judge and subject"): :func:`observe_sim` runs the answer
-cell on the simulator in the process that holds the cell (kit/subject.py) and reports what it saw,
-as plain data (every rank's tensor after the call, the elements each rank sent); the grader
-regenerates the inputs from the Case (:func:`make_inputs` is deterministic) and decides with
+Grading splits in two (docs/design.md, "Judge and subject"): the grading side's harness
+(kit/harnesses/collective_cases.py ``observe_sim``, never released) runs the answer cell on the
+simulator in the process that holds the cell (kit/subject.py) with :func:`run_on_sim` and reports
+what it saw, as plain data (every rank's tensor after the call, the elements each rank sent); the
+grader regenerates the inputs from the Case (:func:`make_inputs` is deterministic) and decides with
 :func:`verdict` and :func:`traffic_problem`, which take plain data.
 """
 
@@ -19,7 +20,7 @@ import math
 
 import torch
 
-from ch13lib.cell import expected_got, not_defined, rank_copies
+from ch13lib.cell import expected_got
 from ch13lib.lang import Both, Messages
 
 # What the all-reduce cases say, in the course's language (ch13lib/lang.py). A failure's replay line
@@ -115,10 +116,7 @@ def error_both(e: BaseException) -> Both:
     return m if isinstance(m, Both) else Both(str(e), str(e))
 
 
-RANK_API = ("run_real_cases",)  # what a rank of a launched world may run (ch13lib.collective_launch)
-
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
-SUBJECT_API = ("observe_sim", "rank_sim")  # run in the subject on the answer cell (kit/subject.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,43 +244,6 @@ def ring_bound(world_size: int, numel: int) -> int:
     return 2 * (world_size - 1) * -(-numel // world_size)
 
 
-def run_real_cases(payload: dict) -> dict:
-    """One rank of a real world (``collective_launch.launch`` target): run the answer on each case.
-
-    payload: ``source``, ``name`` (grade_id), ``function``, ``cases`` (Case dicts), ``device``,
-    ``api`` ("p2p" or "collectives"). Returns the rank's outputs per case; it stops at its first
-    error (the other ranks then fail on the process group's timeout, not later).
-    """
-    import torch.distributed as dist
-
-    from ch13lib.collective_launch import DistComm, load_source, own_traceback
-
-    rank = dist.get_rank()
-    device = payload.get("device", "cpu")
-    module = load_source(payload["source"], payload["name"])
-    fn = getattr(module, payload["function"])
-    cases = [Case(**{**c, "shape": tuple(c["shape"])}) for c in payload["cases"]]
-    groups = {}
-    for w in sorted({c.world_size for c in cases}):
-        groups[w] = dist.new_group(list(range(w)))
-    results = []
-    for i, case in enumerate(cases):
-        if rank >= case.world_size:
-            results.append(None)
-            continue
-        t = make_inputs(case, device)[rank].clone()
-        comm = DistComm(groups[case.world_size], list(range(case.world_size)), device)
-        try:
-            fn(t, comm)
-            if device != "cpu":
-                torch.cuda.synchronize()
-        except BaseException as e:  # noqa: BLE001 - the student's error, reported per case
-            results.append({"error": own_traceback(e)})
-            break
-        results.append({"output": t.cpu().reshape(-1).tolist(), "sent": comm.sent_elements})
-    return {"cases": results}
-
-
 class SimFailure(Exception):
     """A run on the simulator failed; the message says why and how to replay it."""
 
@@ -357,88 +318,6 @@ def traffic_problem(case: Case, sent, fn_name: str = "ring_all_reduce") -> str |
         bound=bound,
     )
     return too_many + f"\nReplay: {case.replay(fn_name)}"
-
-
-def _contract_function(cell, fn_name: str):
-    fn = getattr(cell.module, fn_name, None)
-    if not callable(fn):
-        raise SimFailure(not_defined(fn_name, getattr(cell, "grade_id", "answer"), f"`{fn_name}(tensor, comm)`"))
-    return fn
-
-
-def observe_sim(
-    cell, case: Case, *, api: str = "p2p", device: str = "cpu", fn_name: str = "ring_all_reduce", guard_s: float = 20.0
-) -> dict:
-    """Subject side: run the cell's ``fn_name(tensor, comm)`` on the simulated world of ``case``.
-
-    Returns raw observations, no verdict: ``{"outputs": [rank r's tensor after the call, on the
-    CPU], "sent": [elements rank r sent]}``. Raises :class:`SimFailure` (a deadlock, a crash, misuse
-    of comm: what only the run itself can see) and ``NotImplementedError`` for the stub.
-    """
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-    _contract_function(cell, fn_name)
-    fns = rank_copies(cell, fn_name, case.world_size)  # each rank its own module, as a process
-    _, outputs, world = run_on_sim(fns, case, api=api, device=device, fn_name=fn_name, guard_s=guard_s)
-    return {
-        "outputs": [t.detach().to("cpu").clone() for t in outputs],
-        "sent": [int(t.sent_elements) for t in world.traffic],
-        "messages": messages(world, outputs),
-    }
-
-
-def rank_sim(
-    cell,
-    case: Case,
-    rank: int,
-    *,
-    api: str = "p2p",
-    device: str = "cpu",
-    fn_name: str = "ring_all_reduce",
-    inputs: dict | None = None,
-):
-    """Subject side of one rank of ``case`` in a world whose broker is the judge (one subject
-    process per rank: the ranks share no memory, and every byte between them is a message the
-    judge relays and counts; ch13lib.procgroup.SimWorld.run_remote). A talking harness: a
-    generator that yields each comm call and is sent the broker's answer (kit/subject.py).
-
-    Returns raw observations, no verdict: ``{"output": the rank's tensor after the call}``,
-    ``{"raised": its traceback}`` or ``{"stopped": True}`` (the world failed elsewhere).
-    Raises :class:`SimFailure` when the function is missing and ``NotImplementedError`` for the stub.
-    ``inputs``: ``{"tensor": this rank's input}`` from the judge (its hidden values); without it,
-    the case's own.
-    """
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-    fn = _contract_function(cell, fn_name)
-    if type(inputs) is dict:
-        tensor = inputs["tensor"].to(device).clone()
-    else:
-        tensor = make_inputs(case, device)[rank].clone()
-
-    def body(comm):
-        fn(tensor, comm)
-        return {"output": tensor.detach().to("cpu").clone()}
-
-    return (yield from serve_report(body, rank, case.world_size, own=tensor))
-
-
-def serve_report(body, rank: int, world_size: int, *, own=None):
-    """Rank ``rank`` of a relayed world, as a talking harness: ``body(comm)`` with a RemoteComm
-    (ch13lib.procgroup.serve_rank). Returns what ``body`` returned (the rank's report),
-    ``{"raised": its traceback}`` or ``{"stopped": True}`` (the world failed elsewhere); the stub's
-    NotImplementedError propagates."""
-    from ch13lib.collective_launch import own_traceback
-    from ch13lib.procgroup import serve_rank
-
-    kind, item = yield from serve_rank(body, rank, world_size, own=own)
-    if kind == "raised":
-        if isinstance(item, NotImplementedError):
-            raise NotImplementedError
-        return {"raised": own_traceback(item)}
-    if kind == "stopped":
-        return {"stopped": True}
-    return item
 
 
 def messages(world, tensors) -> list:

@@ -6,11 +6,12 @@ on its own shard of each batch and calls the answer's ``average_gradients(model)
 full-batch gradient, so a right answer agrees with a single-process model trained on the whole
 batch up to rounding, on every rank, at every step.
 
-The run and the verdict are apart (docs/design.md, "Judge and subject"): :func:`observe_ddp_rank`
-(one rank of a world) and :func:`observe_alone` (world size 1, in the subject) only record, per
-step, each parameter's gradient before and after ``average_gradients`` and its value after
-``optimizer.step()``; :func:`reference` trains the single-process model from the scenario alone,
-and :func:`compare` finds the first step where a rank's record leaves it, with a diagnosis.
+The run and the verdict are apart (docs/design.md, "Judge and subject"): :func:`observe` (run by
+:func:`observe_ddp_rank`, one rank of a world, and by the grading side's harnesses,
+kit/harnesses/collective_ddp.py: world size 1 in the subject, and a rank of a relayed world) only
+records, per step, each parameter's gradient before and after ``average_gradients`` and its value
+after ``optimizer.step()``; :func:`reference` trains the single-process model from the scenario
+alone, and :func:`compare` finds the first step where a rank's record leaves it, with a diagnosis.
 """
 
 from __future__ import annotations
@@ -83,10 +84,6 @@ M = Messages(
     ),
     unreadable=("这个 rank 的报告无法读取 ({type})", "the rank's report could not be read ({type})"),
 )
-
-RANK_API = ("observe_ddp_rank",)  # what a rank of a launched world may run (ch13lib.collective_launch)
-
-SUBJECT_API = ("observe_alone", "rank_ddp")  # run in the subject on the answer cell (kit/subject.py)
 
 
 class Net(nn.Module):
@@ -170,77 +167,6 @@ def _model_and_shards(sc: dict, device, rank: int, world: int):
     ]
 
 
-def rank_inputs(sc: dict, rank: int, world: int) -> dict:
-    """Judge side: what rank ``rank`` of a relayed world is given of scenario ``sc``, its seed
-    left out (the initial weights and the rank's own shards only: no rank can rebuild another's)."""
-    model, shards = _model_and_shards(sc, "cpu", rank, world)
-    given = {k: v for k, v in sc.items() if k != "seed"}
-    weights = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    return dict(given, weights=weights, shards=[[x.clone(), y.clone()] for x, y in shards])
-
-
-class _Done:
-    """What ``dist.all_reduce(..., async_op=True)`` returns on a relayed rank: the call is done."""
-
-    def wait(self, timeout=None) -> bool:
-        return True
-
-    def is_completed(self) -> bool:
-        return True
-
-
-def _relayed_dist(comm_of):
-    """torch.distributed's calls that DDP by hand makes, on a relayed rank: every all_reduce a
-    message to the judge's world (``comm_of()``: this rank's RemoteComm). Nothing else of a process
-    group exists in the rank's process (no store, no peer connections)."""
-    import torch.distributed as dist
-
-    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
-        if not isinstance(tensor, torch.Tensor):  # raised in the rank, as torch.distributed raises it
-            raise TypeError("Invalid function argument. Expected parameter `tensor` of type torch.Tensor")
-        comm_of().all_reduce(tensor, op)
-        return _Done() if async_op else None
-
-    return {
-        "is_initialized": lambda: True,
-        "get_rank": lambda group=None: comm_of().rank,
-        "get_world_size": lambda group=None: comm_of().world_size,
-        "all_reduce": all_reduce,
-    }
-
-
-def rank_ddp(cell, name: str, rank: int, *, inputs: dict, function: str = "average_gradients"):
-    """Subject side of one rank of a relayed DDP world (a talking harness; one subject process per
-    rank, the judge the broker: every byte between ranks is a message it relays, and the ranks
-    share no memory and no files). ``inputs``: ``{"world", "scenarios"}``, the scenarios as
-    :func:`rank_inputs` gives them. The cell is loaded afresh with torch.distributed's calls
-    relayed (:func:`_relayed_dist`), so ``from torch.distributed import all_reduce`` is relayed too.
-    Returns ``{"scenarios": observe(...)}`` as :func:`observe_ddp_rank` does."""
-    import torch.distributed as dist
-
-    from ch13lib.collective_cases import serve_report
-
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-    comm: list = []
-    relayed = _relayed_dist(lambda: comm[0])
-    modules = (dist, dist.distributed_c10d)  # dist re-exports distributed_c10d's functions: either spelling
-    saved = [(m, k, getattr(m, k)) for m in modules for k in relayed]
-    for m, k, _ in saved:
-        setattr(m, k, relayed[k])
-    try:
-        fn = getattr(cell.load(), function)
-
-        def body(c):
-            comm.append(c)
-            return {"scenarios": observe(fn, inputs["scenarios"], rank=rank, world=inputs["world"])}
-
-        return (yield from serve_report(body, rank, inputs["world"]))
-    finally:
-        for m, k, v in saved:
-            setattr(m, k, v)
-
-
 def observe(
     fn, scenarios: list[dict], *, device="cpu", rank: int = 0, world: int = 1, stub_raises: bool = False
 ) -> list[dict]:
@@ -296,23 +222,6 @@ def observe_ddp_rank(payload: dict) -> dict:
     device = torch.device("cuda", rank) if payload.get("device") == "cuda" else "cpu"
     fn = getattr(load_source(payload["source"], payload["name"]), payload["function"])
     return {"scenarios": observe(fn, payload["scenarios"], device=device, rank=rank, world=world)}
-
-
-def observe_alone(cell, scenarios: list[dict], function: str = "average_gradients") -> list[dict]:
-    """Subject side: :func:`observe` at world size 1 in this process (gloo over an in-memory
-    HashStore, no port, no process started), so a stub or a crash shows at once. The stub's
-    NotImplementedError is raised as such."""
-    import torch.distributed as dist
-
-    fn = getattr(cell.module, function)
-    if dist.is_initialized():
-        dist.destroy_process_group()
-    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
-    try:
-        return observe(fn, scenarios, stub_raises=True)
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
 
 
 # ---------------------------------------------------------------- the verdict (from records alone)

@@ -10,12 +10,13 @@ an exception becomes ``{"error": ...}``. A world that hangs is killed after ``ha
 
 Student code reaches the workers as source text (``payload["source"]``), executed there by
 :func:`load_source` in a fresh module, exactly as the graders execute an answer cell. While grading,
-the worlds are started by :func:`launch_cell` in the subject (kit/subject.py), the sandboxed
-process that holds the answer cell, never by the grader: the workers are its children, inside its
-sandbox, and each installs the subject's guards (its audit hook, kit/audit.py, and its tamper
-check) before the cell runs. This module imports nothing of kit: the subject hands the guards over
-(:func:`subject_setup`) to the zygote the ranks are forked from, and a rank that must be guarded
-but was handed none runs nothing.
+the worlds are started in the subject (kit/subject.py), the sandboxed process that holds the answer
+cell, never by the grader, by the grading side's harness (kit/harnesses/collective_launch.py
+``launch_cell``, never released): the workers are its children, inside its sandbox, forked from a
+zygote the subject handed its guards to, and each installs them (its audit hook, kit/audit.py, and
+its tamper check) before the cell runs. This module imports nothing of kit: a rank is handed the
+guard and the entries it may run (``_worker``), and a rank that must be guarded but was handed none
+runs nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ import datetime
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,16 +49,13 @@ M = Messages(
     exited=("rank {r} 在报告之前就以退出码 {code} 退出了", "rank {r} exited with code {code} before reporting"),
     no_report=("rank {r}: 没有报告", "rank {r}: no report"),
     not_entry=(
-        "不是 rank 的入口 (ch13lib 或 gpu 的 RANK_API): {target}",
-        "not a rank entry point (a RANK_API of ch13lib or gpu): {target}",
+        "不是 rank 的入口 (评分进程交给它的 RANK_API 之一): {target}",
+        "not a rank entry point (a RANK_API the grading process handed over): {target}",
     ),
 )
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(_HERE)
-SUBJECT_API = ("launch_cell",)  # run in the subject on the answer cell (kit/subject.py)
-_zygote: socket.socket | None = None  # set by subject_setup in a subject: ranks start by fork, guarded
-_zygote_in = None  # the zygote's answers, read from that socket
 
 
 def load_source(source: str, name: str = "answer") -> types.ModuleType:
@@ -141,24 +137,6 @@ class DistComm:
         return f"DistComm(rank={self.rank}, world_size={self.world_size})"
 
 
-def launch_cell(cell, world_size: int, target: str, payload: dict, *, backend: str = "gloo") -> list[dict]:
-    """Subject side: :func:`launch` a world whose ranks run ``target`` on the answer cell.
-
-    ``cell`` is the subject's answer cell (its source and grade_id go to the workers as
-    ``payload["source"]`` and ``payload["name"]``); ``target`` must be a function of ch13lib. Every
-    worker is forked from the zygote (:func:`subject_setup`), installs the guards the subject
-    handed over before the cell runs there (the audit hook, and the snapshot of the harness that
-    the subject compares after each request) and adds to its report what the cell was refused
-    (``"refused"``) and what of the harness it replaced (``"tampered"``); a worker with no guard
-    handed over (outside a subject, or the zygote gone) runs nothing and reports why.
-    Returns what :func:`launch` returns, plain data for the grader to judge.
-    """
-    if not (isinstance(target, str) and target.startswith("ch13lib.") and ":" in target):
-        raise ValueError(f"not a ch13lib launch target: {target!r}")
-    payload = dict(payload, source=cell.source, name=cell.grade_id)
-    return launch(world_size, target, payload, backend=backend, audit=True)
-
-
 def launch(
     world_size: int,
     target: str,
@@ -170,6 +148,7 @@ def launch(
     start_timeout_s: float = 300.0,
     extra_path: tuple[str, ...] = (),
     audit: bool = False,
+    start=None,
 ) -> list[dict]:
     """Run ``target(payload)`` on every rank of a fresh ``backend`` world of ``world_size`` processes.
 
@@ -179,7 +158,10 @@ def launch(
     up, collectives time out after ``timeout_s`` and the world is killed ``hard_timeout_s`` later
     if it has still not finished (a blocked gloo ``recv`` never times out by itself). ``audit``:
     each worker runs ``function`` only under the guards the subject handed over (grading, in the
-    subject); so does every worker in the grading sandbox, whatever ``audit`` says.
+    subject); so does every worker in the grading sandbox, whatever ``audit`` says. ``start``: how
+    the grading side starts the ranks, ``start(tmp, envs)`` -> processes or None (forked from the
+    zygote the subject handed its guards to: kit/harnesses/collective_launch.py); without it, or
+    when it returns None, each rank is a process of its own, which a guarded world never starts.
     """
     import time
 
@@ -230,7 +212,7 @@ def launch(
                 )
             )
             logs.append(open(os.path.join(tmp, f"rank{r}.log"), "w+b"))
-        procs = _forked_ranks(tmp, envs)
+        procs = start(tmp, envs) if start is not None else None
         if procs is None and (audit or sandboxed()):
             # Fail closed: a rank that must be guarded gets the guard from the zygote alone. A process
             # of its own would refuse (``_worker``); it is not started at all, since the cell can
@@ -299,157 +281,23 @@ def launch(
         return results
 
 
-# --- Ranks forked from a zygote -------------------------------------------------------------------
-# Each rank of a world used to be ``python -m ch13lib.collective_launch``: a fresh interpreter that
-# imports torch again (about 1.2 CPU-seconds; three ranks per world, one world per graded cell,
-# the largest single cost of grading notebooks 03 and 07). In a subject, ranks are forked instead
-# from a zygote: a copy of the subject made before the answer cell is loaded or the audit hook is
-# installed, so it holds torch and the harness and nothing of the student's. It runs the same
-# ``_worker`` a launched rank runs, with the guards the subject handed over. One world at a time, as
-# the subject asks.
-
-
-def subject_setup(trusted) -> None:
-    """Called by the subject (kit/subject.py) after it imported the harness and before any student
-    code runs: fork the zygote that the ranks of every later world are forked from. ``trusted`` is
-    what the subject hands over (kit.subject.Trusted); its ``guard`` goes to the zygote only, as an
-    argument, so nothing in this process's modules holds it for the cell to rebind."""
-    global _zygote, _zygote_in
-    import torch.distributed  # noqa: F401 - imported once, here, for every rank
-
-    ours, theirs = socket.socketpair()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        ours.close()
-        _zygote_loop(theirs, trusted.guard)
-    theirs.close()
-    _zygote, _zygote_in = ours, ours.makefile("rb")
-
-
-def _zygote_loop(ctl: socket.socket, guard) -> None:
-    """The zygote: for each request ``{"tmp", "envs"}`` fork one rank per env, answer their pids,
-    then each rank's exit code as it ends. Ends (never returns) when the subject closes the socket.
-    ``guard`` (the subject's, kit.subject.guard) stays in this frame's locals and each rank's: the
-    zygote never runs student code, and a rank's cell can rebind module attributes, not a frame's
-    variables."""
-    code = 0
-    try:
-        keep = ctl.fileno()
-        os.closerange(3, keep)  # the subject's channel to the judge above all: its end must be its own
-        os.closerange(keep + 1, 1 << 16)
-        lines = ctl.makefile("rb")
-        for line in lines:
-            request = json.loads(line)
-            ranks = {}
-            for r, env in enumerate(request["envs"]):
-                pid = os.fork()
-                if pid == 0:
-                    lines.close()
-                    ctl.close()
-                    _forked_worker(request["tmp"], r, env, guard)
-                ranks[pid] = r
-            ctl.sendall(json.dumps({"pids": list(ranks)}).encode() + b"\n")
-            while ranks:
-                pid, status = os.waitpid(-1, 0)
-                if pid in ranks:
-                    exit = {"rank": ranks.pop(pid), "code": os.waitstatus_to_exitcode(status)}
-                    ctl.sendall(json.dumps(exit).encode() + b"\n")
-    except BaseException:  # noqa: BLE001 - the subject sees the socket close and starts ranks itself
-        code = 1
-    os._exit(code)
-
-
-def _forked_worker(tmp: str, rank: int, env: dict, guard) -> None:
-    """In a rank forked by the zygote: become what ``python -m ch13lib.collective_launch TMP`` is,
-    with the subject's ``guard`` in hand."""
-    code = 1
-    try:
-        os.environ.clear()
-        os.environ.update(env)
-        os.chdir(tmp)
-        null = os.open(os.devnull, os.O_RDONLY)
-        log = os.open(os.path.join(tmp, f"rank{rank}.log"), os.O_WRONLY | os.O_APPEND)
-        os.dup2(null, 0)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(null)
-        os.close(log)
-        code = _worker(tmp, guard)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
-class _ForkedRank:
-    """A rank forked by the zygote, with the part of subprocess.Popen that :func:`launch` uses."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid, self.returncode, self.done = pid, None, threading.Event()
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        if not self.done.wait(timeout):
-            raise subprocess.TimeoutExpired(f"rank {self.pid}", timeout)
-        return self.returncode
-
-    def poll(self) -> int | None:
-        return self.returncode
-
-    def kill(self) -> None:
-        if not self.done.is_set():
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
-
-
-def _forked_ranks(tmp: str, envs: list[dict]) -> list[_ForkedRank] | None:
-    """The world's ranks forked by the zygote; None where there is none (outside a subject) or it
-    is gone, and the caller starts them as processes of their own."""
-    global _zygote
-    if _zygote is None:
-        return None
-    try:
-        _zygote.sendall(json.dumps({"tmp": tmp, "envs": envs}).encode() + b"\n")
-        ranks = [_ForkedRank(pid) for pid in json.loads(_zygote_in.readline())["pids"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        _zygote = None
-        return None
-
-    def exits():
-        left = set(range(len(ranks)))
-        try:
-            while left:
-                item = json.loads(_zygote_in.readline())
-                ranks[item["rank"]].returncode = item["code"]
-                ranks[item["rank"]].done.set()
-                left.discard(item["rank"])
-        except (OSError, ValueError, KeyError, TypeError, IndexError):  # the zygote died: so did its ranks
-            for r in left:
-                ranks[r].returncode = -signal.SIGKILL
-                ranks[r].done.set()
-
-    threading.Thread(target=exits, daemon=True).start()
-    return ranks
-
-
 class _Unguarded(PermissionError):
     """A rank that must be guarded and was handed no guard: it reports the whole message, in both
     languages (a traceback's report keeps a message's first line)."""
 
 
-def _worker(tmp: str, guard=None) -> int:
+def _worker(tmp: str, guard=None, entries=None) -> int:
     """One rank of a launched world (run as ``python -m ch13lib.collective_launch DIR``).
 
     ``guard``: the subject's (kit.subject.guard, handed to a rank forked from its zygote), which
     installs its guards in this rank; it is used whatever the payload says (the payload is written
-    where the cell can write too). A rank in a sandbox, or one whose payload asks for the guards,
-    must be guarded: with no guard handed over (started as a process of its own) it runs nothing
-    and reports why, and a guarded rank runs only a function its module (of ch13lib, or the kit's
-    GPU runner) lists in ``RANK_API``: the cell can call :func:`launch` itself, with any target and
-    ``audit=False``."""
+    where the cell can write too). ``entries``: what the subject handed over with it
+    (``kit.subject.Trusted.ranks``), ``(("module:function", function), ...)``, the ``RANK_API``
+    functions of its harness modules (of ch13lib, kit/harnesses or the kit's GPU runner). A rank in
+    a sandbox, or one whose payload asks for the guards, must be guarded: with no guard handed over
+    (started as a process of its own) it runs nothing and reports why, and a guarded rank runs only
+    a function of ``entries``, nothing it imports by name: the cell can call :func:`launch` itself,
+    with any target and ``audit=False``."""
     import importlib
     import warnings
 
@@ -491,12 +339,12 @@ def _worker(tmp: str, guard=None) -> int:
         guarded = guard is not None or bool(spec.get("audit")) or sandboxed()
         if guarded and guard is None:  # fail closed: no guard was handed over (checked before any import)
             raise _Unguarded(unguarded())
-        if guarded and module.split(".")[0] not in ("ch13lib", "gpu"):
-            raise PermissionError(M("not_entry", target=repr(spec["target"])))
-        imported = importlib.import_module(module)
-        if guarded and func not in getattr(imported, "RANK_API", ()):
-            raise PermissionError(M("not_entry", target=repr(spec["target"])))
-        target = getattr(imported, func)
+        if guarded:  # only what the subject handed over, looked up by the exact name: no import here
+            target = dict(entries or ()).get(spec["target"])
+            if target is None:
+                raise PermissionError(M("not_entry", target=repr(spec["target"])))
+        else:
+            target = getattr(importlib.import_module(module), func)
         if guarded:  # as in the subject: the guards are in place before the cell runs
             # Held in this frame's locals, as the subject holds its own: the cell can rebind module
             # attributes, not a running frame's variables.

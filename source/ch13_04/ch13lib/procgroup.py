@@ -27,17 +27,18 @@ When no rank can move, the run stops at once with a :class:`Deadlock` that names
 waits for, on which line, and the wait-for cycle. Misuse (a size mismatch, a buffer changed while
 its send is in flight, a send nobody receives) stops it with a :class:`CommError` that says so.
 
-Ranks in processes of their own (how the hidden bandwidth tests run it): ``SimWorld.run_remote`` is the
-world's broker, and each rank runs elsewhere under :func:`serve_rank` with a :class:`RemoteComm`
-that turns every call into a message. Ranks that are threads of one process share its memory:
-data could move between them outside ``comm``, and the world's counts are in their reach. Ranks
-in separate processes can reach each other only through the broker, which rebuilds every tensor
-from the message and observes exactly what ``run`` observes (the same interleaving, traffic,
-deadlocks and misuse: tests/test_collectives.py compares the two on every catalogue answer).
+Ranks in processes of their own (how the hidden bandwidth tests run it): ``SimWorld.run_remote``
+is the world's broker, and each rank runs elsewhere with a ``RemoteComm`` that turns every call
+into a message (the grading side's rank, kit/harnesses/procgroup_relay.py ``serve_rank``). Ranks
+that are threads of one process share its memory: data could move between them outside ``comm``,
+and the world's counts are in their reach. Ranks in separate processes can reach each other only
+through the broker, which rebuilds every tensor from the message and observes exactly what
+``run`` observes (the same interleaving, traffic, deadlocks and misuse: tests/test_collectives.py
+compares the two on every catalogue answer).
 
 This module is the world (``SimWorld``, ``SimComm``, ``Work``, ``Traffic``, the errors,
-``run_ranks``); its private parts: ``_procgroup_relay`` (the relayed rank: ``serve_rank``,
-``RemoteComm``, and the broker's side of ``run_remote``, re-exported here) and ``_procgroup_core``
+``run_ranks``); its private parts: ``_procgroup_relay`` (the broker's side of ``run_remote``;
+``RemoteRankRaised``, re-exported here) and ``_procgroup_core``
 (what both share: the unwinding signal and the student's line a call is charged to).
 """
 
@@ -54,7 +55,7 @@ import torch
 
 # The parts: what the world and a relayed rank share, and the relayed rank (its public names are public here).
 from ch13lib._procgroup_core import _Abort, _user_line
-from ch13lib._procgroup_relay import RemoteComm, RemoteRankRaised, RemoteWork, _relay, serve_rank
+from ch13lib._procgroup_relay import RemoteRankRaised, _relay
 from ch13lib.lang import Both, Messages
 
 __all__ = [
@@ -66,10 +67,7 @@ __all__ = [
     "SimComm",
     "SimWorld",
     "run_ranks",
-    "RemoteComm",
     "RemoteRankRaised",
-    "RemoteWork",
-    "serve_rank",
 ]
 
 
@@ -433,7 +431,7 @@ class SimWorld:
         """Run a world whose ranks live in other processes (one each: they share no memory).
 
         ``conversations[r]`` is rank r's: a generator that yields each call rank r makes (a
-        :class:`RemoteComm` message, relayed by :func:`serve_rank` in that process) and is sent
+        ``RemoteComm`` message, relayed by ``serve_rank`` in that process: kit/harnesses/procgroup_relay.py) and is sent
         the answer; ``finish(r, what it returned)`` is rank r's result, and may raise (the rank
         failed: the world fails with it, as when a thread of :meth:`run` raises). Rank r's thread
         here relays its calls to this world, so the ranks run one at a time exactly as in
