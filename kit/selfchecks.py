@@ -233,6 +233,12 @@ LAZY_IMPORTS = {
 }
 
 
+# CPython 3.11's AST constructor keeps one recursion count per interpreter, not per thread: two
+# threads parsing at once can fail with "SystemError: AST constructor recursion depth mismatch"
+# (python/cpython#106905). measure() starts each notebook's zygote from a pool thread.
+_PARSING = threading.Lock()
+
+
 @functools.cache
 def preloads(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The imports at the top level of the notebook's code cells, in order (hidden tests left
@@ -245,7 +251,8 @@ def preloads(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if cell.cell_type != "code" or id(cell) in tests:
             continue
         try:
-            body = ast.parse(cell.source).body
+            with _PARSING:
+                body = ast.parse(cell.source).body
         except SyntaxError:
             continue
         for node in body:

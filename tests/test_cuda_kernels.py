@@ -677,7 +677,8 @@ def test_a_launch_runs_the_kernel_only_while_the_running_cell_agrees_with_its_te
     cells = {name: REBOUND.format(rebind=rebind) for name, (rebind, _) in SPELLINGS.items()}
     cells["a device function swapped"] = (
         REBOUND.format(rebind="")
-        + "\n@cuda.jit(device=True)\ndef plain(bins, k):\n    bins[k] += 1\n\nmatch plain:\n    case bump:\n        pass\n"
+        + "\n@cuda.jit(device=True)\ndef plain(bins, k):\n    bins[k] += 1\n"
+        + "\nmatch plain:\n    case bump:\n        pass\n"
     )
     found = _disagreements(cells)
     for name, (_, changed) in SPELLINGS.items():

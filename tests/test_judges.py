@@ -268,7 +268,8 @@ def test_heavy_subjects_are_forked_from_a_zygote_holding_every_heavy_harness(mon
     peek_forked = grade_cell("ddp_average", PEEK)
     light = grade_cell("counter", LIGHT_PEEK)
     monkeypatch.setenv("CH13_JUDGE_LAUNCH", "exec")
-    assert grade_cell("ddp_average", reference("ddp_average")).to_json() == forked.to_json()
+    execed = grade_cell("ddp_average", reference("ddp_average"))
+    assert execed.to_json() == forked.to_json(), f"exec'd:\n{execed.report()}\nforked:\n{forked.report()}"
     assert forked.score == forked.max_score, forked.report()
     peek_execed = grade_cell("ddp_average", PEEK)
     assert peek_execed.score == forked.max_score, peek_execed.report()
