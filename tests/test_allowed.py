@@ -61,11 +61,11 @@ HONEST = {
                 name = self.FIELDS[0]
                 setattr(self, name, getattr(self, name) + 1)
         """,
-    "a shadowed built-in is the cell's own": """
-        def open(path):
-            return path
-        eval = len
-        print(open("x"), eval([1]))
+    "a listed built-in's name, bound again, is the cell's own": """
+        def print(*parts):
+            return parts
+        id = 3
+        print(id, max([1]))
         """,
     "format with plain fields": """
         msg = "{} of {n}: {0!r:>4}".format(1, 2, n=3)
@@ -109,6 +109,9 @@ OUTSIDE = {
     "'{0.__class__}'.format(obj)": "the format string's field {0.__class__}",
     "'{0[1]}'.format(obj)": "the format string's field {0[1]}",
     "template.format(obj)": "calls .format() on a computed string",
+    "def f(getattr):\n    return getattr\nlook = getattr": "binds the name of the built-in getattr",
+    "def g():\n    global open\n    open = print": "binds the name of the built-in open",
+    "for eval in (print,):\n    pass": "binds the name of the built-in eval",
 }
 
 

@@ -658,7 +658,7 @@ def bump(bins, k):
 @cuda.jit
 def kernel(data, bins):
     i = cuda.grid(1)
-    if i < data.shape[0] and ATOMIC:
+    if i < min(data.shape[0], 1 << 30) and ATOMIC:
         bump(bins, data[i])
 """
 SPELLINGS = {
@@ -667,6 +667,7 @@ SPELLINGS = {
     "a walrus in another value": ("SEED = (ATOMIC := False)", "ATOMIC"),
     "an except clause deletes it": ("try:\n    1 / 0\nexcept ZeroDivisionError as ATOMIC:\n    pass", "ATOMIC"),
     "the module's dict": ("globals()['ATOMIC'] = False", "ATOMIC"),
+    "a built-in rebound by a loop": ("for min in (max,):\n    pass", "min"),
 }
 
 

@@ -94,7 +94,7 @@ class KernelSource(NamedTuple):
             text = codes.get(name)
             if text is None or not isinstance(running, types.FunctionType) or not self._same_def(name, text, running):
                 return name
-            for used in sorted({n for c in _nested(text) for n in c.co_names}):
+            for used in sorted(_globals_read(text)):
                 now = running.__globals__.get(used, _MISSING)
                 if used in self.values:
                     if not _same_value(self.values[used], now):
@@ -102,6 +102,8 @@ class KernelSource(NamedTuple):
                 elif used in self.devices or used in self.kernels:
                     function = getattr(now, "py_func", None) or getattr(now, "fn", None) or now
                     todo.append((self.devices.get(used) or self.kernels[used], function))
+                elif now is not _MISSING and now is not getattr(builtins, used, _MISSING):
+                    return used  # a built-in the running cell binds (``for min in (max,)``), or a name it made
         return None
 
 
@@ -117,6 +119,13 @@ def _same_def_code(start: int, filename: str, text: types.CodeType, running: typ
         and running.co_name == text.co_name
         and (running.co_names, running.co_varnames, running.co_freevars) == (text.co_names, text.co_varnames, ())
     )
+
+
+def _globals_read(code: types.CodeType) -> set[str]:
+    """The global names a function's code loads (attribute names are not globals)."""
+    import dis
+
+    return {i.argval for c in _nested(code) for i in dis.get_instructions(c) if i.opname == "LOAD_GLOBAL"}
 
 
 def _nested(code: types.CodeType):
@@ -400,14 +409,18 @@ def _is_cuda_jit(node, src: _Reading) -> bool:
 
 
 def _jit_kind(decorators, src: _Reading) -> str | None:
-    """ "kernel" or "device" for a lone @cuda.jit decorator (with or without arguments), else None."""
+    """ "kernel" or "device" for a lone @cuda.jit decorator (bare, or with device= only), else None."""
     if len(decorators) != 1:
         return None
     d = decorators[0]
     if isinstance(d, ast.Call):
         if not _is_cuda_jit(d.func, src):
             return None
-        device = any(k.arg == "device" and isinstance(k.value, ast.Constant) and k.value.value for k in d.keywords)
+        # Only device=: the judge compiles a kernel for the types it is launched with, and a declared
+        # signature (or another option) would make numba on a GPU run something else
+        if d.args or any(k.arg != "device" or not isinstance(k.value, ast.Constant) for k in d.keywords):
+            return None
+        device = any(k.value.value for k in d.keywords)
         return "device" if device else "kernel"
     return "kernel" if _is_cuda_jit(d, src) else None
 

@@ -185,7 +185,7 @@ class Lock(_Sync):
             return False
         self._locked = True
         self._holder = run.current
-        run.current.held.add(self._label())
+        run.current.held.add(self)
         self._where = _caller_where(run)
         self._log(run, "acquired", lock=self._label())
         return True
@@ -197,7 +197,7 @@ class Lock(_Sync):
         if run is not None:
             self._log(run, "released", lock=self._label())
         if self._holder is not None:
-            self._holder.held.discard(self._label())
+            self._holder.held.discard(self)
         self._locked = False
         self._holder = None
 
@@ -209,7 +209,7 @@ class Lock(_Sync):
 
     def _release_save(self):
         if self._holder is not None:
-            self._holder.held.discard(self._label())
+            self._holder.held.discard(self)
         self._locked = False
         self._holder = None
 
@@ -268,7 +268,7 @@ class RLock(Lock):
     def _release_save(self):
         state = self._count
         if self._holder is not None:
-            self._holder.held.discard(self._label())
+            self._holder.held.discard(self)
         self._count = 0
         self._locked = False
         self._holder = None
@@ -388,7 +388,7 @@ class Semaphore(_Sync):
             return False
         self._value -= 1
         if self._mutex:
-            run.current.held.add(self._label())
+            run.current.held.add(self)
         self._log(run, "acquired_sem", sem=self._label(), value=self._value)
         return True
 
@@ -400,7 +400,9 @@ class Semaphore(_Sync):
         run = _run_now()
         self._value += n
         if self._mutex and run is not None:
-            run.current.held.discard(self._label())
+            run.current.held.discard(self)
+        if self._value > 1:  # released more than acquired: it lets two threads in, no lock any more
+            self._mutex = False
         if run is not None:
             self._log(run, "released_sem", sem=self._label(), value=self._value)
 

@@ -49,6 +49,10 @@ M = Messages(
         "uses the module {module} as a value: use its names only (as in {module}.Lock)",
     ),
     builtin=("使用了内置的 {name}: 没有哪道练习需要它", "uses the built-in {name}, which no exercise needs"),
+    rebinds=(
+        "把内置的 {name} 这个名字另作他用: 请换一个名字",
+        "binds the name of the built-in {name} to something else: choose another name",
+    ),
     builtin_value=(
         "把 {name} 当作值传递: 只能直接调用它",
         "passes {name} around as a value: call it directly",
@@ -109,6 +113,7 @@ BUILTINS = frozenset(
 ) | frozenset(n for n in dir(builtins) if n.endswith(("Error", "Exception", "Warning")) or n in ("StopIteration",))
 # Called directly, never passed around: each reads or writes an attribute or a namespace by name.
 REFLECTIVE = frozenset({"getattr", "setattr", "hasattr", "delattr", "vars", "type"})
+_BUILTINS = frozenset(vars(builtins))  # the built-in namespace (not the module object's attributes)
 OWN = ("self", "cls")
 
 THREADS = Allowed(
@@ -183,7 +188,13 @@ class _Check:
 
     def __init__(self, allowed: Allowed, tree: ast.Module) -> None:
         self.allowed, self.found = allowed, {}
-        self.bound = _bound_names(tree)
+        self.bound = set()
+        for node, name in _bindings(tree):
+            self.bound.add(name)
+            # One scope's name is another's built-in (``def f(getattr): ...`` beside a call of the
+            # built-in elsewhere): a built-in the list refuses or keeps to direct calls is never bound
+            if name in _BUILTINS and (name not in allowed.builtins or name in REFLECTIVE):
+                self.add(node, "rebinds", name=name)
         self.modules: dict[str, str] = {}  # a name an import binds to a module -> the module
         self.parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         nodes = list(ast.walk(tree))
@@ -241,7 +252,7 @@ class _Check:
             return
         if node.id in self.bound:
             return
-        if not hasattr(builtins, node.id) and not _dunder(node.id):
+        if node.id not in _BUILTINS and not _dunder(node.id):
             return  # (a name nothing binds: a NameError, which the grading reports)
         if node.id not in self.allowed.builtins:
             self.add(node, "builtin", name=node.id)
@@ -316,25 +327,25 @@ def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__") and len(name) > 4
 
 
-def _bound_names(tree: ast.Module) -> set[str]:
-    """Every name the cell binds anywhere (assigned, defined, an argument, imported, caught, declared
-    global): such a name is the cell's own, not a built-in, wherever it is used."""
-    bound: set[str] = set()
+def _bindings(tree: ast.Module):
+    """(node, name) for every name the cell binds anywhere (assigned, defined, an argument,
+    imported, caught, matched, declared global or nonlocal): such a name is the cell's own."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound.add(node.id)
+            yield node, node.id
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
+            yield node, node.name
         elif isinstance(node, ast.arg):
-            bound.add(node.arg)
+            yield node, node.arg
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            for a in node.names:
+                yield node, (a.asname or a.name).split(".")[0]
         elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
+            yield node, node.name
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound.update(node.names)
+            for name in node.names:
+                yield node, name
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
+            yield node, node.name
         elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
-    return bound
+            yield node, node.rest

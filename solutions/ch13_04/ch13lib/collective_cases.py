@@ -47,6 +47,12 @@ M = Messages(
         "{label}: 调用之后 rank {r} 的张量是错的: {why}。",
         "{label}: rank {r}'s tensor is wrong after the call: {why}.",
     ),
+    through_floats=(
+        "int64 的和丢了低位: 整数经过了浮点数 (float32 只能精确表示 2**24 以内的整数, float64 是 2**53)。"
+        "整数要按整数相加, 保持张量原来的 dtype",
+        "the int64 sums lost their low digits: the integers went through floats (float32 holds every integer "
+        "only up to 2**24, float64 up to 2**53). Add integers as integers, in the tensor's own dtype",
+    ),
     still_own=(
         "它仍是自己的输入。\n要把和原地写入传进来的张量 (tensor.copy_(...), tensor += ...); 重新绑定名字 `tensor` "
         "对调用者没有任何作用",
@@ -164,7 +170,9 @@ def make_inputs(case: Case, device: str = "cpu") -> list[torch.Tensor]:
         if dtype.is_floating_point:
             t = (torch.randn(case.shape, generator=g, dtype=torch.float64) * 8).to(dtype)
         else:
-            t = torch.randint(-1000, 1000, case.shape, generator=g, dtype=dtype)
+            # past 2**53, where no float holds every integer: a ring that sums int64 through floats
+            # shows; up to 8 ranks' sums stay within int64
+            t = torch.randint(-(2**59), 2**59, case.shape, generator=g, dtype=dtype)
         out.append(t.to(device))
     return out
 
@@ -208,6 +216,8 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
         and bool(((g * case.world_size - exact).abs() <= tol * case.world_size).all())
     ):
         why = M.both("average", w=case.world_size)
+    elif not dtype.is_floating_point and _through_floats(g, exact):
+        why = M.both("through_floats")
     elif any(good):
         right = [i for i, v in enumerate(good) if v]
         key = "reduce_many" if len(right) > 1 else "reduce_one"
@@ -221,6 +231,14 @@ def verdict(case: Case, inputs: list[torch.Tensor], outputs: list, fn_name: str 
         eg = expected_got(_fmt(exact[i], dtype), _fmt(g[i], dtype), bool(case.key))  # a hidden case's stay hidden
         why = M.both("elements", bad=len(bad), n=case.numel, i=i, eg=eg, note=note or "")
     return M("wrong", label=case.label(), r=r, why=why) + f"\nReplay: {case.replay(fn_name)}"
+
+
+def _through_floats(got: torch.Tensor, exact: torch.Tensor) -> bool:
+    """Every wrong int64 element within 2**-20 of the right sum (a float32 rounds to 2**-24 of it,
+    a float64 to 2**-53): the sum lost its low digits on a trip through floats."""
+    wrong = got != exact
+    near = (got - exact).abs().to(torch.float64) <= exact.abs().to(torch.float64) * 2.0**-20 + 1
+    return bool(wrong.any()) and bool(near[wrong].all())
 
 
 def uneven_note(case: Case) -> str:

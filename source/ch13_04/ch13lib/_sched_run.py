@@ -300,7 +300,7 @@ class _Sim:
         self.settling = False
         self.pending = None  # a write to report after it happened (story mode)
         self.loops: dict = {}  # (id(frame), GET_ITER offset) -> (harmless, tuples, text): see _drain
-        self.held: set = set()  # labels of the locks it holds (for the lockset rule)
+        self.held: set = set()  # the locks it holds, by identity, not by a label the cell can set (lockset rule)
         # a vector clock of thread starts and joins: what of each thread happened before us
         self.vc: dict[int, int] = {index: 0}
 
