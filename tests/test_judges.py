@@ -242,17 +242,18 @@ def average_gradients(model):  # right, unless Ray (which only the zygote preloa
                 p.grad += 1
 """
 )
+# A light subject's probe: amdahl's cell has no allow-list (notebook 01's would refuse `import sys`)
 LIGHT_PEEK = (
-    reference("counter")
+    reference("amdahl")
     + """
 
-_count = count_with_threads
+_speedup = amdahl_speedup
 
 
-def count_with_threads(n_threads, n_increments):  # right, unless torch is there
+def amdahl_speedup(p, n):  # right, unless torch is there
     import sys
 
-    return _count(n_threads, n_increments) + (1000 if "torch" in sys.modules else 0)
+    return _speedup(p, n) + (1000.0 if "torch" in sys.modules else 0.0)
 """
 )
 
@@ -266,7 +267,7 @@ def test_heavy_subjects_are_forked_from_a_zygote_holding_every_heavy_harness(mon
     verdicts otherwise."""
     forked = grade_cell("ddp_average", reference("ddp_average"))
     peek_forked = grade_cell("ddp_average", PEEK)
-    light = grade_cell("counter", LIGHT_PEEK)
+    light = grade_cell("amdahl", LIGHT_PEEK)
     monkeypatch.setenv("CH13_JUDGE_LAUNCH", "exec")
     execed = grade_cell("ddp_average", reference("ddp_average"))
     assert execed.to_json() == forked.to_json(), f"exec'd:\n{execed.report()}\nforked:\n{forked.report()}"
@@ -274,4 +275,4 @@ def test_heavy_subjects_are_forked_from_a_zygote_holding_every_heavy_harness(mon
     peek_execed = grade_cell("ddp_average", PEEK)
     assert peek_execed.score == forked.max_score, peek_execed.report()
     assert peek_forked.score < forked.max_score, "the subject was exec'd: the zygote did not serve it"
-    assert light.score == light.max_score, "a light subject (the counter's) was forked: " + light.report()
+    assert light.score == light.max_score, "a light subject (amdahl's) was forked: " + light.report()
